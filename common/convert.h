@@ -1,0 +1,3 @@
+#ifndef ADVISOR_CONVERT_H
+#define ADVISOR_CONVERT_H
+#endif

@@ -1,0 +1,3 @@
+#ifndef ADVISOR_ESTIMATE_H
+#define ADVISOR_ESTIMATE_H
+#endif

@@ -1,0 +1,3 @@
+#ifndef ADVISOR_LAYOUT_H
+#define ADVISOR_LAYOUT_H
+#endif

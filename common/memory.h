@@ -1,0 +1,3 @@
+#ifndef ADVISOR_MEMORY_H
+#define ADVISOR_MEMORY_H
+#endif

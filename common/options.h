@@ -1,0 +1,43 @@
+/*
+ * options.h - parsing of the --llm-* option values, shared by the SPANK
+ * plugin, advisorctl and the daemon so that every front end accepts and
+ * refuses exactly the same strings.  Each parser returns 0 on success or -1
+ * with a message in err that names the option and the accepted values.
+ */
+#ifndef ADVISOR_OPTIONS_H
+#define ADVISOR_OPTIONS_H
+
+#include <stddef.h>
+
+#include "engine.h"
+
+/* "tp8,pp4,cp1,ep1,etp1,vpp2,dp16,sp|nosp" into lay (unset fields stay unset) */
+int options_parse_layout(const char *s, struct adv_layout *lay, char *err, size_t errlen);
+/* "90s", "30m", "2h", "1h30m", "1d", plain seconds */
+int options_parse_duration(const char *s, double *seconds, char *err, size_t errlen);
+/* "DURATION[,async]" or "off" */
+int options_parse_ckpt(const char *s, struct adv_ckpt_req *ck, char *err, size_t errlen);
+/* Positive integer within [min, max]; name is used in messages. */
+int options_parse_int(const char *name, const char *s, long min, long max, int *out,
+		      char *err, size_t errlen);
+int options_parse_enum(const char *name, const char *s, const char *const *names,
+		       int *out, char *err, size_t errlen);
+
+extern const char *const options_precision_names[];  /* NULL-terminated */
+extern const char *const options_recompute_names[];
+extern const char *const options_task_names[];
+extern const char *const options_framework_names[];
+extern const char *const options_mode_names[];
+
+/*
+ * Applies one option by its name without the "llm-" prefix ("model",
+ * "layout", "zero", ...) to a workload.  Used by the plugin's callbacks and
+ * advisorctl.  Unknown names are an error.
+ */
+int options_apply(struct adv_workload *wl, const char *name, const char *value,
+		  char *err, size_t errlen);
+
+/* Formats seconds as "1h30m" / "45m" / "90s". */
+void options_format_duration(double seconds, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,3 @@
+#ifndef ADVISOR_PLANNER_H
+#define ADVISOR_PLANNER_H
+#endif

@@ -1,0 +1,107 @@
+/*
+ * policy.h - site policy (policy.yaml, see advisor-policy.yaml(5)).
+ *
+ * The policy is a plain read-only struct once loaded; every key has a
+ * documented default so that an empty file is a valid, permissive policy.
+ */
+#ifndef ADVISOR_POLICY_H
+#define ADVISOR_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "catalog.h"
+
+enum adv_mode { ADV_MODE_OFF = 0, ADV_MODE_WARN = 1, ADV_MODE_ENFORCE = 2 };
+
+struct adv_partition {
+	char name[ADV_NAME_MAX];
+	char gpu[ADV_NAME_MAX];  /* catalog GPU name, "" = from the live cluster */
+	int gpus_per_node;       /* 0 = from the GPU entry */
+	bool has_mode;
+	enum adv_mode mode;
+	int max_gpus;            /* 0 = no limit */
+};
+
+struct adv_policy {
+	enum adv_mode mode;
+	bool user_mode_override;
+
+	/* memory */
+	double reserve_gib;        /* subtracted from the catalog capacity */
+	double overhead_gib;       /* runtime overhead counted per GPU (NCCL, allocator) */
+	double warn_headroom;      /* fraction of usable memory */
+	int grad_bytes;            /* 2 (bf16) or 4 (fp32 main grads, Megatron) */
+
+	/* checkpoint */
+	double gpu_mtbf_hours;
+	double node_mtbf_hours;    /* 0 = use gpu_mtbf_hours */
+	double restart_minutes;
+	double storage_write_gbps; /* aggregate, GB/s */
+	double node_write_gbps;    /* per node, GB/s; 0 = no per-node limit */
+	double warn_extra_waste;   /* fraction, e.g. 0.02 = 2 points */
+	double reject_extra_waste;
+	int require_above_gpus;    /* CKPT_MISSING above this many GPUs */
+
+	/* layout */
+	double max_pipeline_bubble;
+
+	/* estimates */
+	double mfu;                /* model FLOPs utilisation assumed for estimates */
+	double pue;
+
+	/* decision log */
+	int retention_days;
+
+	struct adv_partition *partitions;
+	size_t n_partitions;
+
+	char **exempt_users;
+	size_t n_exempt_users;
+	char **exempt_accounts;
+	size_t n_exempt_accounts;
+	char **admin_users;
+	size_t n_admin_users;
+	char **admin_groups;
+	size_t n_admin_groups;
+
+	char *file;
+};
+
+enum policy_err {
+	POLICY_OK = 0,
+	POLICY_ERR_IO,
+	POLICY_ERR_SYNTAX,
+	POLICY_ERR_SCHEMA,
+	POLICY_ERR_VALUE,
+	POLICY_ERR_DUPLICATE,
+	POLICY_ERR_NOMEM,
+};
+
+/* Fills every field with its documented default. */
+void policy_defaults(struct adv_policy *p);
+
+/*
+ * Loads path into a new policy.  The catalog (may be NULL) checks that
+ * partitions name known GPUs.  On error returns a policy_err, *out is NULL
+ * and err holds "FILE:LINE:COL: message".
+ */
+int policy_load(const char *path, const catalog_t *cat, struct adv_policy **out,
+		char *err, size_t errlen);
+int policy_load_string(const char *name, const char *text, const catalog_t *cat,
+		       struct adv_policy **out, char *err, size_t errlen);
+void policy_destroy(struct adv_policy *p);
+const char *policy_strerror(int code);
+
+/* Case-insensitive partition lookup; NULL when the policy does not list it. */
+const struct adv_partition *policy_find_partition(const struct adv_policy *p,
+						  const char *name);
+/* The mode in force for a partition (its own, else the global one). */
+enum adv_mode policy_mode_for(const struct adv_policy *p, const char *partition);
+bool policy_is_admin(const struct adv_policy *p, uid_t uid, const char *user,
+		     const gid_t *groups, size_t n_groups);
+bool policy_is_exempt(const struct adv_policy *p, const char *user, const char *account);
+const char *policy_mode_name(enum adv_mode m);
+
+#endif

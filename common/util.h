@@ -1,0 +1,26 @@
+/*
+ * util.h - small string and number helpers shared by every part.
+ */
+#ifndef ADVISOR_UTIL_H
+#define ADVISOR_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Copies at most len-1 bytes and always terminates; returns strlen(src). */
+size_t adv_strlcpy(char *dst, const char *src, size_t len);
+/* Appends like strlcat; returns the length it tried to create. */
+size_t adv_strlcat(char *dst, const char *src, size_t len);
+/* snprintf that never overflows and returns the bytes written (<= len-1). */
+size_t adv_snprintf(char *dst, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+bool adv_streq_nocase(const char *a, const char *b);
+/* Strict integer and double parsing: the whole string, no overflow. */
+int adv_parse_long(const char *s, long *out);
+int adv_parse_double(const char *s, double *out);
+char *adv_strdup(const char *s);
+
+#define ADV_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+#endif

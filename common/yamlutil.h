@@ -1,0 +1,3 @@
+#ifndef ADVISOR_YAMLUTIL_H
+#define ADVISOR_YAMLUTIL_H
+#endif

@@ -1,0 +1,3 @@
+#ifndef ADVISOR_JOBREQ_H
+#define ADVISOR_JOBREQ_H
+#endif

@@ -1,0 +1,3 @@
+#include "config.h"
+#include <slurm/spank.h>
+SPANK_PLUGIN(advisor, 1);
