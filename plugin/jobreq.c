@@ -1,1 +1,778 @@
+/*
+ * jobreq.c - rebuilds a job's resource request the way sbatch, salloc and
+ * srun themselves see it, for the SPANK plugin's submission-time check.
+ *
+ * Slurm 22.05 gives a SPANK plugin in allocator/local context no item about
+ * the job (spank_get_item: ESPANK_BAD_ARG / ESPANK_NOT_AVAIL), so the
+ * plugin reads the same sources Slurm reads, with the same rules:
+ *  - the command line, parsed with getopt_long and each tool's option table
+ *    ("+" optstring: parsing stops at the script or command, as in Slurm);
+ *  - the batch script's "#SBATCH" lines up to the first line that is
+ *    neither blank nor a comment (sbatch's _process_options_from_script);
+ *  - the INPUT ENVIRONMENT VARIABLES of sbatch(1), salloc(1), srun(1);
+ *  - for srun inside a job, the allocation's OUTPUT ENVIRONMENT VARIABLES.
+ * Precedence (sbatch(1)): command line > environment > script; for srun the
+ * allocation only fills what nothing else gave.
+ */
 #include "config.h"
+
+#include <ctype.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobreq.h"
+#include "util.h"
+
+/* The options this module reads; everything else only needs its arity. */
+enum {
+	OPT_SKIP = 0x100,
+	OPT_NODES,
+	OPT_NTASKS,
+	OPT_NTASKS_PER_NODE,
+	OPT_GPUS,
+	OPT_GPUS_PER_NODE,
+	OPT_GPUS_PER_TASK,
+	OPT_GRES,
+	OPT_PARTITION,
+	OPT_CONSTRAINT,
+	OPT_MEM,
+	OPT_MEM_PER_GPU,
+	OPT_EXCLUSIVE,
+	OPT_WRAP,
+	OPT_LLM,
+};
+
+/* Long options common to sbatch, salloc and srun (Slurm 22.05 opt tables). */
+static const struct option jobreq_common_opts[] = {
+	{ "nodes", required_argument, NULL, OPT_NODES },
+	{ "ntasks", required_argument, NULL, OPT_NTASKS },
+	{ "ntasks-per-node", required_argument, NULL, OPT_NTASKS_PER_NODE },
+	{ "gpus", required_argument, NULL, OPT_GPUS },
+	{ "gpus-per-node", required_argument, NULL, OPT_GPUS_PER_NODE },
+	{ "gpus-per-task", required_argument, NULL, OPT_GPUS_PER_TASK },
+	{ "gres", required_argument, NULL, OPT_GRES },
+	{ "partition", required_argument, NULL, OPT_PARTITION },
+	{ "constraint", required_argument, NULL, OPT_CONSTRAINT },
+	{ "mem", required_argument, NULL, OPT_MEM },
+	{ "mem-per-gpu", required_argument, NULL, OPT_MEM_PER_GPU },
+	{ "exclusive", optional_argument, NULL, OPT_EXCLUSIVE },
+	/* The plugin's own options (SPANK adds them to Slurm's table). */
+	{ "llm-model", required_argument, NULL, OPT_LLM },
+	{ "llm-layout", required_argument, NULL, OPT_LLM },
+	{ "llm-zero", required_argument, NULL, OPT_LLM },
+	{ "llm-precision", required_argument, NULL, OPT_LLM },
+	{ "llm-seq", required_argument, NULL, OPT_LLM },
+	{ "llm-mbs", required_argument, NULL, OPT_LLM },
+	{ "llm-gbs", required_argument, NULL, OPT_LLM },
+	{ "llm-recompute", required_argument, NULL, OPT_LLM },
+	{ "llm-task", required_argument, NULL, OPT_LLM },
+	{ "llm-framework", required_argument, NULL, OPT_LLM },
+	{ "llm-ckpt", required_argument, NULL, OPT_LLM },
+	{ "llm-advisor", required_argument, NULL, OPT_LLM },
+	/* Options whose values must be skipped. */
+	{ "account", required_argument, NULL, OPT_SKIP },
+	{ "acctg-freq", required_argument, NULL, OPT_SKIP },
+	{ "bb", required_argument, NULL, OPT_SKIP },
+	{ "bbf", required_argument, NULL, OPT_SKIP },
+	{ "begin", required_argument, NULL, OPT_SKIP },
+	{ "chdir", required_argument, NULL, OPT_SKIP },
+	{ "cluster-constraint", required_argument, NULL, OPT_SKIP },
+	{ "clusters", required_argument, NULL, OPT_SKIP },
+	{ "comment", required_argument, NULL, OPT_SKIP },
+	{ "container", required_argument, NULL, OPT_SKIP },
+	{ "core-spec", required_argument, NULL, OPT_SKIP },
+	{ "cores-per-socket", required_argument, NULL, OPT_SKIP },
+	{ "cpu-freq", required_argument, NULL, OPT_SKIP },
+	{ "cpus-per-gpu", required_argument, NULL, OPT_SKIP },
+	{ "cpus-per-task", required_argument, NULL, OPT_SKIP },
+	{ "deadline", required_argument, NULL, OPT_SKIP },
+	{ "delay-boot", required_argument, NULL, OPT_SKIP },
+	{ "dependency", required_argument, NULL, OPT_SKIP },
+	{ "distribution", required_argument, NULL, OPT_SKIP },
+	{ "exclude", required_argument, NULL, OPT_SKIP },
+	{ "extra-node-info", required_argument, NULL, OPT_SKIP },
+	{ "gid", required_argument, NULL, OPT_SKIP },
+	{ "gpu-bind", required_argument, NULL, OPT_SKIP },
+	{ "gpu-freq", required_argument, NULL, OPT_SKIP },
+	{ "gpus-per-socket", required_argument, NULL, OPT_SKIP },
+	{ "gres-flags", required_argument, NULL, OPT_SKIP },
+	{ "hint", required_argument, NULL, OPT_SKIP },
+	{ "job-name", required_argument, NULL, OPT_SKIP },
+	{ "licenses", required_argument, NULL, OPT_SKIP },
+	{ "mail-type", required_argument, NULL, OPT_SKIP },
+	{ "mail-user", required_argument, NULL, OPT_SKIP },
+	{ "mcs-label", required_argument, NULL, OPT_SKIP },
+	{ "mem-bind", required_argument, NULL, OPT_SKIP },
+	{ "mem-per-cpu", required_argument, NULL, OPT_SKIP },
+	{ "mincpus", required_argument, NULL, OPT_SKIP },
+	{ "network", required_argument, NULL, OPT_SKIP },
+	{ "nodefile", required_argument, NULL, OPT_SKIP },
+	{ "nodelist", required_argument, NULL, OPT_SKIP },
+	{ "ntasks-per-core", required_argument, NULL, OPT_SKIP },
+	{ "ntasks-per-gpu", required_argument, NULL, OPT_SKIP },
+	{ "ntasks-per-socket", required_argument, NULL, OPT_SKIP },
+	{ "power", required_argument, NULL, OPT_SKIP },
+	{ "prefer", required_argument, NULL, OPT_SKIP },
+	{ "priority", required_argument, NULL, OPT_SKIP },
+	{ "profile", required_argument, NULL, OPT_SKIP },
+	{ "qos", required_argument, NULL, OPT_SKIP },
+	{ "reservation", required_argument, NULL, OPT_SKIP },
+	{ "signal", required_argument, NULL, OPT_SKIP },
+	{ "sockets-per-node", required_argument, NULL, OPT_SKIP },
+	{ "switches", required_argument, NULL, OPT_SKIP },
+	{ "thread-spec", required_argument, NULL, OPT_SKIP },
+	{ "threads-per-core", required_argument, NULL, OPT_SKIP },
+	{ "time", required_argument, NULL, OPT_SKIP },
+	{ "time-min", required_argument, NULL, OPT_SKIP },
+	{ "tmp", required_argument, NULL, OPT_SKIP },
+	{ "tres-per-task", required_argument, NULL, OPT_SKIP },
+	{ "uid", required_argument, NULL, OPT_SKIP },
+	{ "wckey", required_argument, NULL, OPT_SKIP },
+	{ "get-user-env", optional_argument, NULL, OPT_SKIP },
+	{ "nice", optional_argument, NULL, OPT_SKIP },
+	{ "no-kill", optional_argument, NULL, OPT_SKIP },
+	{ "contiguous", no_argument, NULL, OPT_SKIP },
+	{ "help", no_argument, NULL, OPT_SKIP },
+	{ "hold", no_argument, NULL, OPT_SKIP },
+	{ "overcommit", no_argument, NULL, OPT_SKIP },
+	{ "oversubscribe", no_argument, NULL, OPT_SKIP },
+	{ "quiet", no_argument, NULL, OPT_SKIP },
+	{ "reboot", no_argument, NULL, OPT_SKIP },
+	{ "spread-job", no_argument, NULL, OPT_SKIP },
+	{ "test-only", no_argument, NULL, OPT_SKIP },
+	{ "usage", no_argument, NULL, OPT_SKIP },
+	{ "use-min-nodes", no_argument, NULL, OPT_SKIP },
+	{ "verbose", no_argument, NULL, OPT_SKIP },
+	{ "version", no_argument, NULL, OPT_SKIP },
+};
+
+static const struct option jobreq_sbatch_opts[] = {
+	{ "array", required_argument, NULL, OPT_SKIP },
+	{ "batch", required_argument, NULL, OPT_SKIP },
+	{ "error", required_argument, NULL, OPT_SKIP },
+	{ "export", optional_argument, NULL, OPT_SKIP },
+	{ "export-file", required_argument, NULL, OPT_SKIP },
+	{ "input", required_argument, NULL, OPT_SKIP },
+	{ "open-mode", required_argument, NULL, OPT_SKIP },
+	{ "output", required_argument, NULL, OPT_SKIP },
+	{ "propagate", optional_argument, NULL, OPT_SKIP },
+	{ "wrap", required_argument, NULL, OPT_WRAP },
+	{ "kill-on-invalid-dep", required_argument, NULL, OPT_SKIP },
+	{ "ignore-pbs", no_argument, NULL, OPT_SKIP },
+	{ "no-requeue", no_argument, NULL, OPT_SKIP },
+	{ "parsable", no_argument, NULL, OPT_SKIP },
+	{ "requeue", no_argument, NULL, OPT_SKIP },
+	{ "wait", no_argument, NULL, OPT_SKIP },
+	{ "wait-all-nodes", required_argument, NULL, OPT_SKIP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct option jobreq_salloc_opts[] = {
+	{ "bell", no_argument, NULL, OPT_SKIP },
+	{ "no-bell", no_argument, NULL, OPT_SKIP },
+	{ "immediate", optional_argument, NULL, OPT_SKIP },
+	{ "kill-command", optional_argument, NULL, OPT_SKIP },
+	{ "wait-all-nodes", required_argument, NULL, OPT_SKIP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct option jobreq_srun_opts[] = {
+	{ "bcast", optional_argument, NULL, OPT_SKIP },
+	{ "bcast-exclude", required_argument, NULL, OPT_SKIP },
+	{ "compress", optional_argument, NULL, OPT_SKIP },
+	{ "cpu-bind", required_argument, NULL, OPT_SKIP },
+	{ "epilog", required_argument, NULL, OPT_SKIP },
+	{ "error", required_argument, NULL, OPT_SKIP },
+	{ "export", required_argument, NULL, OPT_SKIP },
+	{ "het-group", required_argument, NULL, OPT_SKIP },
+	{ "immediate", optional_argument, NULL, OPT_SKIP },
+	{ "input", required_argument, NULL, OPT_SKIP },
+	{ "jobid", required_argument, NULL, OPT_SKIP },
+	{ "kill-on-bad-exit", optional_argument, NULL, OPT_SKIP },
+	{ "mpi", required_argument, NULL, OPT_SKIP },
+	{ "open-mode", required_argument, NULL, OPT_SKIP },
+	{ "output", required_argument, NULL, OPT_SKIP },
+	{ "prolog", required_argument, NULL, OPT_SKIP },
+	{ "propagate", optional_argument, NULL, OPT_SKIP },
+	{ "relative", required_argument, NULL, OPT_SKIP },
+	{ "resv-ports", optional_argument, NULL, OPT_SKIP },
+	{ "send-libs", optional_argument, NULL, OPT_SKIP },
+	{ "slurmd-debug", required_argument, NULL, OPT_SKIP },
+	{ "task-epilog", required_argument, NULL, OPT_SKIP },
+	{ "task-prolog", required_argument, NULL, OPT_SKIP },
+	{ "threads", required_argument, NULL, OPT_SKIP },
+	{ "wait", required_argument, NULL, OPT_SKIP },
+	{ "disable-status", no_argument, NULL, OPT_SKIP },
+	{ "exact", no_argument, NULL, OPT_SKIP },
+	{ "label", no_argument, NULL, OPT_SKIP },
+	{ "multi-prog", no_argument, NULL, OPT_SKIP },
+	{ "no-allocate", no_argument, NULL, OPT_SKIP },
+	{ "overlap", no_argument, NULL, OPT_SKIP },
+	{ "preserve-env", no_argument, NULL, OPT_SKIP },
+	{ "pty", no_argument, NULL, OPT_SKIP },
+	{ "quit-on-interrupt", no_argument, NULL, OPT_SKIP },
+	{ "unbuffered", no_argument, NULL, OPT_SKIP },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Short options of each tool (Slurm 22.05 src/{sbatch,salloc,srun}/opt.c). */
+static const char jobreq_sbatch_short[] =
+	"+a:A:b:B:c:C:d:D:e:F:G:hHi:J:kL:m:M:n:N:o:Op:q:QsS:t:vVw:Wx:";
+static const char jobreq_salloc_short[] =
+	"+A:b:B:c:C:d:D:F:G:hHI::J:kK::L:m:M:n:N:Op:q:QsS:t:vVw:x:";
+static const char jobreq_srun_short[] =
+	"+A:b:B:c:C:d:D:e:EG:hHi:I::J:kK::lL:m:M:n:N:o:Op:q:Qr:sS:t:T:uvVW:w:x:XZ";
+
+#define JOBREQ_MAX_OPTS 160
+
+void jobreq_opts_init(struct jobreq_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->exclusive = -1;
+}
+
+static int jobreq_count(const char *name, const char *s, int *out, char *err, size_t errlen)
+{
+	long v;
+
+	if (adv_parse_long(s, &v) != 0 || v < 0 || v > 1000000) {
+		adv_snprintf(err, errlen, "invalid %s value '%s': expected a count", name, s);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+/* "-N 4", "-N 2-4" (the minimum), "-N 4-" */
+static int jobreq_nodes(const char *s, int *out, char *err, size_t errlen)
+{
+	char buf[64];
+	char *dash;
+
+	adv_strlcpy(buf, s, sizeof(buf));
+	dash = strchr(buf, '-');
+	if (dash)
+		*dash = '\0';
+	return jobreq_count("--nodes", buf, out, err, errlen);
+}
+
+/* "[TYPE:]N" of --gpus, --gpus-per-node, --gpus-per-task (the gpu: prefix allowed). */
+static int jobreq_gpu_spec(const char *name, const char *s, int *count, char *type,
+			   size_t typelen, char *err, size_t errlen)
+{
+	char buf[128];
+	char *colon, *num;
+
+	adv_strlcpy(buf, s, sizeof(buf));
+	num = buf;
+	if (strncmp(num, "gpu:", 4) == 0)
+		num += 4;
+	colon = strrchr(num, ':');
+	type[0] = '\0';
+	if (colon) {
+		*colon = '\0';
+		adv_strlcpy(type, num, typelen);
+		num = colon + 1;
+	}
+	if (jobreq_count(name, num, count, err, errlen) != 0) {
+		adv_snprintf(err, errlen, "invalid %s value '%s': expected [TYPE:]COUNT", name, s);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * --gres=LIST: "gpu:8", "gpu:h100:8", "gres:gpu:8", "gres/gpu:h100:4",
+ * "gpu" (one), "gpu:h100" (one of that type), mixed with other GRES.
+ */
+static int jobreq_gres(const char *s, struct jobreq_opts *o, char *err, size_t errlen)
+{
+	char buf[512];
+	char *save = NULL, *tok;
+
+	adv_strlcpy(buf, s, sizeof(buf));
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *paren = strchr(tok, '(');
+		char *rest, *colon;
+		int n = 1;
+
+		if (paren)
+			*paren = '\0';
+		if (strncmp(tok, "gres:", 5) == 0 || strncmp(tok, "gres/", 5) == 0)
+			tok += 5;
+		if (strncmp(tok, "gpu", 3) != 0 || (tok[3] != '\0' && tok[3] != ':'))
+			continue;
+		rest = tok[3] ? tok + 4 : tok + 3;
+		o->gres_type[0] = '\0';
+		colon = strrchr(rest, ':');
+		if (colon) {
+			*colon = '\0';
+			adv_strlcpy(o->gres_type, rest, sizeof(o->gres_type));
+			if (jobreq_count("--gres", colon + 1, &n, err, errlen) != 0)
+				return -1;
+		} else if (*rest && isdigit((unsigned char)*rest)) {
+			if (jobreq_count("--gres", rest, &n, err, errlen) != 0)
+				return -1;
+		} else if (*rest) {
+			adv_strlcpy(o->gres_type, rest, sizeof(o->gres_type));
+		}
+		o->gres_gpus = n;
+	}
+	return 0;
+}
+
+long jobreq_parse_mem_mb(const char *s)
+{
+	char buf[64];
+	size_t n;
+	long v, mult = 1;
+
+	adv_strlcpy(buf, s, sizeof(buf));
+	n = strlen(buf);
+	if (n == 0)
+		return -1;
+	switch (toupper((unsigned char)buf[n - 1])) {
+	case 'K': mult = -1024; break;     /* divides */
+	case 'M': mult = 1; break;
+	case 'G': mult = 1024; break;
+	case 'T': mult = 1024L * 1024; break;
+	default: n++; break;
+	}
+	buf[n - 1] = '\0';
+	if (adv_parse_long(buf, &v) != 0 || v < 0)
+		return -1;
+	return mult < 0 ? v / -mult : v * mult;
+}
+
+static int jobreq_mem(const char *name, const char *s, long *out, char *err, size_t errlen)
+{
+	long v = jobreq_parse_mem_mb(s);
+
+	if (v < 0) {
+		adv_snprintf(err, errlen, "invalid %s value '%s': expected a size such as 4000, 64G", name, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static void jobreq_first_of_list(char *dst, size_t len, const char *s)
+{
+	adv_strlcpy(dst, s, len);
+	dst[strcspn(dst, ",")] = '\0';
+}
+
+static int jobreq_apply(struct jobreq_opts *o, int code, const char *arg, int *llm,
+			char *err, size_t errlen)
+{
+	switch (code) {
+	case 'N': case OPT_NODES:
+		return jobreq_nodes(arg, &o->nodes, err, errlen);
+	case 'n': case OPT_NTASKS:
+		return jobreq_count("--ntasks", arg, &o->ntasks, err, errlen);
+	case OPT_NTASKS_PER_NODE:
+		return jobreq_count("--ntasks-per-node", arg, &o->ntasks_per_node, err, errlen);
+	case 'G': case OPT_GPUS:
+		return jobreq_gpu_spec("--gpus", arg, &o->gpus, o->gpus_type,
+				       sizeof(o->gpus_type), err, errlen);
+	case OPT_GPUS_PER_NODE:
+		return jobreq_gpu_spec("--gpus-per-node", arg, &o->gpus_per_node, o->gpn_type,
+				       sizeof(o->gpn_type), err, errlen);
+	case OPT_GPUS_PER_TASK:
+		return jobreq_gpu_spec("--gpus-per-task", arg, &o->gpus_per_task, o->gpt_type,
+				       sizeof(o->gpt_type), err, errlen);
+	case OPT_GRES:
+		return jobreq_gres(arg, o, err, errlen);
+	case 'p': case OPT_PARTITION:
+		jobreq_first_of_list(o->partition, sizeof(o->partition), arg);
+		return 0;
+	case 'C': case OPT_CONSTRAINT:
+		adv_strlcpy(o->constraint, arg, sizeof(o->constraint));
+		return 0;
+	case OPT_MEM:
+		return jobreq_mem("--mem", arg, &o->mem_mb, err, errlen);
+	case OPT_MEM_PER_GPU:
+		return jobreq_mem("--mem-per-gpu", arg, &o->mem_per_gpu_mb, err, errlen);
+	case OPT_EXCLUSIVE:
+		o->exclusive = 1;
+		return 0;
+	case OPT_WRAP:
+		o->wrap = true;
+		return 0;
+	case OPT_LLM:
+		if (llm)
+			(*llm)++;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static size_t jobreq_table(enum jobreq_tool tool, struct option *tab, const char **shortopts)
+{
+	const struct option *extra;
+	size_t n = ADV_ARRAY_SIZE(jobreq_common_opts);
+
+	memcpy(tab, jobreq_common_opts, sizeof(jobreq_common_opts));
+	switch (tool) {
+	case JOBREQ_SALLOC: extra = jobreq_salloc_opts; *shortopts = jobreq_salloc_short; break;
+	case JOBREQ_SRUN: extra = jobreq_srun_opts; *shortopts = jobreq_srun_short; break;
+	default: extra = jobreq_sbatch_opts; *shortopts = jobreq_sbatch_short; break;
+	}
+	for (; extra->name && n < JOBREQ_MAX_OPTS - 1; extra++)
+		tab[n++] = *extra;
+	memset(&tab[n], 0, sizeof(tab[n]));
+	return n;
+}
+
+int jobreq_parse_argv(enum jobreq_tool tool, int argc, char *const argv[],
+		      struct jobreq_opts *o, int *llm_options, char *err, size_t errlen)
+{
+	struct option tab[JOBREQ_MAX_OPTS];
+	const char *shortopts;
+	/* getopt's state belongs to the host program: put it back afterwards. */
+	int save_optind = optind, save_opterr = opterr, save_optopt = optopt;
+	char *save_optarg = optarg;
+	int c, rc = 0;
+
+	jobreq_table(tool, tab, &shortopts);
+	optind = 0;   /* GNU: full re-initialisation */
+	opterr = 0;
+	while (rc == 0 && (c = getopt_long(argc, argv, shortopts, tab, NULL)) != -1) {
+		if (c == '?' || c == ':')
+			continue;
+		rc = jobreq_apply(o, c, optarg ? optarg : "", llm_options, err, errlen);
+	}
+	if (rc == 0 && tool == JOBREQ_SBATCH && optind < argc && !o->wrap)
+		adv_strlcpy(o->script, argv[optind], sizeof(o->script));
+	optind = save_optind;
+	opterr = save_opterr;
+	optopt = save_optopt;
+	optarg = save_optarg;
+	return rc;
+}
+
+/*
+ * Splits the rest of a "#SBATCH" line into words as sbatch's _get_argument
+ * does: blanks separate, quotes group, an unquoted '#' starts a comment.
+ */
+static int jobreq_split_line(char *line, char **words, int max)
+{
+	int n = 0;
+	char *p = line;
+
+	while (*p && n < max) {
+		char *out, quote = 0;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\0' || *p == '#')
+			break;
+		words[n++] = out = p;
+		while (*p && (quote || (*p != ' ' && *p != '\t'))) {
+			if (!quote && (*p == '"' || *p == '\'')) {
+				quote = *p++;
+				continue;
+			}
+			if (quote && *p == quote) {
+				quote = 0;
+				p++;
+				continue;
+			}
+			*out++ = *p++;
+		}
+		if (*p)
+			p++;
+		*out = '\0';
+	}
+	return n;
+}
+
+/* True when a script line ends the #SBATCH block (a command). */
+static bool jobreq_is_command(const char *line)
+{
+	while (isspace((unsigned char)*line))
+		line++;
+	return *line != '\0' && *line != '#';
+}
+
+#define JOBREQ_SCRIPT_MAX_WORDS 256
+
+int jobreq_parse_script(const char *text, size_t len, struct jobreq_opts *o,
+			int *llm_options, char *err, size_t errlen)
+{
+	static const char magic[] = "#SBATCH";
+	char *copy, *words[JOBREQ_SCRIPT_MAX_WORDS + 1];
+	char *line, *save = NULL;
+	int n = 1, rc;
+
+	copy = malloc(len + 1);
+	if (!copy) {
+		adv_snprintf(err, errlen, "out of memory reading the batch script");
+		return -1;
+	}
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	words[0] = (char *)"sbatch";
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		line[strcspn(line, "\r")] = '\0';
+		if (strncmp(line, magic, sizeof(magic) - 1) == 0) {
+			n += jobreq_split_line(line + sizeof(magic) - 1, words + n,
+					       JOBREQ_SCRIPT_MAX_WORDS - n);
+			continue;
+		}
+		if (jobreq_is_command(line))
+			break;
+	}
+	words[n] = NULL;
+	rc = jobreq_parse_argv(JOBREQ_SBATCH, n, words, o, llm_options, err, errlen);
+	o->script[0] = '\0';
+	free(copy);
+	return rc;
+}
+
+struct jobreq_envmap {
+	const char *suffix;   /* after SBATCH_ / SALLOC_ / SLURM_ */
+	int code;
+};
+
+/* The input variables of sbatch(1)/salloc(1)/srun(1) for the options we read. */
+static const struct jobreq_envmap jobreq_env_common[] = {
+	{ "GPUS", OPT_GPUS },
+	{ "GPUS_PER_NODE", OPT_GPUS_PER_NODE },
+	{ "GPUS_PER_TASK", OPT_GPUS_PER_TASK },
+	{ "GRES", OPT_GRES },
+	{ "PARTITION", OPT_PARTITION },
+	{ "CONSTRAINT", OPT_CONSTRAINT },
+	{ "MEM_PER_NODE", OPT_MEM },
+	{ "MEM_PER_GPU", OPT_MEM_PER_GPU },
+	{ "EXCLUSIVE", OPT_EXCLUSIVE },
+};
+
+/* srun only: its input variables include the node and task counts. */
+static const struct jobreq_envmap jobreq_env_srun[] = {
+	{ "NNODES", OPT_NODES },
+	{ "JOB_NUM_NODES", OPT_NODES },
+	{ "NPROCS", OPT_NTASKS },
+	{ "NTASKS", OPT_NTASKS },
+	{ "NTASKS_PER_NODE", OPT_NTASKS_PER_NODE },
+};
+
+static int jobreq_env_table(const char *prefix, const struct jobreq_envmap *map, size_t n,
+			    jobreq_getenv_fn get, void *arg, struct jobreq_opts *o,
+			    char *err, size_t errlen)
+{
+	char name[64];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const char *v;
+
+		adv_snprintf(name, sizeof(name), "%s%s", prefix, map[i].suffix);
+		v = get(name, arg);
+		if (!v)
+			continue;
+		if (jobreq_apply(o, map[i].code, v, NULL, err, errlen) != 0) {
+			adv_snprintf(err + strlen(err), errlen - strlen(err), " (from %s)", name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int jobreq_parse_env(enum jobreq_tool tool, jobreq_getenv_fn get, void *arg,
+		     struct jobreq_opts *o, char *err, size_t errlen)
+{
+	const char *prefix = tool == JOBREQ_SBATCH ? "SBATCH_" :
+			     tool == JOBREQ_SALLOC ? "SALLOC_" : "SLURM_";
+
+	if (jobreq_env_table(prefix, jobreq_env_common, ADV_ARRAY_SIZE(jobreq_env_common),
+			     get, arg, o, err, errlen) != 0)
+		return -1;
+	if (tool == JOBREQ_SRUN) {
+		const char *g = get("SLURM_STEP_GRES", arg);
+
+		if (g && jobreq_gres(g, o, err, errlen) != 0)
+			return -1;
+		return jobreq_env_table(prefix, jobreq_env_srun, ADV_ARRAY_SIZE(jobreq_env_srun),
+					get, arg, o, err, errlen);
+	}
+	return 0;
+}
+
+/* "0,1,2,3" or "0-3,6" (SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES style) -> 4 / 5 */
+static int jobreq_count_list(const char *s)
+{
+	char buf[256];
+	char *save = NULL, *tok;
+	int n = 0;
+
+	adv_strlcpy(buf, s, sizeof(buf));
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *dash = strchr(tok, '-');
+		long a, b;
+
+		if (dash) {
+			*dash = '\0';
+			if (adv_parse_long(tok, &a) == 0 && adv_parse_long(dash + 1, &b) == 0 && b >= a)
+				n += (int)(b - a + 1);
+		} else if (*tok) {
+			n++;
+		}
+	}
+	return n;
+}
+
+uint32_t jobreq_parse_allocation(jobreq_getenv_fn get, void *arg, struct jobreq_opts *o)
+{
+	const char *id = get("SLURM_JOB_ID", arg);
+	const char *v;
+	long l, job;
+
+	if (!id || adv_parse_long(id, &job) != 0 || job <= 0 || job > (long)UINT32_MAX)
+		return 0;
+	if ((v = get("SLURM_JOB_NUM_NODES", arg)) && adv_parse_long(v, &l) == 0 && l > 0)
+		o->nodes = (int)l;
+	if ((v = get("SLURM_GPUS_ON_NODE", arg)) && adv_parse_long(v, &l) == 0 && l > 0)
+		o->gres_gpus = (int)l;
+	else if ((v = get("SLURM_JOB_GPUS", arg)) && *v)
+		o->gres_gpus = jobreq_count_list(v);
+	if ((v = get("SLURM_JOB_PARTITION", arg)))
+		jobreq_first_of_list(o->partition, sizeof(o->partition), v);
+	return (uint32_t)job;
+}
+
+static bool jobreq_has_gpu_request(const struct jobreq_opts *o)
+{
+	return o->gpus || o->gpus_per_node || o->gpus_per_task || o->gres_gpus;
+}
+
+/* The GPU fields travel together: Slurm keeps each option, but a layer's
+ * type belongs to that layer's count. */
+void jobreq_merge(const struct jobreq_opts *const layers[], size_t n, struct jobreq_opts *out)
+{
+	size_t i;
+
+	jobreq_opts_init(out);
+	for (i = n; i-- > 0;) {
+		const struct jobreq_opts *l = layers[i];
+
+		if (!l)
+			continue;
+		if (l->nodes) out->nodes = l->nodes;
+		if (l->ntasks) out->ntasks = l->ntasks;
+		if (l->ntasks_per_node) out->ntasks_per_node = l->ntasks_per_node;
+		if (l->gpus) {
+			out->gpus = l->gpus;
+			adv_strlcpy(out->gpus_type, l->gpus_type, sizeof(out->gpus_type));
+		}
+		if (l->gpus_per_node) {
+			out->gpus_per_node = l->gpus_per_node;
+			adv_strlcpy(out->gpn_type, l->gpn_type, sizeof(out->gpn_type));
+		}
+		if (l->gpus_per_task) {
+			out->gpus_per_task = l->gpus_per_task;
+			adv_strlcpy(out->gpt_type, l->gpt_type, sizeof(out->gpt_type));
+		}
+		if (l->gres_gpus) {
+			out->gres_gpus = l->gres_gpus;
+			adv_strlcpy(out->gres_type, l->gres_type, sizeof(out->gres_type));
+		}
+		if (l->partition[0])
+			adv_strlcpy(out->partition, l->partition, sizeof(out->partition));
+		if (l->constraint[0])
+			adv_strlcpy(out->constraint, l->constraint, sizeof(out->constraint));
+		if (l->mem_mb) out->mem_mb = l->mem_mb;
+		if (l->mem_per_gpu_mb) out->mem_per_gpu_mb = l->mem_per_gpu_mb;
+		if (l->exclusive >= 0) out->exclusive = l->exclusive;
+		if (l->wrap) out->wrap = true;
+		if (l->script[0])
+			adv_strlcpy(out->script, l->script, sizeof(out->script));
+	}
+}
+
+static const char *jobreq_first_type(const struct jobreq_opts *o)
+{
+	if (o->gpus && o->gpus_type[0]) return o->gpus_type;
+	if (o->gpus_per_node && o->gpn_type[0]) return o->gpn_type;
+	if (o->gres_gpus && o->gres_type[0]) return o->gres_type;
+	if (o->gpus_per_task && o->gpt_type[0]) return o->gpt_type;
+	return "";
+}
+
+void jobreq_resolve(struct jobreq *r)
+{
+	const struct jobreq_opts *o = &r->opt;
+	int nodes = o->nodes;
+	int gpn = o->gpus_per_node ? o->gpus_per_node : o->gres_gpus;
+
+	if (!nodes && o->ntasks && o->ntasks_per_node)
+		nodes = (o->ntasks + o->ntasks_per_node - 1) / o->ntasks_per_node;
+	r->gpus = 0;
+	r->gpus_per_node = 0;
+	if (o->gpus) {
+		r->gpus = o->gpus;
+		if (gpn)
+			r->gpus_per_node = gpn;
+		else if (nodes && o->gpus % nodes == 0)
+			r->gpus_per_node = o->gpus / nodes;
+	} else if (gpn) {
+		/* Per-node requests without -N get one node, as in Slurm. */
+		if (!nodes)
+			nodes = 1;
+		r->gpus_per_node = gpn;
+		r->gpus = gpn * nodes;
+	} else if (o->gpus_per_task) {
+		int ntasks = o->ntasks;
+
+		if (!ntasks)
+			ntasks = o->ntasks_per_node ? o->ntasks_per_node * (nodes ? nodes : 1)
+						    : (nodes ? nodes : 1);
+		r->gpus = o->gpus_per_task * ntasks;
+		if (nodes && r->gpus % nodes == 0)
+			r->gpus_per_node = r->gpus / nodes;
+	}
+	r->nodes = nodes;
+	adv_strlcpy(r->gpu_type, jobreq_first_type(o), sizeof(r->gpu_type));
+	adv_strlcpy(r->partition, o->partition, sizeof(r->partition));
+}
+
+int jobreq_build(enum jobreq_tool tool, int argc, char *const argv[],
+		 const char *script_text, size_t script_len,
+		 jobreq_getenv_fn get, void *arg, struct jobreq *r,
+		 char *err, size_t errlen)
+{
+	struct jobreq_opts cmd, env, script, alloc;
+	const struct jobreq_opts *layers[3] = { &cmd, &env, &script };
+
+	memset(r, 0, sizeof(*r));
+	jobreq_opts_init(&cmd);
+	jobreq_opts_init(&env);
+	jobreq_opts_init(&script);
+	jobreq_opts_init(&alloc);
+	if (argc > 0 && jobreq_parse_argv(tool, argc, argv, &cmd, &r->llm_options, err, errlen) != 0)
+		return -1;
+	if (jobreq_parse_env(tool, get, arg, &env, err, errlen) != 0)
+		return -1;
+	if (tool == JOBREQ_SBATCH && script_text &&
+	    jobreq_parse_script(script_text, script_len, &script, &r->llm_options, err, errlen) != 0)
+		return -1;
+	jobreq_merge(layers, 3, &r->opt);
+	if (tool == JOBREQ_SRUN) {
+		r->job_id = jobreq_parse_allocation(get, arg, &alloc);
+		r->in_allocation = r->job_id != 0;
+		/* The allocation fills only what the step itself does not say. */
+		if (r->in_allocation) {
+			if (!r->opt.nodes)
+				r->opt.nodes = alloc.nodes;
+			if (!jobreq_has_gpu_request(&r->opt))
+				r->opt.gres_gpus = alloc.gres_gpus;
+			if (!r->opt.partition[0])
+				adv_strlcpy(r->opt.partition, alloc.partition, sizeof(r->opt.partition));
+		}
+	}
+	jobreq_resolve(r);
+	return 0;
+}

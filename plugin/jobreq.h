@@ -1,3 +1,113 @@
+/*
+ * jobreq.h - the resource request of a job as sbatch, salloc or srun sees
+ * it at submission time.
+ *
+ * In allocator and local context SPANK gives the plugin no item about the
+ * job, so the plugin rebuilds the request itself from the same sources as
+ * Slurm: the command line, the batch script's #SBATCH lines (sbatch only),
+ * the input environment variables (SBATCH_*, SALLOC_*, SLURM_*) and, for
+ * srun inside an allocation, the allocation's output variables.
+ * Precedence is Slurm's: command line > environment > script (> allocation).
+ *
+ * Pure: no Slurm calls, no global state left behind (getopt's globals are
+ * saved and restored), so it is unit-tested without a cluster.
+ */
 #ifndef ADVISOR_JOBREQ_H
 #define ADVISOR_JOBREQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define JOBREQ_NAME_MAX 64
+
+enum jobreq_tool { JOBREQ_SBATCH = 0, JOBREQ_SALLOC, JOBREQ_SRUN };
+
+/* One layer of options (command line, environment, script, allocation). */
+struct jobreq_opts {
+	int nodes;                 /* -N min[-max]: min; 0 = not given */
+	int ntasks;                /* -n */
+	int ntasks_per_node;
+	int gpus;                  /* -G/--gpus [TYPE:]N */
+	int gpus_per_node;         /* --gpus-per-node [TYPE:]N */
+	int gpus_per_task;         /* --gpus-per-task [TYPE:]N */
+	int gres_gpus;             /* --gres gpu[:TYPE][:N], per node */
+	char gpus_type[JOBREQ_NAME_MAX];
+	char gpn_type[JOBREQ_NAME_MAX];
+	char gpt_type[JOBREQ_NAME_MAX];
+	char gres_type[JOBREQ_NAME_MAX];
+	char partition[JOBREQ_NAME_MAX];   /* first of a comma list */
+	char constraint[128];
+	long mem_mb;               /* --mem, MB; 0 = not given */
+	long mem_per_gpu_mb;
+	int exclusive;             /* -1 not given, 0/1 */
+	bool wrap;                 /* sbatch --wrap: there is no script */
+	char script[4096];         /* sbatch: first non-option argument */
+};
+
+/* The request as resolved from every layer. */
+struct jobreq {
+	struct jobreq_opts opt;    /* merged by precedence */
+	int gpus;                  /* total GPUs; 0 = the job asks for none */
+	int nodes;                 /* 0 = not given and not derivable */
+	int gpus_per_node;         /* 0 = unknown or uneven */
+	char gpu_type[JOBREQ_NAME_MAX];    /* "" = not given */
+	char partition[JOBREQ_NAME_MAX];
+	bool in_allocation;        /* srun inside an existing job */
+	uint32_t job_id;           /* that job, else 0 */
+	int llm_options;           /* --llm-* options seen on the command line or in the script */
+};
+
+/* Looks up an environment variable; NULL when unset.  arg is passed through. */
+typedef const char *(*jobreq_getenv_fn)(const char *name, void *arg);
+
+void jobreq_opts_init(struct jobreq_opts *o);
+
+/*
+ * Parses one argument vector (argv[0] is the program name) of tool into o
+ * with getopt_long and the tool's own option table, stopping like Slurm at
+ * the first non-option argument (sbatch: the script path).  Unknown options
+ * are skipped.  Returns 0, or -1 with err set for a malformed value of an
+ * option this module reads (e.g. --nodes=abc).
+ */
+int jobreq_parse_argv(enum jobreq_tool tool, int argc, char *const argv[],
+		      struct jobreq_opts *o, int *llm_options, char *err, size_t errlen);
+
+/*
+ * Parses the #SBATCH lines of a batch script held in text (len bytes),
+ * stopping at the first line that is neither blank nor a comment, as sbatch
+ * does.
+ */
+int jobreq_parse_script(const char *text, size_t len, struct jobreq_opts *o,
+			int *llm_options, char *err, size_t errlen);
+
+/* Reads the tool's input variables (SBATCH_GPUS, SALLOC_GRES, SLURM_NNODES, ...). */
+int jobreq_parse_env(enum jobreq_tool tool, jobreq_getenv_fn get, void *arg,
+		     struct jobreq_opts *o, char *err, size_t errlen);
+
+/*
+ * For srun inside an allocation (SLURM_JOB_ID set): the allocation's
+ * output variables (SLURM_JOB_NUM_NODES, SLURM_GPUS_ON_NODE, SLURM_JOB_GPUS,
+ * SLURM_JOB_PARTITION, ...).  Returns the job id, 0 outside a job.
+ */
+uint32_t jobreq_parse_allocation(jobreq_getenv_fn get, void *arg, struct jobreq_opts *o);
+
+/* Merges layers: each option from the first layer that gives it. */
+void jobreq_merge(const struct jobreq_opts *const layers[], size_t n, struct jobreq_opts *out);
+
+/* Derives total GPUs, nodes, GPUs per node, GPU type and partition. */
+void jobreq_resolve(struct jobreq *r);
+
+/*
+ * Everything at once, the way the plugin calls it.  script_text may be NULL
+ * (no script, or it could not be read).  Returns 0 or -1 with err set.
+ */
+int jobreq_build(enum jobreq_tool tool, int argc, char *const argv[],
+		 const char *script_text, size_t script_len,
+		 jobreq_getenv_fn get, void *arg, struct jobreq *r,
+		 char *err, size_t errlen);
+
+/* "--mem" values: "64G", "4000", "512M", "1T" -> MB; -1 when malformed. */
+long jobreq_parse_mem_mb(const char *s);
+
 #endif

@@ -1,2 +1,290 @@
-/* placeholder: being written */
-int main(void) { return 77; }
+/*
+ * test_jobreq.c - the submission-time resource parser against a table of
+ * real sbatch/salloc/srun command lines, batch scripts and environments.
+ *
+ * Expected values are what Slurm 22.05 allocates for the same request on
+ * the private test cluster (scripts/cluster: 8 GPUs per node), checked
+ * there with `scontrol show job` (TRES gres/gpu=, NumNodes=).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <getopt.h>
+#include <cmocka.h>
+
+#include "jobreq.h"
+
+struct row {
+	const char *what;
+	enum jobreq_tool tool;
+	const char *cmdline;      /* words separated by single spaces */
+	const char *script;       /* NULL: none */
+	const char *env;          /* "NAME=VALUE;NAME=VALUE" */
+	int gpus, nodes, gpn;
+	const char *type;
+	const char *partition;
+	int llm;                  /* --llm-* options seen */
+};
+
+static const struct row rows[] = {
+	{ "gres per node x nodes", JOBREQ_SBATCH, "sbatch -N4 --gres=gpu:8 job.sh", NULL, "",
+	  32, 4, 8, "", "", 0 },
+	{ "gres with type, separate values", JOBREQ_SBATCH, "sbatch -N 2 --gres gpu:h100:8 -p h100 job.sh", NULL, "",
+	  16, 2, 8, "h100", "h100", 0 },
+	{ "long --nodes=", JOBREQ_SBATCH, "sbatch --nodes=8 --gres=gpu:h100:8 job.sh", NULL, "",
+	  64, 8, 8, "h100", "", 0 },
+	{ "node range takes min", JOBREQ_SBATCH, "sbatch --nodes=2-4 --gpus-per-node=8 job.sh", NULL, "",
+	  16, 2, 8, "", "", 0 },
+	{ "--gpus total with nodes", JOBREQ_SBATCH, "sbatch -N2 --gpus=16 job.sh", NULL, "",
+	  16, 2, 8, "", "", 0 },
+	{ "-G short attached with type", JOBREQ_SBATCH, "sbatch -Gh200:8 -p h200 job.sh", NULL, "",
+	  8, 0, 0, "h200", "h200", 0 },
+	{ "-G separate, no nodes", JOBREQ_SALLOC, "salloc -G 32", NULL, "",
+	  32, 0, 0, "", "", 0 },
+	{ "gpus-per-node with type", JOBREQ_SBATCH, "sbatch -N4 --gpus-per-node=h100:8 job.sh", NULL, "",
+	  32, 4, 8, "h100", "", 0 },
+	{ "gpus-per-task with ntasks", JOBREQ_SBATCH, "sbatch -n 16 --ntasks-per-node=8 --gpus-per-task=1 job.sh", NULL, "",
+	  16, 2, 8, "", "", 0 },
+	{ "gres list with other gres and prefix", JOBREQ_SBATCH, "sbatch -N2 --gres=shard:2,gres:gpu:a100:4 job.sh", NULL, "",
+	  8, 2, 4, "a100", "", 0 },
+	{ "gres/ prefix (newer Slurm)", JOBREQ_SBATCH, "sbatch -N1 --gres=gres/gpu:8 job.sh", NULL, "",
+	  8, 1, 8, "", "", 0 },
+	{ "bare gpu gres is one", JOBREQ_SBATCH, "sbatch --gres=gpu job.sh", NULL, "",
+	  1, 1, 1, "", "", 0 },
+	{ "partition list takes first", JOBREQ_SBATCH, "sbatch -p h200,h100 --gres=gpu:8 job.sh", NULL, "",
+	  8, 1, 8, "", "h200", 0 },
+	{ "no GPUs at all", JOBREQ_SBATCH, "sbatch -N2 -n4 --wrap=hostname", NULL, "",
+	  0, 2, 0, "", "", 0 },
+	{ "script only", JOBREQ_SBATCH, "sbatch job.sh",
+	  "#!/bin/bash\n#SBATCH -N 4\n#SBATCH --gres=gpu:h100:8\n#SBATCH --partition=h100\nsrun train.py\n", "",
+	  32, 4, 8, "h100", "h100", 0 },
+	{ "script stops at first command", JOBREQ_SBATCH, "sbatch job.sh",
+	  "#!/bin/sh\n\n# comment\n#SBATCH -N2 --gpus-per-node=8\necho hi\n#SBATCH -N 64\n", "",
+	  16, 2, 8, "", "", 0 },
+	{ "script with quotes, comments, CRLF", JOBREQ_SBATCH, "sbatch job.sh",
+	  "#!/bin/sh\r\n#SBATCH --job-name \"my job\" # trailing comment\r\n#SBATCH -N 3 --gres=gpu:4\r\nrun\r\n", "",
+	  12, 3, 4, "", "", 0 },
+	{ "command line beats script", JOBREQ_SBATCH, "sbatch -N8 job.sh",
+	  "#!/bin/sh\n#SBATCH -N 2\n#SBATCH --gres=gpu:8\n", "",
+	  64, 8, 8, "", "", 0 },
+	{ "env beats script", JOBREQ_SBATCH, "sbatch job.sh",
+	  "#!/bin/sh\n#SBATCH -N 2\n#SBATCH -p debug\n#SBATCH --gres=gpu:8\n", "SBATCH_PARTITION=h100",
+	  16, 2, 8, "", "h100", 0 },
+	{ "command line beats env", JOBREQ_SBATCH, "sbatch -p debug --gres=gpu:8 job.sh", NULL,
+	  "SBATCH_PARTITION=h100;SBATCH_GRES=gpu:2",
+	  8, 1, 8, "", "debug", 0 },
+	{ "env-only GPU request", JOBREQ_SBATCH, "sbatch -N 2 job.sh", NULL, "SBATCH_GPUS_PER_NODE=h100:8",
+	  16, 2, 8, "h100", "", 0 },
+	{ "salloc env names", JOBREQ_SALLOC, "salloc -N2", NULL, "SALLOC_GRES=gpu:8;SALLOC_PARTITION=h200;SBATCH_PARTITION=no",
+	  16, 2, 8, "", "h200", 0 },
+	{ "script path after options; script args ignored", JOBREQ_SBATCH, "sbatch -o out.txt -J x job.sh -N 99", NULL, "",
+	  0, 0, 0, "", "", 0 },
+	{ "llm options counted, both forms", JOBREQ_SBATCH, "sbatch --llm-model=llama3-70b --llm-layout tp8,pp4 -N4 --gres=gpu:8 job.sh", NULL, "",
+	  32, 4, 8, "", "", 2 },
+	{ "llm options in #SBATCH lines", JOBREQ_SBATCH, "sbatch job.sh",
+	  "#!/bin/sh\n#SBATCH --llm-model=llama3-8b\n#SBATCH -N1 --gres=gpu:8\n", "",
+	  8, 1, 8, "", "", 1 },
+	{ "unknown options skipped", JOBREQ_SBATCH, "sbatch --container-image=foo --exclusive --mem=0 -N2 --gres=gpu:8 job.sh", NULL, "",
+	  16, 2, 8, "", "", 0 },
+	{ "abbreviated long option", JOBREQ_SBATCH, "sbatch --nodes=2 --gpus-per-n=4 --partit=h100 job.sh", NULL, "",
+	  8, 2, 4, "", "h100", 0 },
+	{ "srun plain", JOBREQ_SRUN, "srun -N4 --gres=gpu:8 -l python train.py -N 1", NULL, "",
+	  32, 4, 8, "", "", 0 },
+	{ "srun in salloc with -G", JOBREQ_SRUN, "srun python train.py", NULL,
+	  "SLURM_JOB_ID=12;SLURM_GPUS=16;SLURM_JOB_NUM_NODES=2;SLURM_NNODES=2;SLURM_JOB_PARTITION=h100",
+	  16, 2, 8, "", "h100", 0 },
+	{ "srun in batch job uses the allocation", JOBREQ_SRUN, "srun --llm-model=llama3-70b python x.py", NULL,
+	  "SLURM_JOB_ID=7;SLURM_JOB_NUM_NODES=4;SLURM_NNODES=4;SLURM_GPUS_ON_NODE=8;SLURM_JOB_PARTITION=debug",
+	  32, 4, 8, "", "debug", 1 },
+	{ "srun step narrower than the allocation", JOBREQ_SRUN, "srun -N1 --gres=gpu:2 hostname", NULL,
+	  "SLURM_JOB_ID=7;SLURM_JOB_NUM_NODES=4;SLURM_NNODES=4;SLURM_GPUS_ON_NODE=8",
+	  2, 1, 2, "", "", 0 },
+	{ "srun allocation with SLURM_JOB_GPUS list", JOBREQ_SRUN, "srun hostname", NULL,
+	  "SLURM_JOB_ID=9;SLURM_JOB_NUM_NODES=1;SLURM_JOB_GPUS=0-3,6",
+	  5, 1, 5, "", "", 0 },
+	{ "srun -W takes a value (sbatch -W does not)", JOBREQ_SRUN, "srun -W 5 -N2 --gpus-per-node=4 cmd", NULL, "",
+	  8, 2, 4, "", "", 0 },
+	{ "sbatch --wrap has no script", JOBREQ_SBATCH, "sbatch --wrap true -N1 --gres=gpu:1", NULL, "",
+	  1, 1, 1, "", "", 0 },
+};
+
+static const char *row_getenv(const char *name, void *arg)
+{
+	/* Several lookups may be alive at once, as with getenv(3). */
+	static char values[16][256];
+	static unsigned next;
+	char *value = values[next++ % 16];
+	const char *env = arg;
+	size_t n = strlen(name);
+
+	while (env && *env) {
+		const char *end = strchr(env, ';');
+		size_t len = end ? (size_t)(end - env) : strlen(env);
+
+		if (len > n && strncmp(env, name, n) == 0 && env[n] == '=') {
+			snprintf(value, sizeof(values[0]), "%.*s", (int)(len - n - 1), env + n + 1);
+			return value;
+		}
+		env = end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
+static int split(const char *s, char *buf, size_t len, char **argv, int max)
+{
+	int n = 0;
+
+	snprintf(buf, len, "%s", s);
+	for (char *save = NULL, *t = strtok_r(buf, " ", &save); t && n < max - 1;
+	     t = strtok_r(NULL, " ", &save))
+		argv[n++] = t;
+	argv[n] = NULL;
+	return n;
+}
+
+static void test_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *w = &rows[i];
+		char buf[512], err[256] = "";
+		char *argv[64];
+		int argc = split(w->cmdline, buf, sizeof(buf), argv, 64);
+		struct jobreq r;
+		int rc;
+
+		rc = jobreq_build(w->tool, argc, argv, w->script, w->script ? strlen(w->script) : 0,
+				  row_getenv, (void *)w->env, &r, err, sizeof(err));
+		print_message("row %zu: %s -> gpus %d nodes %d gpn %d type '%s' part '%s' llm %d %s\n",
+			      i, w->what, r.gpus, r.nodes, r.gpus_per_node, r.gpu_type, r.partition,
+			      r.llm_options, err);
+		assert_int_equal(rc, 0);
+		assert_int_equal(r.gpus, w->gpus);
+		assert_int_equal(r.nodes, w->nodes);
+		assert_int_equal(r.gpus_per_node, w->gpn);
+		assert_string_equal(r.gpu_type, w->type);
+		assert_string_equal(r.partition, w->partition);
+		assert_int_equal(r.llm_options, w->llm);
+	}
+}
+
+static void test_script_path(void **state)
+{
+	char buf[256], err[128] = "";
+	char *argv[16];
+	int argc = split("sbatch -N 2 --output=x.out /home/u/train.sbatch --epochs 3", buf, sizeof(buf), argv, 16);
+	struct jobreq_opts o;
+
+	(void)state;
+	jobreq_opts_init(&o);
+	assert_int_equal(jobreq_parse_argv(JOBREQ_SBATCH, argc, argv, &o, NULL, err, sizeof(err)), 0);
+	assert_string_equal(o.script, "/home/u/train.sbatch");
+	assert_int_equal(o.nodes, 2);
+
+	argc = split("sbatch -N 2 --wrap hostname", buf, sizeof(buf), argv, 16);
+	jobreq_opts_init(&o);
+	assert_int_equal(jobreq_parse_argv(JOBREQ_SBATCH, argc, argv, &o, NULL, err, sizeof(err)), 0);
+	assert_string_equal(o.script, "");
+	assert_true(o.wrap);
+}
+
+/* The host program's getopt state must survive the plugin's parse. */
+static void test_getopt_state_restored(void **state)
+{
+	char buf[128], err[128];
+	char *argv[8];
+	int argc = split("sbatch -N 2 job.sh", buf, sizeof(buf), argv, 8);
+	struct jobreq_opts o;
+
+	(void)state;
+	optind = 5;
+	opterr = 1;
+	jobreq_opts_init(&o);
+	assert_int_equal(jobreq_parse_argv(JOBREQ_SBATCH, argc, argv, &o, NULL, err, sizeof(err)), 0);
+	assert_int_equal(optind, 5);
+	assert_int_equal(opterr, 1);
+}
+
+static void test_bad_values(void **state)
+{
+	static const char *const bad[] = {
+		"sbatch -N abc job.sh",
+		"sbatch --gres=gpu:h100:x job.sh",
+		"sbatch --gpus=-3 job.sh",
+		"sbatch --mem=12Q job.sh",
+		"sbatch --ntasks-per-node= job.sh",
+	};
+	static const char *const named[] = { "--nodes", "--gres", "--gpus", "--mem", "--ntasks-per-node" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char buf[128], err[256] = "";
+		char *argv[8];
+		int argc = split(bad[i], buf, sizeof(buf), argv, 8);
+		struct jobreq r;
+
+		assert_int_equal(jobreq_build(JOBREQ_SBATCH, argc, argv, NULL, 0, row_getenv, (void *)"",
+					      &r, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, named[i]));
+	}
+}
+
+static void test_bad_env_names_variable(void **state)
+{
+	char buf[64], err[256] = "";
+	char *argv[4];
+	int argc = split("sbatch job.sh", buf, sizeof(buf), argv, 4);
+	struct jobreq r;
+
+	(void)state;
+	assert_int_equal(jobreq_build(JOBREQ_SBATCH, argc, argv, NULL, 0, row_getenv,
+				      (void *)"SBATCH_GPUS=lots", &r, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "SBATCH_GPUS"));
+}
+
+static void test_mem(void **state)
+{
+	(void)state;
+	assert_int_equal(jobreq_parse_mem_mb("4000"), 4000);
+	assert_int_equal(jobreq_parse_mem_mb("64G"), 65536);
+	assert_int_equal(jobreq_parse_mem_mb("512m"), 512);
+	assert_int_equal(jobreq_parse_mem_mb("1T"), 1048576);
+	assert_int_equal(jobreq_parse_mem_mb("2048K"), 2);
+	assert_int_equal(jobreq_parse_mem_mb("G"), -1);
+	assert_int_equal(jobreq_parse_mem_mb(""), -1);
+}
+
+static void test_mem_and_constraint_fields(void **state)
+{
+	char buf[256], err[128] = "";
+	char *argv[16];
+	int argc = split("sbatch -C h100&ib --mem=64G --mem-per-gpu=80G --exclusive -N1 --gres=gpu:8 j.sh",
+			 buf, sizeof(buf), argv, 16);
+	struct jobreq r;
+
+	(void)state;
+	assert_int_equal(jobreq_build(JOBREQ_SBATCH, argc, argv, NULL, 0, row_getenv, (void *)"",
+				      &r, err, sizeof(err)), 0);
+	assert_string_equal(r.opt.constraint, "h100&ib");
+	assert_int_equal(r.opt.mem_mb, 65536);
+	assert_int_equal(r.opt.mem_per_gpu_mb, 81920);
+	assert_int_equal(r.opt.exclusive, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_script_path),
+		cmocka_unit_test(test_getopt_state_restored),
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_bad_env_names_variable),
+		cmocka_unit_test(test_mem),
+		cmocka_unit_test(test_mem_and_constraint_fields),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
