@@ -1,0 +1,240 @@
+/*
+ * slurmgres.c - GPU type of a partition from Slurm's node Gres.
+ *
+ * policy.yaml may leave a partition's gpu: out (design.md); the type then
+ * comes from the live cluster: the nodes of the partition and their
+ * configured Gres ("gpu:h100:8(S:0-1)"), read with libslurm
+ * (slurm_load_partitions, slurm_load_node).  A partition whose nodes mix
+ * types answers with the type holding the most GPUs.
+ *
+ * A worker thread must never wait on slurmctld (a dead controller costs
+ * MessageTimeout per RPC): a background thread refreshes a cache every
+ * ADVISOR_SLURMGRES_REFRESH_S seconds (default 60) and callers only read
+ * it, waiting at most SLURMGRES_FIRST_WAIT_MS for the very first load.
+ * libslurm calls fatal() when it finds no configuration, so nothing touches
+ * it unless a slurm.conf is readable (SLURM_CONF or /etc/slurm/slurm.conf).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+
+#include "slurmgres.h"
+#include "util.h"
+
+#define SLURMGRES_MAX_PARTS 256
+#define SLURMGRES_NAME 64
+#define SLURMGRES_TYPES 8
+#define SLURMGRES_FIRST_WAIT_MS 250
+#define SLURMGRES_DEFAULT_REFRESH_S 60
+
+struct slurmgres_part {
+	char name[SLURMGRES_NAME];
+	char gpu[SLURMGRES_NAME];
+	bool is_default;
+};
+
+static pthread_once_t slurmgres_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t slurmgres_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t slurmgres_cond = PTHREAD_COND_INITIALIZER;
+static bool slurmgres_enabled;
+static bool slurmgres_loaded;     /* one load finished (even a failed one) */
+static struct slurmgres_part slurmgres_parts[SLURMGRES_MAX_PARTS];
+static size_t slurmgres_nparts;
+
+struct slurmgres_count {
+	char type[SLURMGRES_NAME];
+	long gpus;
+};
+
+/* Adds the typed GPUs of one node's Gres string to counts. */
+static void slurmgres_count_node(const char *gres, struct slurmgres_count *c, size_t *n)
+{
+	char buf[1024];
+	char *save = NULL, *tok;
+
+	if (!gres)
+		return;
+	adv_strlcpy(buf, gres, sizeof(buf));
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *type, *num;
+		long gpus = 1;
+		size_t i;
+
+		tok[strcspn(tok, "(")] = '\0';
+		if (strncmp(tok, "gres/", 5) == 0 || strncmp(tok, "gres:", 5) == 0)
+			tok += 5;
+		if (strncmp(tok, "gpu:", 4) != 0)
+			continue;
+		type = tok + 4;
+		num = strchr(type, ':');
+		if (!num)
+			continue;   /* "gpu:8": untyped */
+		*num++ = '\0';
+		if (adv_parse_long(num, &gpus) != 0 || gpus <= 0)
+			gpus = 1;
+		for (i = 0; i < *n && strcmp(c[i].type, type) != 0; i++)
+			;
+		if (i == *n) {
+			if (*n == SLURMGRES_TYPES)
+				continue;
+			adv_strlcpy(c[i].type, type, sizeof(c[i].type));
+			c[i].gpus = 0;
+			(*n)++;
+		}
+		c[i].gpus += gpus;
+	}
+}
+
+static void slurmgres_part_type(const partition_info_t *p, const node_info_msg_t *nodes,
+				char *gpu, size_t len)
+{
+	struct slurmgres_count counts[SLURMGRES_TYPES];
+	size_t n = 0, i, best = 0;
+	int k;
+
+	gpu[0] = '\0';
+	for (k = 0; p->node_inx && p->node_inx[k] >= 0 && p->node_inx[k + 1] >= 0; k += 2) {
+		int32_t j;
+
+		for (j = p->node_inx[k]; j <= p->node_inx[k + 1]; j++)
+			if (j >= 0 && (uint32_t)j < nodes->record_count)
+				slurmgres_count_node(nodes->node_array[j].gres, counts, &n);
+	}
+	for (i = 1; i < n; i++)
+		if (counts[i].gpus > counts[best].gpus)
+			best = i;
+	if (n)
+		adv_strlcpy(gpu, counts[best].type, len);
+}
+
+static int slurmgres_load(struct slurmgres_part *out, size_t *nout)
+{
+	partition_info_msg_t *parts = NULL;
+	node_info_msg_t *nodes = NULL;
+	uint32_t i;
+
+	if (slurm_load_partitions((time_t)0, &parts, SHOW_ALL) != 0 || !parts)
+		return -1;
+	if (slurm_load_node((time_t)0, &nodes, SHOW_ALL) != 0 || !nodes) {
+		slurm_free_partition_info_msg(parts);
+		return -1;
+	}
+	*nout = 0;
+	for (i = 0; i < parts->record_count && *nout < SLURMGRES_MAX_PARTS; i++) {
+		const partition_info_t *p = &parts->partition_array[i];
+		struct slurmgres_part *e = &out[*nout];
+
+		if (!p->name)
+			continue;
+		adv_strlcpy(e->name, p->name, sizeof(e->name));
+		e->is_default = (p->flags & PART_FLAG_DEFAULT) != 0;
+		slurmgres_part_type(p, nodes, e->gpu, sizeof(e->gpu));
+		(*nout)++;
+	}
+	slurm_free_node_info_msg(nodes);
+	slurm_free_partition_info_msg(parts);
+	return 0;
+}
+
+static void slurmgres_refresh(void)
+{
+	static struct slurmgres_part fresh[SLURMGRES_MAX_PARTS];
+	size_t n = 0;
+	int rc = slurmgres_load(fresh, &n);
+
+	pthread_mutex_lock(&slurmgres_lock);
+	if (rc == 0) {
+		memcpy(slurmgres_parts, fresh, n * sizeof(fresh[0]));
+		slurmgres_nparts = n;
+	}
+	slurmgres_loaded = true;
+	pthread_cond_broadcast(&slurmgres_cond);
+	pthread_mutex_unlock(&slurmgres_lock);
+}
+
+static void *slurmgres_thread(void *arg)
+{
+	long interval = SLURMGRES_DEFAULT_REFRESH_S;
+	const char *env = getenv("ADVISOR_SLURMGRES_REFRESH_S");
+	long v;
+
+	(void)arg;
+	if (env && adv_parse_long(env, &v) == 0 && v > 0)
+		interval = v;
+	slurm_init(NULL);
+	for (;;) {
+		slurmgres_refresh();
+		sleep((unsigned)interval);
+	}
+	return NULL;
+}
+
+static void slurmgres_start(void)
+{
+	const char *conf = getenv("SLURM_CONF");
+	pthread_attr_t attr;
+	pthread_t t;
+
+	if (getenv("ADVISOR_NO_SLURM"))
+		return;
+	if (!(conf && *conf ? access(conf, R_OK) == 0 : access("/etc/slurm/slurm.conf", R_OK) == 0))
+		return;
+	if (pthread_attr_init(&attr) != 0)
+		return;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, slurmgres_thread, NULL) == 0)
+		slurmgres_enabled = true;
+	pthread_attr_destroy(&attr);
+}
+
+static void slurmgres_wait_first(void)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += (long)SLURMGRES_FIRST_WAIT_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	while (!slurmgres_loaded)
+		if (pthread_cond_timedwait(&slurmgres_cond, &slurmgres_lock, &until) == ETIMEDOUT)
+			break;
+}
+
+int slurmgres_gpu_for_partition(const char *partition, char *gpu, size_t len)
+{
+	size_t i;
+	int rc = -1;
+
+	if (gpu && len)
+		gpu[0] = '\0';
+	if (!gpu || !len)
+		return -1;
+	pthread_once(&slurmgres_once, slurmgres_start);
+	if (!slurmgres_enabled)
+		return -1;
+	pthread_mutex_lock(&slurmgres_lock);
+	slurmgres_wait_first();
+	for (i = 0; i < slurmgres_nparts; i++) {
+		const struct slurmgres_part *e = &slurmgres_parts[i];
+		bool match = partition && *partition ? adv_streq_nocase(e->name, partition)
+						     : e->is_default;
+
+		if (match) {
+			if (e->gpu[0]) {
+				adv_strlcpy(gpu, e->gpu, len);
+				rc = 0;
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&slurmgres_lock);
+	return rc;
+}

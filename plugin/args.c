@@ -1,0 +1,102 @@
+/*
+ * args.c - the plugin's plugstack.conf arguments (design.md):
+ *   required spank_advisor.so socket=PATH timeout_ms=N on_unavailable=allow|deny quiet=0|1
+ * Each word is split with getsubopt(3).  An unknown key or a bad value is
+ * reported (the caller logs it) and ignored, so that a typo in
+ * plugstack.conf never stops every job on the cluster.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin.h"
+#include "util.h"
+
+#ifndef ADV_SOCKET_PATH
+#define ADV_SOCKET_PATH "/run/advisor/advisord.sock"
+#endif
+
+enum { ARG_SOCKET, ARG_TIMEOUT, ARG_UNAVAILABLE, ARG_QUIET };
+
+void args_defaults(struct plugin_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	adv_strlcpy(a->socket, ADV_SOCKET_PATH, sizeof(a->socket));
+	a->timeout_ms = PLUGIN_DEFAULT_TIMEOUT_MS;
+}
+
+static void args_complain(char *err, size_t errlen, int *n, const char *what, const char *word)
+{
+	if (err[0])
+		adv_strlcat(err, "; ", errlen);
+	adv_strlcat(err, what, errlen);
+	adv_strlcat(err, " '", errlen);
+	adv_strlcat(err, word, errlen);
+	adv_strlcat(err, "'", errlen);
+	(*n)++;
+}
+
+static int args_apply(struct plugin_args *a, int key, const char *value)
+{
+	long v;
+
+	if (!value)
+		return -1;
+	switch (key) {
+	case ARG_SOCKET:
+		if (!*value || strlen(value) >= sizeof(a->socket))
+			return -1;
+		adv_strlcpy(a->socket, value, sizeof(a->socket));
+		return 0;
+	case ARG_TIMEOUT:
+		if (adv_parse_long(value, &v) != 0 || v < 1 || v > 60000)
+			return -1;
+		a->timeout_ms = (int)v;
+		return 0;
+	case ARG_UNAVAILABLE:
+		if (strcmp(value, "allow") == 0)
+			a->deny_unavailable = false;
+		else if (strcmp(value, "deny") == 0)
+			a->deny_unavailable = true;
+		else
+			return -1;
+		return 0;
+	case ARG_QUIET:
+		if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
+			return -1;
+		a->quiet = value[0] == '1';
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+int args_parse(int argc, char *const argv[], struct plugin_args *a, char *err, size_t errlen)
+{
+	char *const keys[] = { "socket", "timeout_ms", "on_unavailable", "quiet", NULL };
+	int i, problems = 0;
+
+	err[0] = '\0';
+	for (i = 0; i < argc; i++) {
+		char word[PLUGIN_PATH_MAX + 32];
+		char *opt = word, *value;
+		int key;
+
+		/* getsubopt splits on ',' too: a socket path may not contain one. */
+		adv_strlcpy(word, argv[i], sizeof(word));
+		while (*opt) {
+			char *start = opt;
+
+			key = getsubopt(&opt, keys, &value);
+			if (key < 0)
+				args_complain(err, errlen, &problems,
+					      "unknown plugstack.conf argument (accepted: socket=PATH "
+					      "timeout_ms=N on_unavailable=allow|deny quiet=0|1)", start);
+			else if (args_apply(a, key, value) != 0)
+				args_complain(err, errlen, &problems, "bad value in plugstack.conf argument",
+					      argv[i]);
+		}
+	}
+	return problems;
+}

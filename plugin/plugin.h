@@ -1,0 +1,57 @@
+/*
+ * plugin.h - state and entry points shared by the files of spank_advisor.so
+ * (one file per SPANK context, as in pyxis).  Nothing here is exported
+ * from the .so: the build hides every symbol but the SPANK ones.
+ */
+#ifndef ADVISOR_PLUGIN_H
+#define ADVISOR_PLUGIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "engine.h"
+
+#define PLUGIN_PATH_MAX 4096
+#define PLUGIN_DEFAULT_TIMEOUT_MS 300
+#define PLUGIN_MAX_LINES (2 * ADV_MAX_FINDINGS + 4)
+#define PLUGIN_LINE_MAX (ADV_MSG_MAX + ADV_CODE_MAX + 32)
+
+/* plugstack.conf arguments (design.md). */
+struct plugin_args {
+	char socket[PLUGIN_PATH_MAX];
+	int timeout_ms;
+	bool deny_unavailable;    /* on_unavailable=deny */
+	bool quiet;
+};
+
+/* Lines a remote check wants printed (and failed) in task_init. */
+struct plugin_lines {
+	int n;
+	char line[PLUGIN_MAX_LINES][PLUGIN_LINE_MAX];
+};
+
+struct plugin_state {
+	struct plugin_args args;
+	struct adv_workload wl;   /* from the --llm-* option callbacks */
+	int n_llm;                /* how many --llm-* options were given */
+	bool remote_reject;       /* task_init must fail the step */
+	struct plugin_lines remote_lines;
+};
+
+/* args.c: parses "key=value" words; unknown keys and bad values are
+ * reported in err ("; "-separated) and skipped.  Returns their count. */
+void args_defaults(struct plugin_args *a);
+int args_parse(int argc, char *const argv[], struct plugin_args *a, char *err, size_t errlen);
+
+/* report.c: the user-visible lines of a verdict, each "advisor: ..." */
+void report_lines(const struct adv_result *res, const struct adv_request *req,
+		  bool with_warnings, struct plugin_lines *out);
+/* The ADVISOR_* values of design.md, in order of report_var_names. */
+#define REPORT_NVARS 5
+extern const char *const report_var_names[REPORT_NVARS];
+void report_vars(const struct adv_result *res, const char *decision_id,
+		 char values[REPORT_NVARS][64]);
+/* "user" of the calling uid, "" when unknown */
+void report_user_name(unsigned uid, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,152 @@
+/*
+ * remote.c - the node-side check in slurmstepd (SPANK remote context).
+ *
+ * Here Slurm knows the real allocation, so a job that bypassed the
+ * submission check (an edited environment, a private plugstack.conf on the
+ * submit host) is checked again: once per step, on the step's node 0, with
+ * the job's node count and the GPUs Slurm bound on the node
+ * (SLURM_GPUS_ON_NODE), recorded by the daemon with the job id and the
+ * submission's decision id.  A reject fails the step in task_init only:
+ * failing init, init_post_opt or user_init of a batch step makes slurmd
+ * drain the node ("batch job complete failure"), which would punish the
+ * node for the user's mistake.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "util.h"
+#include "wire.h"
+
+static const char *remote_env(char **env, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; env && *env; env++)
+		if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
+			return *env + n + 1;
+	return NULL;
+}
+
+static int remote_env_int(char **env, const char *name)
+{
+	const char *v = remote_env(env, name);
+	long l;
+
+	if (!v || adv_parse_long(v, &l) != 0 || l < 0 || l > 1000000)
+		return 0;
+	return (int)l;
+}
+
+static void remote_fail(struct plugin_state *st, const char *line)
+{
+	st->remote_reject = true;
+	if (st->remote_lines.n < PLUGIN_MAX_LINES)
+		adv_strlcpy(st->remote_lines.line[st->remote_lines.n++], line, PLUGIN_LINE_MAX);
+}
+
+static void remote_annotate(spank_t sp, const struct adv_result *res, const char *id)
+{
+	char values[REPORT_NVARS][64];
+	int i;
+
+	report_vars(res, id, values);
+	for (i = 0; i < REPORT_NVARS; i++)
+		if (values[i][0] && spank_setenv(sp, report_var_names[i], values[i], 1) != ESPANK_SUCCESS)
+			slurm_info("advisor: cannot set %s for the tasks", report_var_names[i]);
+}
+
+/* The job's resources as Slurm allocated them; 1 when nothing to check. */
+static int remote_request(spank_t sp, const struct plugin_state *st, struct adv_request *req,
+			  uint32_t *job_id, const char **parent)
+{
+	uint32_t nodeid = 1, nnodes = 0, uid = 0;
+	char **env = NULL;
+	int nodes, gpn;
+	const char *part;
+
+	if (spank_get_item(sp, S_JOB_NODEID, &nodeid) != ESPANK_SUCCESS || nodeid != 0)
+		return 1;
+	if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS)
+		env = NULL;
+	if (spank_get_item(sp, S_JOB_ID, job_id) != ESPANK_SUCCESS)
+		*job_id = 0;
+	if (spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS)
+		nnodes = 0;
+	/* The job's allocation, not the step's: every step of a job is judged
+	 * like the job, so `srun -N1 hostname` inside it is not a new job. */
+	nodes = remote_env_int(env, "SLURM_JOB_NUM_NODES");
+	if (!nodes)
+		nodes = (int)nnodes;
+	gpn = remote_env_int(env, "SLURM_GPUS_ON_NODE");
+	if (st->n_llm == 0 && gpn == 0)
+		return 1;
+	engine_request_init(req);
+	req->wl = st->wl;
+	req->res.nodes = nodes;
+	req->res.gpus_per_node = gpn;
+	req->res.gpus = nodes * gpn;
+	part = remote_env(env, "SLURM_JOB_PARTITION");
+	if (part)
+		adv_strlcpy(req->res.partition, part, sizeof(req->res.partition));
+	if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS)
+		report_user_name(uid, req->user, sizeof(req->user));
+	*parent = remote_env(env, "ADVISOR_DECISION_ID");
+	if (!*parent)
+		*parent = remote_env(env, "SLURM_SPANK_ADVISOR_DECISION_ID");
+	return 0;
+}
+
+void remote_check(spank_t sp, struct plugin_state *st)
+{
+	struct adv_request req;
+	struct adv_result res;
+	struct plugin_lines lines;
+	char id[64] = "", err[256] = "", line[PLUGIN_LINE_MAX];
+	const char *parent = NULL;
+	uint32_t job_id = 0;
+	int rc, i;
+
+	if (remote_request(sp, st, &req, &job_id, &parent) != 0)
+		return;
+	rc = wire_client_check(st->args.socket, st->args.timeout_ms, &req, ADV_CTX_STEP, job_id,
+			       parent, &res, id, sizeof(id), err, sizeof(err));
+	if (rc != WIRE_OK) {
+		adv_snprintf(line, sizeof(line), "advisor: daemon unavailable at %s (%s%s%s)",
+			     st->args.socket, wire_strerror(rc), err[0] ? ": " : "", err);
+		if (st->args.deny_unavailable) {
+			remote_fail(st, line);
+			remote_fail(st, "advisor: step not started: this cluster requires a check "
+				        "(on_unavailable=deny)");
+		} else {
+			slurm_info("%s; job %u not checked on the node", line, job_id);
+		}
+		return;
+	}
+	slurm_info("advisor: job %u node check: %s (decision %s, parent %s)", job_id,
+		   engine_verdict_name(res.verdict), id, parent ? parent : "none");
+	if (res.verdict == ADV_REJECT) {
+		report_lines(&res, &req, false, &lines);
+		for (i = 0; i < lines.n; i++)
+			remote_fail(st, lines.line[i]);
+		adv_snprintf(line, sizeof(line), "advisor: step rejected on the node (decision %s)", id);
+		remote_fail(st, line);
+		return;
+	}
+	remote_annotate(sp, &res, id);
+}
+
+int remote_task_init(spank_t sp, struct plugin_state *st)
+{
+	int i;
+
+	(void)sp;
+	if (!st->remote_reject)
+		return 0;
+	for (i = 0; i < st->remote_lines.n; i++)
+		slurm_error("%s", st->remote_lines.line[i]);
+	return -1;
+}
