@@ -34,7 +34,8 @@ struct adv_gpu {
 	double tdp_w;
 	double price_per_hour_usd;
 	const char *file;            /* where it was defined */
-	int line;
+	int line;                    /* 1-based position of its name */
+	int column;
 };
 
 enum adv_norm { ADV_NORM_RMSNORM = 0, ADV_NORM_LAYERNORM = 1 };
@@ -75,21 +76,39 @@ struct adv_model {
 	struct adv_moe moe;
 	bool has_mla;
 	struct adv_mla mla;
-	const char *file;
-	int line;
+	const char *file;      /* where it was defined */
+	int line;              /* 1-based position of its name */
+	int column;
 };
 
-/* Parameter counts computed from the architecture (model-math.md). */
+/*
+ * Parameter counts computed from the architecture (model-math.md), as plain
+ * numbers of parameters (not billions).  Bias terms and learned position
+ * embeddings are not counted (they are well under 1% of every catalog model).
+ *
+ * total = embedding + output + final_norm
+ *       + dense_layers * per_layer_dense + moe_layers * per_layer_moe
+ * where moe_layers = layers - moe.dense_layers for MoE models (else 0) and
+ * dense_layers = the other layers.  attn_per_layer is included in both
+ * per-layer figures; so are the layer's two norms.
+ */
 struct adv_params {
 	double total;          /* all parameters */
-	double active;         /* used per token (MoE: top_k + shared experts) */
+	double active;         /* used per token: total minus the routed experts a
+				  token does not visit (MoE: top_k routed + shared) */
 	double embedding;      /* input embedding V*h */
 	double output;         /* output projection V*h, 0 when tied */
-	double per_layer_dense;/* one dense layer: attention + MLP + norms */
-	double per_layer_moe;  /* one MoE layer, all experts (0 for dense models) */
-	double attn_per_layer; /* attention part of a layer */
-	double expert_params;  /* all routed expert parameters of the model */
-	double final_norm;
+	double per_layer_dense;/* one layer with a dense MLP of ffn_hidden:
+				  attention + MLP + 2 norms; counted
+				  dense_layer_count times in total */
+	double per_layer_moe;  /* one MoE layer: attention + router h*E + E routed
+				  experts + shared experts + 2 norms (0 for dense models) */
+	double attn_per_layer; /* attention of one layer (Q, K, V, O; MLA: its
+				  low-rank projections and their norms) */
+	double expert_params;  /* all routed expert MLPs of the model (all MoE layers) */
+	double final_norm;     /* the norm after the last layer */
+	int dense_layer_count; /* layers with a dense MLP */
+	int moe_layer_count;   /* layers with routed experts */
 };
 
 enum catalog_err {

@@ -104,4 +104,13 @@ bool policy_is_admin(const struct adv_policy *p, uid_t uid, const char *user,
 bool policy_is_exempt(const struct adv_policy *p, const char *user, const char *account);
 const char *policy_mode_name(enum adv_mode m);
 
+/*
+ * Renders the policy in force, every default filled in, as YAML that
+ * policy_load() reads back to the same values (for `advisorctl policy`).
+ * A leading comment names the file it came from.  Returns the length
+ * written (buf is always terminated), or -1 when len is too small; 8 KiB
+ * holds any policy with a few dozen partitions.
+ */
+int policy_render_yaml(const struct adv_policy *p, char *buf, size_t len);
+
 #endif
