@@ -1,2 +1,358 @@
-/* placeholder: being written */
+/*
+ * engine.c - the advisor engine: one job's resources and workload in, a
+ * verdict with findings, memory, checkpoint and estimate figures out.
+ *
+ * The order follows the data: resolve names and defaults, resolve the
+ * layout (layout.c), judge its rules, compute memory (memory.c), the
+ * checkpoint interval (checkpoint.c) and estimates (estimate.c), then apply
+ * the policy's mode.  No allocation and no I/O here, so the daemon, the CLI
+ * and the benchmarks get the same answer at the same cost.
+ *
+ * Defaults when an option is not given (documented in advisorctl(1)):
+ * - precision bf16, task train, framework generic, micro-batch 1;
+ * - recompute selective: every current framework (Megatron-Core with
+ *   Transformer Engine, PyTorch SDPA, DeepSpeed) runs a fused, memory-
+ *   efficient attention kernel by default, which never stores the s x s
+ *   attention scores; that is exactly the memory effect of Korthikanti's
+ *   selective recompute.  --llm-recompute=none models the paper's
+ *   no-recompute case with the scores stored;
+ * - sequence min(model max_seq, 4096);
+ * - ZeRO 0 (plain data parallel, Megatron's and DeepSpeed's default), but 3
+ *   with --llm-framework=fsdp (FULL_SHARD), and none for inference;
+ * - sequence parallelism on when TP > 1 (Megatron's recommended setting);
+ * - global batch: m = 4 * PP micro-batches per pipeline (see layout.c), and
+ *   batch-dependent rules (GBS divisibility, bubble) are only judged when
+ *   --llm-gbs is given.
+ * Severity choices: GPU_TYPE_UNKNOWN is a warning (the job may be fine; the
+ * catalog lacks its GPU), MODEL_UNKNOWN a reject (the user can fix the name).
+ */
 #include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "checkpoint.h"
+#include "engine.h"
+#include "estimate.h"
+#include "layout.h"
+#include "memory.h"
+#include "options.h"
+#include "util.h"
+
+#define ENGINE_DEFAULT_SEQ 4096
+#define ENGINE_SUGGESTIONS 3
+#define WARN_MODE_NOTE " [not enforced: advisor mode warn]"
+
+void engine_request_init(struct adv_request *req)
+{
+	memset(req, 0, sizeof(*req));
+	layout_unset(&req->wl.layout);
+	req->wl.zero = ADV_UNSET;
+	req->wl.precision = ADV_UNSET;
+	req->wl.seq = req->wl.mbs = req->wl.gbs = ADV_UNSET;
+	req->wl.recompute = ADV_UNSET;
+	req->wl.task = ADV_UNSET;
+	req->wl.framework = ADV_UNSET;
+	req->wl.mode = ADV_UNSET;
+}
+
+void engine_add_finding(struct adv_result *res, const char *code, enum adv_severity sev,
+			const char *fix, const char *fmt, ...)
+{
+	struct adv_finding *f;
+	va_list ap;
+
+	if (!res || res->n_findings >= ADV_MAX_FINDINGS)
+		return;
+	f = &res->findings[res->n_findings++];
+	adv_strlcpy(f->code, code, sizeof(f->code));
+	f->severity = sev;
+	adv_strlcpy(f->fix, fix ? fix : "", sizeof(f->fix));
+	va_start(ap, fmt);
+	if (vsnprintf(f->message, sizeof(f->message), fmt, ap) < 0)
+		f->message[0] = '\0';
+	va_end(ap);
+}
+
+bool engine_has_finding(const struct adv_result *res, const char *code)
+{
+	int i;
+
+	for (i = 0; i < res->n_findings; i++)
+		if (!strcmp(res->findings[i].code, code))
+			return true;
+	return false;
+}
+
+static const char *name_at(const char *const *names, size_t n, int i)
+{
+	return i >= 0 && (size_t)i < n ? names[i] : "unknown";
+}
+
+const char *engine_verdict_name(enum adv_verdict v)
+{
+	static const char *const n[] = { "accept", "warn", "reject" };
+	return name_at(n, ADV_ARRAY_SIZE(n), (int)v);
+}
+
+const char *engine_severity_name(enum adv_severity s)
+{
+	static const char *const n[] = { "info", "warn", "reject" };
+	return name_at(n, ADV_ARRAY_SIZE(n), (int)s);
+}
+
+const char *engine_precision_name(int p)
+{
+	return name_at(options_precision_names, 4, p);
+}
+
+const char *engine_recompute_name(int r)
+{
+	return name_at(options_recompute_names, 3, r);
+}
+
+const char *engine_task_name(int t)
+{
+	return name_at(options_task_names, 4, t);
+}
+
+const char *engine_framework_name(int f)
+{
+	return name_at(options_framework_names, 4, f);
+}
+
+const char *engine_context_name(enum adv_context c)
+{
+	static const char *const n[] = { "advisorctl", "sbatch", "salloc", "srun", "step" };
+	return name_at(n, ADV_ARRAY_SIZE(n), (int)c);
+}
+
+void engine_layout_string(const struct adv_layout_out *l, char *buf, size_t len)
+{
+	adv_snprintf(buf, len, "tp%d.pp%d.cp%d.ep%d.dp%d", l->tp, l->pp, l->cp, l->ep, l->dp);
+}
+
+/* ---- names ---------------------------------------------------------------- */
+
+/* Case-insensitive edit distance, for "did you mean" suggestions. */
+static int edit_distance(const char *a, const char *b)
+{
+	int row[ADV_NAME_MAX * 2 + 1];
+	size_t la = strlen(a), lb = strlen(b), i, j;
+
+	if (la > ADV_NAME_MAX * 2)
+		la = ADV_NAME_MAX * 2;
+	if (lb > ADV_NAME_MAX * 2)
+		lb = ADV_NAME_MAX * 2;
+
+	for (j = 0; j <= lb; j++)
+		row[j] = (int)j;
+	for (i = 1; i <= la; i++) {
+		int diag = row[0];
+		row[0] = (int)i;
+		for (j = 1; j <= lb; j++) {
+			int up = row[j];
+			int cost = (a[i - 1] | 32) == (b[j - 1] | 32) ? 0 : 1;
+			int best = diag + cost;
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+static void suggest_models(const catalog_t *cat, const char *name, char *fix, size_t len)
+{
+	const char *best[ENGINE_SUGGESTIONS] = { 0 };
+	int dist[ENGINE_SUGGESTIONS] = { 0 };
+	size_t i, n = catalog_model_count(cat), used = 0;
+	int k, j;
+
+	for (i = 0; i < n; i++) {
+		const char *cand = catalog_model_at(cat, i)->name;
+		int d = edit_distance(name, cand);
+		for (k = 0; k < ENGINE_SUGGESTIONS; k++) {
+			if (!best[k] || d < dist[k]) {
+				for (j = ENGINE_SUGGESTIONS - 1; j > k; j--) {
+					best[j] = best[j - 1];
+					dist[j] = dist[j - 1];
+				}
+				best[k] = cand;
+				dist[k] = d;
+				break;
+			}
+		}
+	}
+	fix[0] = '\0';
+	for (k = 0; k < ENGINE_SUGGESTIONS && best[k]; k++)
+		used += adv_snprintf(fix + used, len - used, "%s--llm-model=%s",
+				     k ? " or " : "", best[k]);
+}
+
+static const struct adv_gpu *resolve_gpu(const catalog_t *cat, const struct adv_request *req,
+					 const struct adv_partition *part, struct adv_result *res)
+{
+	const char *name = req->res.gpu[0] ? req->res.gpu : part && part->gpu[0] ? part->gpu : "";
+	const struct adv_gpu *gpu = name[0] ? catalog_find_gpu(cat, name) : NULL;
+
+	if (!gpu)
+		engine_add_finding(res, "GPU_TYPE_UNKNOWN", ADV_SEV_WARN, NULL,
+				   name[0] ? "GPU type '%s' is not in the catalog; memory and estimates are not checked"
+					   : "the job's GPU type is not known%s; memory and estimates are not checked",
+				   name);
+	return gpu;
+}
+
+static const struct adv_model *resolve_model(const catalog_t *cat, const struct adv_request *req,
+					     struct adv_result *res)
+{
+	const struct adv_model *m;
+	char fix[ADV_MSG_MAX];
+
+	if (!req->wl.model[0]) {
+		engine_add_finding(res, "MODEL_NOT_GIVEN", ADV_SEV_INFO, "--llm-model=NAME",
+				   "no --llm-model: only the layout is checked, not memory, checkpoints or estimates");
+		return NULL;
+	}
+	m = catalog_find_model(cat, req->wl.model);
+	if (!m) {
+		suggest_models(cat, req->wl.model, fix, sizeof(fix));
+		engine_add_finding(res, "MODEL_UNKNOWN", ADV_SEV_REJECT, fix[0] ? fix : NULL,
+				   "model '%s' is not in the catalog (advisorctl catalog models lists it)",
+				   req->wl.model);
+	}
+	return m;
+}
+
+static int or_default(int v, int def)
+{
+	return v == ADV_UNSET ? def : v;
+}
+
+static void resolve_workload(const struct adv_request *req, struct adv_job *job)
+{
+	const struct adv_workload *wl = &req->wl;
+	int max_seq = job->model && job->model->max_seq > 0 ? job->model->max_seq : ENGINE_DEFAULT_SEQ;
+
+	job->precision = or_default(wl->precision, ADV_PREC_BF16);
+	job->recompute = or_default(wl->recompute, ADV_RECOMPUTE_SELECTIVE);
+	job->task = or_default(wl->task, ADV_TASK_TRAIN);
+	job->framework = or_default(wl->framework, ADV_FW_GENERIC);
+	job->seq = or_default(wl->seq, max_seq < ENGINE_DEFAULT_SEQ ? max_seq : ENGINE_DEFAULT_SEQ);
+	job->mbs = or_default(wl->mbs, 1);
+	job->lay.zero = or_default(wl->zero, job->framework == ADV_FW_FSDP ? 3 : 0);
+	if (job->task == ADV_TASK_INFER)
+		job->lay.zero = 0;
+}
+
+static void check_precision(const struct adv_job *job, struct adv_result *res)
+{
+	if (job->gpu && job->precision == ADV_PREC_FP8 && job->gpu->fp8_tflops <= 0)
+		engine_add_finding(res, "FP8_UNSUPPORTED", ADV_SEV_REJECT, "--llm-precision=bf16",
+				   "%s has no fp8 tensor cores", job->gpu->name);
+}
+
+/* ---- mode and verdict --------------------------------------------------------- */
+
+static enum adv_mode resolve_mode(const struct adv_policy *pol, const struct adv_request *req,
+				  bool *denied)
+{
+	enum adv_mode mode = policy_mode_for(pol, req->res.partition);
+
+	*denied = false;
+	if (policy_is_exempt(pol, req->user, req->account))
+		return ADV_MODE_OFF;
+	if (req->wl.mode != ADV_UNSET) {
+		if (pol->user_mode_override)
+			return (enum adv_mode)req->wl.mode;
+		*denied = true;
+	}
+	return mode;
+}
+
+static void apply_mode(struct adv_result *res)
+{
+	enum adv_severity worst = ADV_SEV_INFO;
+	int i;
+
+	for (i = 0; i < res->n_findings; i++) {
+		struct adv_finding *f = &res->findings[i];
+		if (res->mode == ADV_MODE_WARN && f->severity == ADV_SEV_REJECT) {
+			f->severity = ADV_SEV_WARN;
+			adv_strlcat(f->message, WARN_MODE_NOTE, sizeof(f->message));
+		}
+		if (f->severity > worst)
+			worst = f->severity;
+	}
+	res->verdict = worst == ADV_SEV_REJECT ? ADV_REJECT
+		     : worst == ADV_SEV_WARN ? ADV_WARN : ADV_ACCEPT;
+}
+
+static void fill_workload(struct adv_result *res, const struct adv_job *job)
+{
+	res->precision = job->precision;
+	res->recompute = job->recompute;
+	res->task = job->task;
+	res->framework = job->framework;
+	res->seq = job->seq;
+	res->mbs = job->mbs;
+	res->gbs = job->gbs;
+}
+
+void engine_check(const catalog_t *cat, const struct adv_policy *pol,
+		  const struct adv_request *req, struct adv_result *res)
+{
+	const struct adv_partition *part = policy_find_partition(pol, req->res.partition);
+	struct adv_job job;
+	struct adv_memory mem;
+	bool denied;
+
+	/* The findings array is written as it fills; clearing it costs more
+	 * than the rest of a check. */
+	memset(res, 0, offsetof(struct adv_result, findings));
+	res->mode = resolve_mode(pol, req, &denied);
+	if (res->mode == ADV_MODE_OFF) {
+		res->verdict = ADV_ACCEPT;
+		return;
+	}
+	if (denied)
+		engine_add_finding(res, "POLICY_MODE_OVERRIDE_DENIED", ADV_SEV_REJECT,
+				   "remove --llm-advisor",
+				   "site policy does not let users choose the advisor mode (--llm-advisor=%s)",
+				   policy_mode_name((enum adv_mode)req->wl.mode));
+	memset(&job, 0, sizeof(job));
+	job.gpu = resolve_gpu(cat, req, part, res);
+	job.model = resolve_model(cat, req, res);
+	if (job.model)
+		catalog_model_params(job.model, &job.params);
+	resolve_workload(req, &job);
+	if (layout_resolve(req, part, &job, res) == 0) {
+		job.gbs_given = req->wl.gbs != ADV_UNSET;
+		job.gbs = job.gbs_given ? req->wl.gbs
+			: layout_default_gbs(job.mbs, job.lay.dp, job.lay.pp);
+		res->has_layout = true;
+		res->layout = job.lay;
+		fill_workload(res, &job);
+		check_precision(&job, res);
+		layout_check(&job, &req->wl.layout, pol, part, res);
+		if (job.model) {
+			memory_estimate(&job, pol, &mem);
+			if (job.gpu) {
+				res->memory = mem;
+				res->has_memory = true;
+				memory_check(&job, pol, &req->wl.layout, &mem, res);
+				estimate_step(&job, pol, req->wl.tokens, &res->estimate);
+				res->has_estimate = true;
+			}
+			ckpt_check(&job, pol, &mem, &req->wl.ckpt, &res->checkpoint, res);
+			res->has_checkpoint = true;
+		}
+	}
+	apply_mode(res);
+}

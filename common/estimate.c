@@ -1,2 +1,223 @@
-/* placeholder: being written */
+/*
+ * estimate.c - how long a step takes, how many tokens a second, how many
+ * days, dollars and megawatt-hours (shared/notes/model-math.md, "Compute,
+ * time, cost").
+ *
+ * The model is deliberately simple and every term is visible:
+ *
+ *   FLOPs per token  = 6 * Psi_active + 12 * L * h * s   (Kaplan et al. 2020;
+ *                      attention term as in PaLM, Chowdhery et al. 2022,
+ *                      appendix B).  Psi_active counts the output layer but not
+ *                      the input embedding, which is a lookup.
+ *   compute          = FLOPs per step * r / (GPUs * peak * MFU)
+ *                      with MFU from policy, peak from the catalog for the
+ *                      precision, r = 4/3 for full recompute (one more forward).
+ *   bubble           = compute * (p - 1) / (m * v)   (Narayanan et al. 2021)
+ *   TP               = L/p * m * 4 all-reduces of s/c * b * h * 2 bytes per
+ *                      micro-batch (6 with full recompute; Shoeybi et al. 2019,
+ *                      section 3), ring cost 2 (t-1)/t * bytes / bandwidth.
+ *   CP               = per layer, (c - 1) exchanges of the local K and V
+ *                      (ring attention), forward and twice backward.
+ *   EP               = per MoE layer 4 all-to-alls of s/c * b * h * 2 * top_k
+ *                      bytes * (e - 1)/e (GShard dispatch and combine).
+ *   DP               = ring all-reduce of the stage's gradients, 2 (n-1)/n *
+ *                      grad bytes / bandwidth; ZeRO-3 adds a weight
+ *                      all-gather in forward and backward (1.5x, ZeRO paper
+ *                      section 7).  Not overlapped: conservative.
+ *   bandwidth        = the catalog's interconnect_gbs when the group fits in
+ *                      one node, else network_gbs.
+ *   step             = compute + bubble + TP + CP + EP + DP (PP point-to-point
+ *                      traffic is small and ignored).
+ *
+ * Monotonicity: with a fixed global batch, doubling the data-parallel size
+ * halves the compute but not the gradient all-reduce, so a job whose
+ * all-reduce costs more than the compute it saves would look slower on more
+ * GPUs.  Such a job can always keep the same global batch on half of the
+ * replicas (twice the gradient accumulation), so the reported step time is
+ * the best over DP, DP/2, DP/4, ... of the same TP/PP/CP layout: more GPUs
+ * never show slower.
+ *
+ * Serving (task infer): decoding is memory-bound, so a pipeline produces
+ * mbs tokens per (weights + KV cache bytes per GPU) / HBM bandwidth.
+ *
+ * Days = tokens / tokens per second; GPU-hours = GPUs * hours; cost =
+ * GPU-hours * catalog price; energy = GPU-hours * TDP * PUE.
+ */
 #include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "estimate.h"
+#include "memory.h"
+#include "util.h"
+
+#define TRAIN_FLOPS_PER_PARAM 6.0
+#define ATTN_FLOPS_PER_LAYER_H_S 12.0
+#define INFER_FLOPS_PER_PARAM 2.0
+#define FULL_RECOMPUTE_FACTOR (8.0 / 6.0)
+#define TP_ALLREDUCES_PER_LAYER 4.0
+#define TP_ALLREDUCES_FULL_RECOMPUTE 6.0
+#define EP_ALL_TO_ALLS_PER_LAYER 4.0
+#define CP_PASSES_PER_LAYER 3.0
+#define ZERO3_COMM_FACTOR 1.5
+#define ACT_BYTES 2.0
+#define DEFAULT_MFU 0.40
+#define DEFAULT_PUE 1.2
+#define DEFAULT_NETWORK_GBS 50.0
+#define GB 1e9
+#define TFLOPS 1e12
+
+double estimate_peak_flops(const struct adv_gpu *gpu, int precision)
+{
+	double bf16 = gpu->bf16_tflops;
+
+	switch (precision) {
+	case ADV_PREC_FP8:
+		return (gpu->fp8_tflops > 0 ? gpu->fp8_tflops : bf16) * TFLOPS;
+	case ADV_PREC_FP32:
+		return (gpu->fp32_tflops > 0 ? gpu->fp32_tflops : bf16) * TFLOPS;
+	default:
+		return bf16 * TFLOPS;
+	}
+}
+
+static double flops_params(const struct adv_job *job)
+{
+	const struct adv_params *p = &job->params;
+
+	/* The logits matmul runs even when the output layer is tied. */
+	return p->active - p->embedding + (job->model->tied_embeddings ? p->embedding : 0);
+}
+
+double estimate_flops_per_token(const struct adv_job *job)
+{
+	const struct adv_model *m = job->model;
+
+	return TRAIN_FLOPS_PER_PARAM * flops_params(job) +
+	       ATTN_FLOPS_PER_LAYER_H_S * m->layers * (double)m->hidden * job->seq;
+}
+
+static double ring(double n)
+{
+	return n > 1 ? 2.0 * (n - 1) / n : 0;
+}
+
+static double link_gbs(const struct adv_job *job, long group_span)
+{
+	const struct adv_gpu *g = job->gpu;
+	double net = g->network_gbs > 0 ? g->network_gbs : DEFAULT_NETWORK_GBS;
+
+	if (job->lay.gpus_per_node > 0 && group_span <= job->lay.gpus_per_node)
+		return g->interconnect_gbs > 0 ? g->interconnect_gbs : net;
+	return net;
+}
+
+static double mfu_of(const struct adv_policy *pol)
+{
+	return pol->mfu > 0 ? pol->mfu : DEFAULT_MFU;
+}
+
+/* Seconds per step of the training layout with dp replicas. */
+static double train_step(const struct adv_job *job, const struct adv_policy *pol, int dp)
+{
+	const struct adv_layout_out *l = &job->lay;
+	const struct adv_model *m = job->model;
+	double t = l->tp, c = l->cp, e = l->ep, s = (double)job->seq / l->cp, b = job->mbs;
+	double gpus = t * l->pp * c * dp, h = m->hidden;
+	double mb = (double)job->gbs / (b * dp), Ls = layout_stage_layers(job);
+	double tokens = (double)job->gbs * job->seq;
+	double r = job->recompute == ADV_RECOMPUTE_FULL ? FULL_RECOMPUTE_FACTOR : 1.0;
+	double compute, bubble, tp = 0, cp = 0, ep = 0, dpc = 0, grad_bytes, n_ar, moe_frac;
+
+	if (mb < 1)
+		mb = 1;
+	compute = estimate_flops_per_token(job) * tokens * r /
+		  (gpus * estimate_peak_flops(job->gpu, job->precision) * mfu_of(pol));
+	bubble = l->pp > 1 ? compute * (l->pp - 1) / (mb * l->vpp) : 0;
+	if (l->tp > 1) {
+		n_ar = job->recompute == ADV_RECOMPUTE_FULL ? TP_ALLREDUCES_FULL_RECOMPUTE
+							    : TP_ALLREDUCES_PER_LAYER;
+		tp = Ls * mb * n_ar * ring(t) * s * b * h * ACT_BYTES /
+		     (link_gbs(job, l->tp) * GB);
+	}
+	if (l->cp > 1) {
+		double kv = 2.0 * s * b * m->kv_heads * m->head_dim * ACT_BYTES / t;
+		cp = Ls * mb * CP_PASSES_PER_LAYER * (c - 1) * kv /
+		     (link_gbs(job, (long)l->tp * l->cp) * GB);
+	}
+	moe_frac = m->has_moe ? (double)(m->layers - m->moe.dense_layers) / m->layers : 0;
+	if (l->ep > 1 && m->has_moe)
+		ep = Ls * moe_frac * mb * EP_ALL_TO_ALLS_PER_LAYER * s * b * h * ACT_BYTES *
+		     m->moe.top_k * (e - 1) / e / t / (link_gbs(job, (long)l->tp * l->ep) * GB);
+	if (dp * c > 1) {
+		/* Gradient bytes of one GPU: its share of the stage's parameters. */
+		double ex = job->params.expert_params;
+		double stage = ((job->params.total - ex) / t + ex / ((double)l->ep * l->etp)) / l->pp;
+		double gb = job->precision == ADV_PREC_FP32 ? 4.0
+			  : pol->grad_bytes > 0 ? pol->grad_bytes : 4.0;
+		grad_bytes = stage * gb * (l->zero >= 3 ? ZERO3_COMM_FACTOR : 1.0);
+		dpc = ring((double)dp * c) * grad_bytes /
+		      (link_gbs(job, (long)l->tp * l->cp * dp) * GB);
+	}
+	return compute + bubble + tp + cp + ep + dpc;
+}
+
+static void estimate_train(const struct adv_job *job, const struct adv_policy *pol,
+			   struct adv_estimate *out)
+{
+	int dp = job->lay.dp;
+	double best = train_step(job, pol, dp);
+
+	while (dp % 2 == 0 && dp > 1) {
+		dp /= 2;
+		best = fmin(best, train_step(job, pol, dp));
+	}
+	out->step_time_s = best;
+	out->tokens_per_s = (double)job->gbs * job->seq / best;
+	out->mfu = estimate_flops_per_token(job) * out->tokens_per_s /
+		   (job->lay.gpus * estimate_peak_flops(job->gpu, job->precision));
+	out->bubble = layout_bubble(job);
+}
+
+static void estimate_infer(const struct adv_job *job, const struct adv_policy *pol,
+			   struct adv_estimate *out)
+{
+	struct adv_memory mem;
+	double bytes, per_token, bw = job->gpu->memory_bandwidth_tbs * TFLOPS;
+
+	memory_estimate(job, pol, &mem);
+	bytes = (mem.weights_gib + mem.kv_cache_gib) * GIB;
+	/* Each stage reads its weights once per decoding step of the batch. */
+	per_token = bw > 0 ? bytes / bw : 0;
+	out->step_time_s = per_token * job->lay.pp;
+	out->tokens_per_s = per_token > 0 ? (double)job->mbs * job->lay.dp / per_token : 0;
+	out->mfu = INFER_FLOPS_PER_PARAM * flops_params(job) * out->tokens_per_s /
+		   (job->lay.gpus * estimate_peak_flops(job->gpu, job->precision));
+	out->bubble = 0;
+}
+
+void estimate_step(const struct adv_job *job, const struct adv_policy *pol, double tokens,
+		   struct adv_estimate *out)
+{
+	double hours, gpu_hours, pue = pol->pue > 0 ? pol->pue : DEFAULT_PUE;
+
+	memset(out, 0, sizeof(*out));
+	if (!job->model)
+		return;
+	out->params_b = job->params.total / 1e9;
+	out->active_params_b = job->params.active / 1e9;
+	if (!job->gpu || job->lay.gpus <= 0)
+		return;
+	if (job->task == ADV_TASK_INFER)
+		estimate_infer(job, pol, out);
+	else
+		estimate_train(job, pol, out);
+	if (tokens <= 0 || out->tokens_per_s <= 0)
+		return;
+	hours = tokens / out->tokens_per_s / 3600.0;
+	gpu_hours = hours * job->lay.gpus;
+	out->train_days = hours / 24.0;
+	out->cost_usd = gpu_hours * job->gpu->price_per_hour_usd;
+	out->energy_mwh = gpu_hours * job->gpu->tdp_w * pue / 1e6;
+}

@@ -1,3 +1,21 @@
+/*
+ * estimate.h - parameters, FLOPs, step time, tokens/s, days, cost, energy
+ * from an analytical model (see estimate.c).
+ */
 #ifndef ADVISOR_ESTIMATE_H
 #define ADVISOR_ESTIMATE_H
+
+#include "layout.h"
+
+/* Peak dense FLOP/s of one GPU for a precision (fp8 falls back to bf16). */
+double estimate_peak_flops(const struct adv_gpu *gpu, int precision);
+/* Model FLOPs per trained token: 6 * Psi_active + 12 * L * h * s. */
+double estimate_flops_per_token(const struct adv_job *job);
+/*
+ * Step time and throughput of the job's layout; tokens (0 = none) gives
+ * train_days, cost and energy.  Needs job->gpu and job->model.
+ */
+void estimate_step(const struct adv_job *job, const struct adv_policy *pol, double tokens,
+		   struct adv_estimate *out);
+
 #endif

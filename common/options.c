@@ -1,2 +1,375 @@
-/* placeholder: being written */
+/*
+ * options.c - parsing of the --llm-* option values (design.md, "User
+ * options").  The SPANK plugin, advisorctl and the daemon all go through
+ * these functions so that every front end accepts and refuses exactly the
+ * same strings, with a message that names the option and what it accepts.
+ *
+ * These parse option VALUES (after getopt_long / SPANK has split the
+ * command line): a comma list of parallel sizes, durations and enums.
+ */
 #include "config.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "options.h"
+#include "util.h"
+
+/* Sizes above this are typing errors, not clusters. */
+#define OPT_MAX_PARALLEL (1L << 20)
+/* A year: longer checkpoint intervals are typing errors. */
+#define OPT_MAX_DURATION_S (366.0 * 86400.0)
+#define OPT_TOKEN_MAX 32
+
+const char *const options_precision_names[] = { "bf16", "fp16", "fp8", "fp32", NULL };
+const char *const options_recompute_names[] = { "none", "selective", "full", NULL };
+const char *const options_task_names[] = { "train", "finetune", "lora", "infer", NULL };
+const char *const options_framework_names[] = { "generic", "megatron", "deepspeed", "fsdp", NULL };
+const char *const options_mode_names[] = { "off", "warn", "enforce", NULL };
+static const char *const zero_names[] = { "0", "1", "2", "3", NULL };
+
+static const char layout_forms[] =
+	"accepted form: a comma list of tpN, ppN, cpN, epN, etpN, vppN, dpN "
+	"(N >= 1, each at most once) and sp or nosp, e.g. --llm-layout=tp8,pp4,sp";
+
+/* "--llm-zero: 'x' is not valid; accepted values: 0, 1, 2, 3" */
+static int fail(char *err, size_t errlen, const char *opt, const char *val,
+		const char *why, const char *accepted)
+{
+	if (err && errlen)
+		adv_snprintf(err, errlen, "%s: '%s' is not valid%s; %s", opt, val, why, accepted);
+	return -1;
+}
+
+/* The field of a layout named by a token prefix ("etp" before "ep"). */
+static int *layout_field(struct adv_layout *lay, const char *tok, size_t *plen)
+{
+	static const struct {
+		const char *prefix;
+		size_t off;
+	} fields[] = {
+		{ "etp", offsetof(struct adv_layout, etp) },
+		{ "vpp", offsetof(struct adv_layout, vpp) },
+		{ "tp", offsetof(struct adv_layout, tp) },
+		{ "pp", offsetof(struct adv_layout, pp) },
+		{ "cp", offsetof(struct adv_layout, cp) },
+		{ "ep", offsetof(struct adv_layout, ep) },
+		{ "dp", offsetof(struct adv_layout, dp) },
+	};
+	size_t i;
+
+	for (i = 0; i < ADV_ARRAY_SIZE(fields); i++) {
+		size_t n = strlen(fields[i].prefix);
+		if (strncasecmp(tok, fields[i].prefix, n) == 0 &&
+		    isdigit((unsigned char)tok[n])) {
+			*plen = n;
+			return (int *)((char *)lay + fields[i].off);
+		}
+	}
+	return NULL;
+}
+
+static int layout_token(const char *tok, struct adv_layout *lay, char *err, size_t errlen)
+{
+	size_t plen;
+	long v;
+	int *field;
+
+	if (adv_streq_nocase(tok, "sp") || adv_streq_nocase(tok, "nosp")) {
+		if (lay->sp != ADV_UNSET)
+			return fail(err, errlen, "--llm-layout", tok, ": given twice",
+				    layout_forms);
+		lay->sp = adv_streq_nocase(tok, "sp") ? 1 : 0;
+		return 0;
+	}
+	field = layout_field(lay, tok, &plen);
+	if (!field || adv_parse_long(tok + plen, &v) != 0 || v < 0 || v > OPT_MAX_PARALLEL)
+		return fail(err, errlen, "--llm-layout", tok, "",
+			    layout_forms);
+	if (v == 0)
+		return fail(err, errlen, "--llm-layout", tok, ": sizes start at 1",
+			    layout_forms);
+	if (*field != ADV_UNSET)
+		return fail(err, errlen, "--llm-layout", tok, ": this size is already given",
+			    layout_forms);
+	*field = (int)v;
+	return 0;
+}
+
+int options_parse_layout(const char *s, struct adv_layout *lay, char *err, size_t errlen)
+{
+	struct adv_layout tmp = *lay;
+	const char *p = s;
+
+	if (!s || !*s)
+		return fail(err, errlen, "--llm-layout", "", ": empty", layout_forms);
+	/* Duplicates are judged within this string, so start from unset. */
+	tmp.tp = tmp.pp = tmp.cp = tmp.ep = tmp.etp = tmp.vpp = tmp.dp = ADV_UNSET;
+	tmp.sp = ADV_UNSET;
+	for (;;) {
+		char tok[OPT_TOKEN_MAX];
+		size_t n = strcspn(p, ",");
+
+		if (n == 0 || n >= sizeof(tok)) {
+			adv_strlcpy(tok, p, sizeof(tok));
+			tok[n < sizeof(tok) ? n : sizeof(tok) - 1] = '\0';
+			return fail(err, errlen, "--llm-layout",
+				    n == 0 ? s : tok, "", layout_forms);
+		}
+		memcpy(tok, p, n);
+		tok[n] = '\0';
+		if (layout_token(tok, &tmp, err, errlen) != 0)
+			return -1;
+		if (p[n] == '\0')
+			break;
+		p += n + 1;
+	}
+	*lay = tmp;
+	return 0;
+}
+
+static const char duration_forms[] =
+	"accepted values: a positive duration such as 90s, 30m, 2h, 1h30m, 1d or plain seconds";
+
+int options_parse_duration(const char *s, double *seconds, char *err, size_t errlen)
+{
+	static const struct {
+		char unit;
+		double scale;
+	} units[] = { { 'd', 86400 }, { 'h', 3600 }, { 'm', 60 }, { 's', 1 } };
+	const char *p = s;
+	size_t next = 0;
+	double total = 0;
+	long bare;
+
+	if (s && adv_parse_long(s, &bare) == 0) {
+		if (bare <= 0 || bare > OPT_MAX_DURATION_S)
+			return fail(err, errlen, "duration", s, "",
+				    duration_forms);
+		*seconds = (double)bare;
+		return 0;
+	}
+	if (!s || !*s)
+		return fail(err, errlen, "duration", "", "",
+			    duration_forms);
+	while (*p) {
+		char num[16];
+		size_t n = 0;
+		long v;
+
+		while (isdigit((unsigned char)p[n]) && n < sizeof(num) - 1)
+			n++;
+		if (n == 0 || n >= sizeof(num) - 1)
+			return fail(err, errlen, "duration", s, "",
+				    duration_forms);
+		memcpy(num, p, n);
+		num[n] = '\0';
+		if (adv_parse_long(num, &v) != 0)
+			return fail(err, errlen, "duration", s, "",
+				    duration_forms);
+		/* Units must come in decreasing order, each at most once. */
+		while (next < ADV_ARRAY_SIZE(units) &&
+		       units[next].unit != tolower((unsigned char)p[n]))
+			next++;
+		if (next == ADV_ARRAY_SIZE(units))
+			return fail(err, errlen, "duration", s, "",
+				    duration_forms);
+		total += (double)v * units[next].scale;
+		next++;
+		p += n + 1;
+	}
+	if (total <= 0 || total > OPT_MAX_DURATION_S)
+		return fail(err, errlen, "duration", s, "",
+			    duration_forms);
+	*seconds = total;
+	return 0;
+}
+
+static const char ckpt_forms[] =
+	"accepted values: DURATION[,async] (90s, 30m, 2h, 1h30m, 1d) or off";
+
+int options_parse_ckpt(const char *s, struct adv_ckpt_req *ck, char *err, size_t errlen)
+{
+	char buf[64];
+	char *comma;
+	struct adv_ckpt_req out = { .given = true };
+
+	if (!s || !*s || strlen(s) >= sizeof(buf))
+		return fail(err, errlen, "--llm-ckpt",
+			    s ? s : "", "", ckpt_forms);
+	if (adv_streq_nocase(s, "off")) {
+		out.off = true;
+		*ck = out;
+		return 0;
+	}
+	adv_strlcpy(buf, s, sizeof(buf));
+	comma = strchr(buf, ',');
+	if (comma) {
+		*comma = '\0';
+		if (adv_streq_nocase(comma + 1, "async"))
+			out.async = true;
+		else if (!adv_streq_nocase(comma + 1, "sync"))
+			return fail(err, errlen, "--llm-ckpt", s, "",
+				    ckpt_forms);
+	}
+	if (options_parse_duration(buf, &out.interval_s, NULL, 0) != 0)
+		return fail(err, errlen, "--llm-ckpt", s, "",
+			    ckpt_forms);
+	*ck = out;
+	return 0;
+}
+
+int options_parse_int(const char *name, const char *s, long min, long max, int *out,
+		      char *err, size_t errlen)
+{
+	long v;
+
+	if (!s || adv_parse_long(s, &v) != 0 || v < min || v > max) {
+		if (err && errlen)
+			adv_snprintf(err, errlen,
+				     "%s: '%s' is not valid; accepted values: an integer from %ld to %ld",
+				     name, s ? s : "", min, max);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+int options_parse_enum(const char *name, const char *s, const char *const *names,
+		       int *out, char *err, size_t errlen)
+{
+	size_t i;
+	size_t used;
+
+	for (i = 0; s && names[i]; i++) {
+		if (adv_streq_nocase(s, names[i])) {
+			*out = (int)i;
+			return 0;
+		}
+	}
+	if (!err || !errlen)
+		return -1;
+	used = adv_snprintf(err, errlen, "%s: '%s' is not valid; accepted values: ", name,
+			    s ? s : "");
+	for (i = 0; names[i]; i++) {
+		if (i)
+			adv_strlcat(err, ", ", errlen);
+		adv_strlcat(err, names[i], errlen);
+	}
+	(void)used;
+	return -1;
+}
+
+/* "15T", "300B", "2e12": a token count for the estimates. */
+static int parse_tokens(const char *s, double *out, char *err, size_t errlen)
+{
+	static const struct {
+		char suffix;
+		double scale;
+	} sfx[] = { { 'K', 1e3 }, { 'M', 1e6 }, { 'B', 1e9 }, { 'G', 1e9 }, { 'T', 1e12 } };
+	char buf[48];
+	size_t n, i;
+	double scale = 1, v;
+
+	if (!s || !*s || strlen(s) >= sizeof(buf))
+		goto bad;
+	adv_strlcpy(buf, s, sizeof(buf));
+	n = strlen(buf);
+	for (i = 0; i < ADV_ARRAY_SIZE(sfx); i++) {
+		if (n > 1 && toupper((unsigned char)buf[n - 1]) == sfx[i].suffix) {
+			scale = sfx[i].scale;
+			buf[n - 1] = '\0';
+			break;
+		}
+	}
+	if (adv_parse_double(buf, &v) != 0 || v <= 0 || !isfinite(v * scale))
+		goto bad;
+	*out = v * scale;
+	return 0;
+bad:
+	return fail(err, errlen, "--tokens", s ? s : "", "",
+		    "accepted values: a positive token count such as 15T, 300B, 2e12");
+}
+
+static int apply_model(struct adv_workload *wl, const char *value, char *err, size_t errlen)
+{
+	if (!value || !*value || strlen(value) >= sizeof(wl->model))
+		return fail(err, errlen, "--llm-model",
+			    value ? value : "", "",
+			    "accepted values: a catalog model name or alias (advisorctl catalog models)");
+	adv_strlcpy(wl->model, value, sizeof(wl->model));
+	return 0;
+}
+
+int options_apply(struct adv_workload *wl, const char *name, const char *value,
+		  char *err, size_t errlen)
+{
+	if (name && strncasecmp(name, "llm-", 4) == 0)
+		name += 4;
+	if (!name)
+		name = "";
+	if (!strcmp(name, "model"))
+		return apply_model(wl, value, err, errlen);
+	if (!strcmp(name, "layout"))
+		return options_parse_layout(value, &wl->layout, err, errlen);
+	if (!strcmp(name, "zero"))
+		return options_parse_enum("--llm-zero", value, zero_names, &wl->zero, err, errlen);
+	if (!strcmp(name, "precision"))
+		return options_parse_enum("--llm-precision", value, options_precision_names,
+					  &wl->precision, err, errlen);
+	if (!strcmp(name, "seq"))
+		return options_parse_int("--llm-seq", value, 1, 1L << 24, &wl->seq, err, errlen);
+	if (!strcmp(name, "mbs"))
+		return options_parse_int("--llm-mbs", value, 1, 1L << 16, &wl->mbs, err, errlen);
+	if (!strcmp(name, "gbs"))
+		return options_parse_int("--llm-gbs", value, 1, 1L << 26, &wl->gbs, err, errlen);
+	if (!strcmp(name, "recompute"))
+		return options_parse_enum("--llm-recompute", value, options_recompute_names,
+					  &wl->recompute, err, errlen);
+	if (!strcmp(name, "task"))
+		return options_parse_enum("--llm-task", value, options_task_names, &wl->task,
+					  err, errlen);
+	if (!strcmp(name, "framework"))
+		return options_parse_enum("--llm-framework", value, options_framework_names,
+					  &wl->framework, err, errlen);
+	if (!strcmp(name, "ckpt"))
+		return options_parse_ckpt(value, &wl->ckpt, err, errlen);
+	if (!strcmp(name, "advisor"))
+		return options_parse_enum("--llm-advisor", value, options_mode_names, &wl->mode,
+					  err, errlen);
+	if (!strcmp(name, "tokens"))
+		return parse_tokens(value, &wl->tokens, err, errlen);
+	if (err && errlen)
+		adv_snprintf(err, errlen,
+			     "--llm-%s: unknown option; accepted options: model, layout, zero, "
+			     "precision, seq, mbs, gbs, recompute, task, framework, ckpt, "
+			     "advisor, tokens", name);
+	return -1;
+}
+
+void options_format_duration(double seconds, char *buf, size_t len)
+{
+	long s = lround(seconds);
+	long d = s / 86400, h = (s % 86400) / 3600, m = (s % 3600) / 60, sec = s % 60;
+	size_t n = 0;
+
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+	if (s <= 0) {
+		adv_strlcpy(buf, "0s", len);
+		return;
+	}
+	if (d)
+		n += adv_snprintf(buf + n, len - n, "%ldd", d);
+	if (h)
+		n += adv_snprintf(buf + n, len - n, "%ldh", h);
+	if (m)
+		n += adv_snprintf(buf + n, len - n, "%ldm", m);
+	if (sec)
+		adv_snprintf(buf + n, len - n, "%lds", sec);
+}

@@ -1,2 +1,413 @@
-/* placeholder: being written */
-int main(void) { return 77; }
+/*
+ * test_memory.c - per-GPU memory against published figures.
+ *
+ * References: the ZeRO paper's 7.5B / N_d = 64 example (Rajbhandari et al.
+ * 2020, figure 1: 120 -> 31.4 -> 16.6 -> 1.9 GB), the Llama-3-70B KV cache
+ * (2 * 80 layers * 8 KV heads * 128 * 2 B = 320 KiB per token), GPT-3 175B
+ * as trained in Korthikanti et al. 2022 (64 A100 80 GB, TP8 PP8 v=3, SP +
+ * selective recompute) and the impossibility of plain-DDP 70B training.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "catalog.h"
+#include "engine.h"
+#include "layout.h"
+#include "memory.h"
+#include "options.h"
+#include "policy.h"
+
+#define SHIPPED SRCDIR "/etc/catalog.yaml"
+
+struct state {
+	catalog_t *cat;
+	struct adv_policy pol;
+};
+
+static int setup(void **st)
+{
+	struct state *s = calloc(1, sizeof(*s));
+	char err[ADV_ERR_MAX];
+
+	if (!s)
+		return -1;
+	*st = s;
+	s->cat = catalog_create();
+	if (!s->cat || catalog_load(s->cat, SHIPPED, err, sizeof(err)) != CATALOG_OK) {
+		fprintf(stderr, "catalog: %s\n", err);
+		return -1;
+	}
+	policy_defaults(&s->pol);
+	return 0;
+}
+
+static int teardown(void **st)
+{
+	struct state *s = *st;
+
+	catalog_destroy(s->cat);
+	free(s);
+	return 0;
+}
+
+static void req_init(struct adv_request *r, const char *gpu, int gpus, const char *model)
+{
+	engine_request_init(r);
+	snprintf(r->res.gpu, sizeof(r->res.gpu), "%s", gpu);
+	r->res.gpus = gpus;
+	snprintf(r->wl.model, sizeof(r->wl.model), "%s", model);
+}
+
+static void check(struct state *s, const struct adv_request *r, struct adv_result *res)
+{
+	engine_check(s->cat, &s->pol, r, res);
+}
+
+/* ZeRO paper figure 1: Psi = 7.5B, N_d = 64, K = 12, 2-byte gradients. */
+static void test_zero_paper(void **st)
+{
+	struct mem_state_bytes b = { .weights = 2, .grads = 2, .optimizer = 12 };
+	static const double expect_gb[4] = { 120.0, 31.4, 16.6, 1.9 };
+	double w, g, o;
+	int z;
+
+	(void)st;
+	for (z = 0; z <= 3; z++) {
+		memory_model_states(7.5e9, 64, z, &b, &w, &g, &o);
+		assert_true(fabs((w + g + o) / 1e9 - expect_gb[z]) <= 0.02 * expect_gb[z]);
+	}
+}
+
+/* 320 KiB per token for Llama-3-70B in bf16, exactly; / TP while g >= t. */
+static void test_kv_llama70b(void **st)
+{
+	struct state *s = *st;
+	const struct adv_model *m = catalog_find_model(s->cat, "llama3-70b");
+
+	assert_non_null(m);
+	assert_true(memory_kv_bytes_per_token(m, ADV_PREC_BF16, 1, 1) == 320.0 * 1024);
+	assert_true(memory_kv_bytes_per_token(m, ADV_PREC_BF16, 8, 1) == 40.0 * 1024);
+	/* TP 16 > 8 KV heads: each rank still keeps one head. */
+	assert_true(memory_kv_bytes_per_token(m, ADV_PREC_BF16, 16, 1) == 40.0 * 1024);
+	assert_true(memory_kv_bytes_per_token(m, ADV_PREC_FP8, 1, 1) == 160.0 * 1024);
+}
+
+/* MLA caches kv_lora_rank + rope dim per layer, independent of TP. */
+static void test_kv_mla(void **st)
+{
+	struct state *s = *st;
+	const struct adv_model *m = catalog_find_model(s->cat, "deepseek-v3");
+
+	assert_non_null(m);
+	assert_true(memory_kv_bytes_per_token(m, ADV_PREC_BF16, 1, 1) == (512 + 64) * 61 * 2.0);
+	assert_true(memory_kv_bytes_per_token(m, ADV_PREC_BF16, 8, 1) == (512 + 64) * 61 * 2.0);
+}
+
+static void gpt3_request(struct adv_request *r)
+{
+	req_init(r, "a100-80gb", 64, "gpt3-175b");
+	r->wl.layout.tp = 8;
+	r->wl.layout.pp = 8;
+	r->wl.layout.vpp = 3;
+	r->wl.layout.sp = 1;
+	r->wl.recompute = ADV_RECOMPUTE_SELECTIVE;
+	r->wl.mbs = 1;
+	r->wl.gbs = 64;
+	r->wl.seq = 2048;
+	r->wl.framework = ADV_FW_MEGATRON;
+}
+
+/* Korthikanti et al. 2022, table 3: GPT-3 175B trains on 64 A100 80 GB. */
+static void test_gpt3_fits(void **st)
+{
+	struct state *s = *st;
+	struct adv_request r;
+	struct adv_result res;
+
+	gpt3_request(&r);
+	check(s, &r, &res);
+	assert_true(res.has_memory);
+	print_message("gpt3-175b tp8 pp8 v3: %.1f GiB (w %.1f g %.1f o %.1f a %.1f)\n",
+		      res.memory.per_gpu_gib, res.memory.weights_gib, res.memory.grads_gib,
+		      res.memory.optimizer_gib, res.memory.activations_gib);
+	assert_true(res.memory.per_gpu_gib >= 50 && res.memory.per_gpu_gib <= 65);
+	assert_false(engine_has_finding(&res, "MEM_OVER_CAPACITY"));
+	assert_int_not_equal(res.verdict, ADV_REJECT);
+}
+
+/* Interleaving raises the first stage's activations by 1 + (p-1)/(p v). */
+static void test_interleave_factor(void **st)
+{
+	struct state *s = *st;
+	struct adv_request r;
+	struct adv_result a, b;
+
+	gpt3_request(&r);
+	check(s, &r, &a);
+	r.wl.layout.vpp = ADV_UNSET;
+	check(s, &r, &b);
+	assert_true(fabs(a.memory.activations_gib / b.memory.activations_gib -
+			 (1.0 + 7.0 / 24.0)) < 0.05);
+}
+
+/* Each recompute mode is modelled: none > selective > full. */
+static void test_recompute_modes(void **st)
+{
+	struct state *s = *st;
+	struct adv_request r;
+	struct adv_result none, sel, full;
+
+	gpt3_request(&r);
+	r.wl.recompute = ADV_RECOMPUTE_NONE;
+	check(s, &r, &none);
+	r.wl.recompute = ADV_RECOMPUTE_SELECTIVE;
+	check(s, &r, &sel);
+	r.wl.recompute = ADV_RECOMPUTE_FULL;
+	check(s, &r, &full);
+	assert_true(none.memory.activations_gib > sel.memory.activations_gib);
+	assert_true(sel.memory.activations_gib > 3 * full.memory.activations_gib);
+	/* Korthikanti: selective is 34/(34 + 5as/h) of none at s=2048, a=96, h=12288. */
+	assert_true(fabs(sel.memory.activations_gib / none.memory.activations_gib -
+			 34.0 / (34.0 + 5.0 * 96 * 2048 / 12288)) < 0.05);
+}
+
+/* SP divides the 10 sbh that TP alone leaves replicated. */
+static void test_sequence_parallel(void **st)
+{
+	struct state *s = *st;
+	struct adv_request r;
+	struct adv_result sp, nosp;
+
+	gpt3_request(&r);
+	check(s, &r, &sp);
+	r.wl.layout.sp = 0;
+	check(s, &r, &nosp);
+	assert_true(nosp.memory.activations_gib > 2 * sp.memory.activations_gib);
+	assert_true(engine_has_finding(&nosp, "SP_OFF_WITH_TP"));
+	assert_false(engine_has_finding(&sp, "SP_OFF_WITH_TP"));
+}
+
+/* 70B x 18 B/param = 1.2 TiB on every GPU: plain DDP can never train it. */
+static void test_llama70b_ddp_rejected(void **st)
+{
+	struct state *s = *st;
+	struct adv_request r;
+	struct adv_result res;
+
+	req_init(&r, "h100", 64, "llama3-70b");
+	r.wl.task = ADV_TASK_FINETUNE;
+	r.wl.zero = 0;
+	r.wl.layout.tp = 1;
+	r.wl.layout.pp = 1;
+	check(s, &r, &res);
+	assert_true(engine_has_finding(&res, "MEM_OVER_CAPACITY"));
+	assert_int_equal(res.verdict, ADV_REJECT);
+	assert_true(res.memory.per_gpu_gib > 1000);
+	print_message("70B DDP fix: %s\n", res.findings[0].fix);
+}
+
+static const struct adv_finding *finding(const struct adv_result *res, const char *code)
+{
+	int i;
+
+	for (i = 0; i < res->n_findings; i++)
+		if (!strcmp(res->findings[i].code, code))
+			return &res->findings[i];
+	return NULL;
+}
+
+/*
+ * Applies every alternative of a MEM_OVER_CAPACITY fix ("--llm-zero=3 (x GiB
+ * per GPU); --llm-recompute=full (y GiB per GPU)") to the request and checks
+ * that each one fits with the memory the fix announced.  Returns how many.
+ */
+static int apply_each_fix(struct state *s, const struct adv_request *r, const char *fix)
+{
+	char buf[ADV_MSG_MAX], *alt, *save = NULL, err[256];
+	int count = 0;
+
+	snprintf(buf, sizeof(buf), "%s", fix);
+	for (alt = strtok_r(buf, ";", &save); alt; alt = strtok_r(NULL, ";", &save)) {
+		struct adv_request t = *r;
+		struct adv_result res;
+		char *tok, *save2 = NULL, *paren = strchr(alt, '(');
+		double announced;
+
+		assert_non_null(paren);
+		assert_int_equal(sscanf(paren, "(%lf GiB per GPU)", &announced), 1);
+		*paren = '\0';
+		for (tok = strtok_r(alt, " ", &save2); tok; tok = strtok_r(NULL, " ", &save2)) {
+			char *eq = strchr(tok, '=');
+			assert_non_null(eq);
+			assert_true(strncmp(tok, "--llm-", 6) == 0);
+			*eq = '\0';
+			if (options_apply(&t.wl, tok + 6, eq + 1, err, sizeof(err)) != 0)
+				fail_msg("%s", err);
+		}
+		engine_check(s->cat, &s->pol, &t, &res);
+		assert_false(engine_has_finding(&res, "MEM_OVER_CAPACITY"));
+		assert_true(fabs(res.memory.per_gpu_gib - announced) < 0.051);
+		count++;
+	}
+	return count;
+}
+
+/* Every fix offered for MEM_OVER_CAPACITY fits when applied. */
+static void test_over_capacity_fix_fits(void **st)
+{
+	struct state *s = *st;
+	struct adv_request r;
+	struct adv_result res;
+	const struct adv_finding *f;
+
+	req_init(&r, "h100", 64, "llama3-70b");
+	r.wl.layout.tp = 8;
+	r.wl.seq = 8192;
+	r.wl.zero = 1;
+	r.wl.recompute = ADV_RECOMPUTE_NONE;
+	check(s, &r, &res);
+	f = finding(&res, "MEM_OVER_CAPACITY");
+	assert_non_null(f);
+	print_message("fix: %s\n", f->fix);
+	assert_non_null(strstr(f->fix, "--llm-recompute=full"));
+	assert_true(apply_each_fix(s, &r, f->fix) >= 1);
+	/* The combined fix of the plain-DDP 70B job fits as well. */
+	req_init(&r, "h100", 64, "llama3-70b");
+	r.wl.zero = 0;
+	check(s, &r, &res);
+	f = finding(&res, "MEM_OVER_CAPACITY");
+	assert_non_null(f);
+	print_message("fix: %s\n", f->fix);
+	assert_int_equal(apply_each_fix(s, &r, f->fix), 1);
+}
+
+/* ZeRO stages shrink memory monotonically; FSDP means ZeRO-3. */
+static void test_zero_stages_and_fsdp(void **st)
+{
+	struct state *s = *st;
+	struct adv_request r;
+	struct adv_result res[4], fsdp;
+	int z;
+
+	req_init(&r, "h100", 64, "llama3-8b");
+	for (z = 0; z <= 3; z++) {
+		r.wl.zero = z;
+		check(s, &r, &res[z]);
+		if (z)
+			assert_true(res[z].memory.per_gpu_gib < res[z - 1].memory.per_gpu_gib);
+	}
+	r.wl.zero = ADV_UNSET;
+	r.wl.framework = ADV_FW_FSDP;
+	check(s, &r, &fsdp);
+	assert_int_equal(fsdp.layout.zero, 3);
+	assert_true(fabs(fsdp.memory.per_gpu_gib - res[3].memory.per_gpu_gib) < 1e-9);
+}
+
+/* Inference: weights + KV cache; 70B bf16 on 4 x H100 with TP4 at 8K x 8. */
+static void test_inference(void **st)
+{
+	struct state *s = *st;
+	struct adv_request r;
+	struct adv_result res;
+	double w;
+
+	req_init(&r, "h100", 4, "llama3-70b");
+	r.wl.task = ADV_TASK_INFER;
+	r.wl.layout.tp = 4;
+	r.wl.seq = 8192;
+	r.wl.mbs = 8;
+	check(s, &r, &res);
+	w = 70.55e9 * 2 / 4 / (1024.0 * 1024 * 1024);
+	assert_true(fabs(res.memory.weights_gib - w) < 0.02 * w);
+	/* 8 sequences x 8192 tokens x 320 KiB / 4 = 5 GiB. */
+	assert_true(fabs(res.memory.kv_cache_gib - 5.0) < 1e-9);
+	assert_true(res.memory.grads_gib == 0 && res.memory.optimizer_gib == 0);
+	assert_false(engine_has_finding(&res, "MEM_OVER_CAPACITY"));
+	/* The same on a single GPU does not fit. */
+	r.res.gpus = 1;
+	r.wl.layout.tp = ADV_UNSET;
+	check(s, &r, &res);
+	assert_true(engine_has_finding(&res, "MEM_OVER_CAPACITY"));
+}
+
+/* LoRA: the base is frozen, so 70B fits where full fine-tuning does not. */
+static void test_lora(void **st)
+{
+	struct state *s = *st;
+	struct adv_request r;
+	struct adv_result lora, full;
+
+	req_init(&r, "h100", 8, "llama3-70b");
+	r.wl.layout.tp = 8;
+	r.wl.task = ADV_TASK_LORA;
+	check(s, &r, &lora);
+	r.wl.task = ADV_TASK_FINETUNE;
+	check(s, &r, &full);
+	assert_false(engine_has_finding(&lora, "MEM_OVER_CAPACITY"));
+	assert_true(engine_has_finding(&full, "MEM_OVER_CAPACITY"));
+	assert_true(lora.memory.optimizer_gib < 1.0);
+}
+
+/* MoE: expert parameters shard over EP. */
+static void test_moe_expert_sharding(void **st)
+{
+	struct state *s = *st;
+	struct adv_request r;
+	struct adv_result e1, e8;
+
+	req_init(&r, "h100", 64, "mixtral-8x7b");
+	r.wl.layout.tp = 1;
+	check(s, &r, &e1);
+	r.wl.layout.ep = 8;
+	check(s, &r, &e8);
+	assert_true(e8.memory.weights_gib < e1.memory.weights_gib / 3);
+	assert_false(engine_has_finding(&e8, "EP_NOT_DIVIDE_EXPERTS"));
+}
+
+/* Within the headroom band the verdict is a warning, not a reject. */
+static void test_low_headroom(void **st)
+{
+	struct state *s = *st;
+	struct adv_request r;
+	struct adv_result res;
+
+	gpt3_request(&r);
+	check(s, &r, &res);
+	/* Narrow usable memory to just above the estimate. */
+	s->pol.reserve_gib = res.memory.capacity_gib - res.memory.per_gpu_gib * 1.05;
+	check(s, &r, &res);
+	policy_defaults(&s->pol);
+	assert_true(engine_has_finding(&res, "MEM_LOW_HEADROOM"));
+	assert_false(engine_has_finding(&res, "MEM_OVER_CAPACITY"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_zero_paper),
+		cmocka_unit_test(test_kv_llama70b),
+		cmocka_unit_test(test_kv_mla),
+		cmocka_unit_test(test_gpt3_fits),
+		cmocka_unit_test(test_interleave_factor),
+		cmocka_unit_test(test_recompute_modes),
+		cmocka_unit_test(test_sequence_parallel),
+		cmocka_unit_test(test_llama70b_ddp_rejected),
+		cmocka_unit_test(test_over_capacity_fix_fits),
+		cmocka_unit_test(test_zero_stages_and_fsdp),
+		cmocka_unit_test(test_inference),
+		cmocka_unit_test(test_lora),
+		cmocka_unit_test(test_moe_expert_sharding),
+		cmocka_unit_test(test_low_headroom),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
