@@ -49,4 +49,27 @@ int wire_client_check(const char *socket_path, int timeout_ms,
 		      struct adv_result *res, char *decision_id, size_t idlen,
 		      char *err, size_t errlen);
 
+/*
+ * Message-level helpers (advisorctl, tests, benchmarks).  The types are the
+ * generated ones of advisor.pb-c.h; they are only forward-declared here so
+ * that wire.h stays usable without the generated header.
+ */
+struct Advisor__Request;
+struct Advisor__Response;
+struct ProtobufCMessage;
+
+/* Packs msg and writes it as one frame. */
+int wire_write_message(int fd, const struct ProtobufCMessage *msg, int timeout_ms);
+/*
+ * Sends req (version and id are filled in when unset) on an open connection
+ * and reads the answer.  Returns WIRE_OK or WIRE_ERR_REMOTE with *resp set
+ * (free it with advisor__response__free_unpacked(*resp, NULL)); on
+ * WIRE_ERR_REMOTE err holds the daemon's message.  Other codes: *resp NULL.
+ */
+int wire_exchange(int fd, int timeout_ms, struct Advisor__Request *req,
+		  struct Advisor__Response **resp, char *err, size_t errlen);
+/* connect + wire_exchange + close, all within timeout_ms. */
+int wire_call(const char *socket_path, int timeout_ms, struct Advisor__Request *req,
+	      struct Advisor__Response **resp, char *err, size_t errlen);
+
 #endif

@@ -1,1 +1,837 @@
-int main(void) { return 0; }
+/*
+ * advisorctl.c - the advisor CLI for users and admins (design.md, advisorctl).
+ *
+ * Every command builds an advisor.Request and prints the Response.  With
+ * --local the request is answered in-process by service.c, the same code
+ * the daemon runs, so `advisorctl --local check` and `advisorctl check`
+ * print the same report for the same files.  Exit status: 0 accept, 1 warn,
+ * 2 reject, 64 usage, 65 bad input file, 69 daemon (or feature) unavailable,
+ * 77 permission denied, 70 internal error.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "advisor.pb-c.h"
+#include "arena.h"
+#include "convert.h"
+#include "options.h"
+#include "report.h"
+#include "service.h"
+#include "snapshot.h"
+#include "util.h"
+#include "wire.h"
+
+#define EX_USAGE_ 64
+#define EX_DATAERR_ 65
+#define EX_UNAVAIL_ 69
+#define EX_SOFTWARE_ 70
+#define EX_NOPERM_ 77
+#define MAX_CATALOGS 32
+
+struct ctl {
+	const char *socket;
+	bool json;
+	bool local;
+	const char *catalogs[MAX_CATALOGS];
+	size_t n_catalogs;
+	const char *policy;
+	int timeout_ms;
+	const char *cmd;
+};
+
+/* One answer, from the daemon or in-process; reply_free() releases either. */
+struct reply {
+	const Advisor__Response *r;
+	Advisor__Response *remote;
+	Advisor__Response local;
+	struct arena arena;
+	struct snapshot *snap;
+};
+
+static void reply_free(struct reply *rp)
+{
+	if (rp->remote)
+		advisor__response__free_unpacked(rp->remote, NULL);
+	arena_destroy(&rp->arena);
+	snapshot_put(rp->snap);
+}
+
+static int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("advisorctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'advisorctl %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
+	return EX_USAGE_;
+}
+
+/* ---- common options ----------------------------------------------------------- */
+
+enum {
+	OPT_SOCKET = 1000, OPT_JSON, OPT_LOCAL, OPT_CATALOG, OPT_POLICY, OPT_TIMEOUT, OPT_HELP,
+	/* resources */
+	OPT_GPU, OPT_GPUS, OPT_NODES, OPT_GPN, OPT_PARTITION, OPT_ACCOUNT,
+	/* workload, applied by options_apply() by name */
+	OPT_WL,
+	/* command specific */
+	OPT_TOP, OPT_MTBF, OPT_WRITE, OPT_RESTART, OPT_INTERVAL, OPT_USER, OPT_JOB,
+	OPT_VERDICT, OPT_SINCE, OPT_LIMIT,
+};
+
+#define COMMON_OPTS \
+	{ "socket", required_argument, NULL, OPT_SOCKET }, \
+	{ "json", no_argument, NULL, OPT_JSON }, \
+	{ "local", no_argument, NULL, OPT_LOCAL }, \
+	{ "catalog", required_argument, NULL, OPT_CATALOG }, \
+	{ "policy", required_argument, NULL, OPT_POLICY }, \
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT }, \
+	{ "help", no_argument, NULL, OPT_HELP }
+
+#define JOB_OPTS \
+	{ "gpu", required_argument, NULL, OPT_GPU }, \
+	{ "gpus", required_argument, NULL, OPT_GPUS }, \
+	{ "nodes", required_argument, NULL, OPT_NODES }, \
+	{ "gpus-per-node", required_argument, NULL, OPT_GPN }, \
+	{ "partition", required_argument, NULL, OPT_PARTITION }, \
+	{ "account", required_argument, NULL, OPT_ACCOUNT }, \
+	{ "model", required_argument, NULL, OPT_WL }, \
+	{ "layout", required_argument, NULL, OPT_WL }, \
+	{ "zero", required_argument, NULL, OPT_WL }, \
+	{ "precision", required_argument, NULL, OPT_WL }, \
+	{ "seq", required_argument, NULL, OPT_WL }, \
+	{ "mbs", required_argument, NULL, OPT_WL }, \
+	{ "gbs", required_argument, NULL, OPT_WL }, \
+	{ "recompute", required_argument, NULL, OPT_WL }, \
+	{ "task", required_argument, NULL, OPT_WL }, \
+	{ "framework", required_argument, NULL, OPT_WL }, \
+	{ "ckpt", required_argument, NULL, OPT_WL }, \
+	{ "advisor", required_argument, NULL, OPT_WL }, \
+	{ "tokens", required_argument, NULL, OPT_WL }
+
+static const char common_help[] =
+	"Common options:\n"
+	"      --socket PATH     daemon socket (default " ADV_SOCKET_PATH ")\n"
+	"      --json            print JSON for scripts\n"
+	"      --local           answer in-process from --catalog/--policy, no daemon\n"
+	"      --catalog FILE    catalog for --local; repeat to add files\n"
+	"                        (default " ADV_CONFDIR "/catalog.yaml)\n"
+	"      --policy FILE     policy for --local (default " ADV_CONFDIR "/policy.yaml)\n"
+	"      --timeout MS      how long to wait for the daemon (default 10000)\n"
+	"      --help            this help\n";
+
+static const char job_help[] =
+	"Resources:\n"
+	"      --gpu TYPE             catalog GPU name or alias\n"
+	"      --gpus N               total GPUs, or --nodes N --gpus-per-node G\n"
+	"      --nodes N\n"
+	"      --gpus-per-node G\n"
+	"      --partition P          Slurm partition (policy limits, GPU type)\n"
+	"      --account A            Slurm account (policy exemptions)\n"
+	"Workload (the --llm-* options of sbatch without the prefix):\n"
+	"      --model NAME           catalog model name or alias\n"
+	"      --layout LIST          tpN,ppN,cpN,epN,etpN,vppN,dpN,sp|nosp\n"
+	"      --zero 0..3            ZeRO / FSDP sharding stage\n"
+	"      --precision P          bf16, fp16, fp8, fp32\n"
+	"      --seq N --mbs N --gbs N  sequence, micro-batch, global batch\n"
+	"      --recompute R          none, selective, full\n"
+	"      --task T               train, finetune, lora, infer\n"
+	"      --framework F          generic, megatron, deepspeed, fsdp\n"
+	"      --ckpt DURATION[,async]|off   checkpoint interval (90s, 30m, 2h, 1h30m)\n"
+	"      --advisor MODE         enforce, warn, off (where policy lets users choose)\n"
+	"      --tokens N             tokens to train on, for time and cost estimates\n";
+
+static int common_opt(struct ctl *c, int opt, const char *arg)
+{
+	long v;
+
+	switch (opt) {
+	case OPT_SOCKET: c->socket = arg; return 0;
+	case OPT_JSON: c->json = true; return 0;
+	case OPT_LOCAL: c->local = true; return 0;
+	case OPT_POLICY: c->policy = arg; return 0;
+	case OPT_CATALOG:
+		if (c->n_catalogs == MAX_CATALOGS)
+			return usage_error(c->cmd, "--catalog: at most %d files", MAX_CATALOGS);
+		c->catalogs[c->n_catalogs++] = arg;
+		return 0;
+	case OPT_TIMEOUT:
+		if (adv_parse_long(arg, &v) != 0 || v < 1 || v > 3600000)
+			return usage_error(c->cmd, "--timeout: '%s' is not a number of milliseconds "
+					   "(accepted: 1..3600000)", arg);
+		c->timeout_ms = (int)v;
+		return 0;
+	default:
+		return usage_error(c->cmd, "unknown option");
+	}
+}
+
+/* options.c names the sbatch spelling (--llm-seq); advisorctl's is --seq. */
+static void unprefix(char *msg)
+{
+	char *p;
+
+	while ((p = strstr(msg, "--llm-")))
+		memmove(p + 2, p + 6, strlen(p + 6) + 1);
+}
+
+static int job_opt(struct ctl *c, struct adv_request *req, int opt, const char *name,
+		   const char *arg)
+{
+	char err[ADV_ERR_MAX];
+	int *dst = NULL;
+
+	switch (opt) {
+	case OPT_GPU:
+		if (strlen(arg) >= sizeof(req->res.gpu))
+			return usage_error(c->cmd, "--gpu: name too long");
+		adv_strlcpy(req->res.gpu, arg, sizeof(req->res.gpu));
+		return 0;
+	case OPT_PARTITION:
+		if (strlen(arg) >= sizeof(req->res.partition))
+			return usage_error(c->cmd, "--partition: name too long");
+		adv_strlcpy(req->res.partition, arg, sizeof(req->res.partition));
+		return 0;
+	case OPT_ACCOUNT:
+		adv_strlcpy(req->account, arg, sizeof(req->account));
+		return 0;
+	case OPT_GPUS: dst = &req->res.gpus; break;
+	case OPT_NODES: dst = &req->res.nodes; break;
+	case OPT_GPN: dst = &req->res.gpus_per_node; break;
+	case OPT_WL:
+		if (options_apply(&req->wl, name, arg, err, sizeof(err)) != 0) {
+			unprefix(err);
+			return usage_error(c->cmd, "%s", err);
+		}
+		return 0;
+	default:
+		return common_opt(c, opt, arg);
+	}
+	if (options_parse_int(name, arg, 1, 1L << 20, dst, err, sizeof(err)) != 0)
+		return usage_error(c->cmd, "%s", err);
+	return 0;
+}
+
+/* ---- transport ---------------------------------------------------------------- */
+
+static const char *me(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+
+	return pw ? pw->pw_name : "";
+}
+
+static int call_local(struct ctl *c, Advisor__Request *req, struct reply *rp)
+{
+	struct snapshot_files files;
+	char err[ADV_ERR_MAX];
+
+	if (c->n_catalogs == 0)
+		c->catalogs[c->n_catalogs++] = ADV_CONFDIR "/catalog.yaml";
+	files = (struct snapshot_files){ c->catalogs, c->n_catalogs,
+					 c->policy ? c->policy : ADV_CONFDIR "/policy.yaml" };
+	if (snapshot_load(&files, &rp->snap, err, sizeof(err)) != 0) {
+		fprintf(stderr, "advisorctl: %s\n", err);
+		return EX_DATAERR_;
+	}
+	service_local(rp->snap, req, me(), &rp->arena, &rp->local);
+	rp->r = &rp->local;
+	return 0;
+}
+
+static int call_remote(struct ctl *c, Advisor__Request *req, struct reply *rp)
+{
+	char err[ADV_ERR_MAX] = "";
+	int rc = wire_call(c->socket, c->timeout_ms, req, &rp->remote, err, sizeof(err));
+
+	if (rc == WIRE_OK || rc == WIRE_ERR_REMOTE) {
+		rp->r = rp->remote;
+		return 0;
+	}
+	if (rc == WIRE_ERR_CONNECT) {
+		fprintf(stderr, "advisorctl: cannot reach advisord at %s (%s); start it with "
+			"`systemctl start advisord` or `advisord --foreground --socket %s ...`, "
+			"or use --local\n", c->socket, strerror(errno), c->socket);
+	} else {
+		fprintf(stderr, "advisorctl: advisord at %s: %s%s%s\n", c->socket,
+			wire_strerror(rc), err[0] ? ": " : "", err);
+	}
+	return EX_UNAVAIL_;
+}
+
+/* Sends req; on success rp->r holds an answer without error, else an exit code. */
+static int call(struct ctl *c, Advisor__Request *req, struct reply *rp)
+{
+	const Advisor__Error *e;
+	int rc;
+
+	memset(rp, 0, sizeof(*rp));
+	arena_init(&rp->arena);
+	req->has_version = 1;
+	req->version = WIRE_VERSION;
+	rc = c->local ? call_local(c, req, rp) : call_remote(c, req, rp);
+	if (rc)
+		return rc;
+	e = rp->r->error;
+	if (!e || e->code == ADVISOR__ERROR_CODE__ERR_NONE)
+		return 0;
+	fprintf(stderr, "advisorctl: %s\n", e->message ? e->message : "error");
+	switch (e->code) {
+	case ADVISOR__ERROR_CODE__ERR_DENIED: return EX_NOPERM_;
+	case ADVISOR__ERROR_CODE__ERR_UNAVAILABLE: return EX_UNAVAIL_;
+	case ADVISOR__ERROR_CODE__ERR_BAD_REQUEST: return EX_USAGE_;
+	default: return EX_SOFTWARE_;
+	}
+}
+
+/* ---- commands ----------------------------------------------------------------- */
+
+static void check_help(void)
+{
+	printf("Usage: advisorctl [--json] [--local ...] check [RESOURCES] [WORKLOAD]\n"
+	       "Checks a job as the SPANK plugin would: verdict, findings with fixes, memory\n"
+	       "per GPU, checkpoint interval and estimates.  Exit 0 accept, 1 warn, 2 reject.\n\n"
+	       "%s\n%s", job_help, common_help);
+}
+
+static int parse_job(struct ctl *c, int argc, char **argv, struct adv_request *req,
+		     void (*help)(void))
+{
+	static const struct option longopts[] = { COMMON_OPTS, JOB_OPTS, { NULL, 0, NULL, 0 } };
+	int opt, idx, rc;
+
+	engine_request_init(req);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", longopts, &idx)) != -1) {
+		if (opt == OPT_HELP) {
+			help();
+			exit(0);
+		}
+		if (opt == '?')
+			return usage_error(c->cmd, "bad option");
+		rc = job_opt(c, req, opt, longopts[idx].name, optarg);
+		if (rc)
+			return rc;
+	}
+	if (optind < argc)
+		return usage_error(c->cmd, "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+static int cmd_check(struct ctl *c, int argc, char **argv)
+{
+	Advisor__Request req = ADVISOR__REQUEST__INIT;
+	struct convert_request_pb buf;
+	struct adv_request ar;
+	struct adv_result res;
+	struct reply rp;
+	int rc = parse_job(c, argc, argv, &ar, check_help);
+
+	if (rc)
+		return rc;
+	req.body_case = ADVISOR__REQUEST__BODY_CHECK;
+	req.check = convert_request_to_pb(&ar, ADV_CTX_ADVISORCTL, 0, NULL, &buf);
+	rc = call(c, &req, &rp);
+	if (rc == 0 && (!rp.r->check || rp.r->body_case != ADVISOR__RESPONSE__BODY_CHECK)) {
+		fprintf(stderr, "advisorctl: the daemon answered a check with something else\n");
+		rc = EX_SOFTWARE_;
+	}
+	if (rc == 0) {
+		convert_result_from_pb(rp.r->check, &res);
+		report_check(stdout, &res, rp.r->check->decision_id, c->json);
+		rc = (int)res.verdict;
+	}
+	reply_free(&rp);
+	return rc;
+}
+
+static void plan_help(void)
+{
+	printf("Usage: advisorctl [--json] [--local ...] plan [RESOURCES] --model NAME [WORKLOAD]\n"
+	       "          [--top N]\n"
+	       "Ranks the layouts that fit, best first.  Exits 69 while this advisor is built\n"
+	       "without the planner.\n\n%s      --top N                how many plans (default 5)\n\n%s",
+	       job_help, common_help);
+}
+
+static int cmd_plan(struct ctl *c, int argc, char **argv)
+{
+	Advisor__Request req = ADVISOR__REQUEST__INIT;
+	Advisor__PlanRequest pr = ADVISOR__PLAN_REQUEST__INIT;
+	struct convert_resources_pb rb;
+	struct convert_workload_pb wb;
+	struct adv_request ar;
+	struct reply rp;
+	int rc;
+
+	/* --top is the only plan-specific option: strip it before the job options. */
+	for (int i = 1; i < argc; i++) {
+		const char *v = NULL;
+
+		if (strcmp(argv[i], "--top") == 0 && i + 1 < argc)
+			v = argv[i + 1];
+		else if (strncmp(argv[i], "--top=", 6) == 0)
+			v = argv[i] + 6;
+		if (!v)
+			continue;
+		{
+			char err[ADV_ERR_MAX];
+			int top;
+
+			if (options_parse_int("--top", v, 1, 100, &top, err, sizeof(err)) != 0)
+				return usage_error(c->cmd, "%s", err);
+			pr.has_top = 1;
+			pr.top = top;
+		}
+		{
+			int n = v == argv[i] + 6 ? 1 : 2;
+
+			memmove(&argv[i], &argv[i + n], sizeof(char *) * (size_t)(argc - i - n + 1));
+			argc -= n;
+			i--;
+		}
+	}
+	rc = parse_job(c, argc, argv, &ar, plan_help);
+	if (rc)
+		return rc;
+	pr.resources = convert_resources_to_pb(&ar.res, &rb);
+	pr.workload = convert_workload_to_pb(&ar.wl, &wb);
+	req.body_case = ADVISOR__REQUEST__BODY_PLAN;
+	req.plan = &pr;
+	rc = call(c, &req, &rp);
+	if (rc == 0 && rp.r->plan)
+		report_plan(stdout, rp.r->plan, c->json);
+	reply_free(&rp);
+	return rc;
+}
+
+static void ckpt_help(void)
+{
+	printf("Usage: advisorctl [--json] [--local ...] ckpt [RESOURCES] --model NAME [--ckpt D]\n"
+	       "       advisorctl ckpt --job-mtbf-hours M --write-seconds C [--restart-seconds R]\n"
+	       "          [--interval DURATION]\n"
+	       "The checkpoint interval: Young and Daly optima, the exact-model optimum and the\n"
+	       "waste of an interval.  Exit 0 accept, 1 warn, 2 reject.\n\n"
+	       "Raw form:\n"
+	       "      --job-mtbf-hours M     mean time between interruptions of the job, hours\n"
+	       "      --write-seconds C      blocking time of one checkpoint\n"
+	       "      --restart-seconds R    restart cost (default: policy restart_minutes)\n"
+	       "      --interval DURATION    interval to score (90s, 30m, 2h, 1h30m)\n\n"
+	       "%s\n%s", job_help, common_help);
+}
+
+static int raw_double(struct ctl *c, const char *opt, const char *arg, double *out)
+{
+	if (adv_parse_double(arg, out) != 0 || *out < 0)
+		return usage_error(c->cmd, "%s: '%s' is not a number (accepted: a number >= 0)",
+				   opt, arg);
+	return 0;
+}
+
+static int cmd_ckpt(struct ctl *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		COMMON_OPTS, JOB_OPTS,
+		{ "job-mtbf-hours", required_argument, NULL, OPT_MTBF },
+		{ "write-seconds", required_argument, NULL, OPT_WRITE },
+		{ "restart-seconds", required_argument, NULL, OPT_RESTART },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ NULL, 0, NULL, 0 },
+	};
+	Advisor__Request req = ADVISOR__REQUEST__INIT;
+	Advisor__CkptRequest cr = ADVISOR__CKPT_REQUEST__INIT;
+	struct convert_resources_pb rb;
+	struct convert_workload_pb wb;
+	struct adv_request ar;
+	struct reply rp;
+	char err[ADV_ERR_MAX];
+	int opt, idx, rc;
+
+	engine_request_init(&ar);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", longopts, &idx)) != -1) {
+		rc = 0;
+		switch (opt) {
+		case OPT_HELP: ckpt_help(); exit(0);
+		case '?': return usage_error(c->cmd, "bad option");
+		case OPT_MTBF:
+			rc = raw_double(c, "--job-mtbf-hours", optarg, &cr.job_mtbf_hours);
+			cr.has_job_mtbf_hours = 1;
+			if (!rc && cr.job_mtbf_hours <= 0)
+				rc = usage_error(c->cmd, "--job-mtbf-hours: must be above 0");
+			break;
+		case OPT_WRITE:
+			rc = raw_double(c, "--write-seconds", optarg, &cr.write_seconds);
+			cr.has_write_seconds = 1;
+			break;
+		case OPT_RESTART:
+			rc = raw_double(c, "--restart-seconds", optarg, &cr.restart_seconds);
+			cr.has_restart_seconds = 1;
+			break;
+		case OPT_INTERVAL:
+			if (options_parse_duration(optarg, &cr.interval_s, err, sizeof(err)) != 0)
+				rc = usage_error(c->cmd, "--interval: %s", err);
+			cr.has_interval_s = 1;
+			break;
+		default:
+			rc = job_opt(c, &ar, opt, longopts[idx].name, optarg);
+		}
+		if (rc)
+			return rc;
+	}
+	if (optind < argc)
+		return usage_error(c->cmd, "unexpected argument '%s'", argv[optind]);
+	if ((cr.has_job_mtbf_hours || cr.has_write_seconds || cr.has_restart_seconds ||
+	     cr.has_interval_s) && !(cr.has_job_mtbf_hours && cr.has_write_seconds))
+		return usage_error(c->cmd, "the raw form needs --job-mtbf-hours and --write-seconds");
+	if (!cr.has_job_mtbf_hours) {
+		cr.resources = convert_resources_to_pb(&ar.res, &rb);
+		cr.workload = convert_workload_to_pb(&ar.wl, &wb);
+	}
+	req.body_case = ADVISOR__REQUEST__BODY_CKPT;
+	req.ckpt = &cr;
+	rc = call(c, &req, &rp);
+	if (rc == 0 && rp.r->ckpt) {
+		report_ckpt(stdout, rp.r->ckpt, c->json);
+		rc = rp.r->ckpt->has_verdict ? rp.r->ckpt->verdict : 0;
+	}
+	reply_free(&rp);
+	return rc;
+}
+
+/* Commands whose only options are the common ones; returns positional args. */
+static int parse_plain(struct ctl *c, int argc, char **argv, void (*help)(void), int max_pos)
+{
+	static const struct option longopts[] = { COMMON_OPTS, { NULL, 0, NULL, 0 } };
+	int opt, rc;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (opt == OPT_HELP) {
+			help();
+			exit(0);
+		}
+		if (opt == '?')
+			return -usage_error(c->cmd, "bad option");
+		rc = common_opt(c, opt, optarg);
+		if (rc)
+			return -rc;
+	}
+	if (argc - optind > max_pos)
+		return -usage_error(c->cmd, "unexpected argument '%s'", argv[optind + max_pos]);
+	return optind;
+}
+
+static void catalog_help(void)
+{
+	printf("Usage: advisorctl [--json] catalog [gpus|models] [NAME]\n"
+	       "Lists the catalog in force, or one GPU or model by name or alias.\n\n%s",
+	       common_help);
+}
+
+static int cmd_catalog(struct ctl *c, int argc, char **argv)
+{
+	Advisor__Request req = ADVISOR__REQUEST__INIT;
+	Advisor__CatalogRequest cr = ADVISOR__CATALOG_REQUEST__INIT;
+	struct reply rp;
+	int i = parse_plain(c, argc, argv, catalog_help, 2), rc;
+
+	if (i < 0)
+		return -i;
+	if (i < argc && (strcmp(argv[i], "gpus") == 0 || strcmp(argv[i], "models") == 0))
+		cr.kind = argv[i++];
+	if (i < argc)
+		cr.name = argv[i++];
+	if (i < argc)
+		return usage_error(c->cmd, "unexpected argument '%s' (accepted: gpus, models, "
+				   "then a NAME)", argv[i]);
+	req.body_case = ADVISOR__REQUEST__BODY_CATALOG;
+	req.catalog = &cr;
+	rc = call(c, &req, &rp);
+	if (rc == 0 && rp.r->catalog)
+		report_catalog(stdout, rp.r->catalog, c->json);
+	reply_free(&rp);
+	return rc;
+}
+
+static void policy_help(void)
+{
+	printf("Usage: advisorctl [--json] policy\n"
+	       "Prints the policy in force as YAML, every default filled in.\n\n%s", common_help);
+}
+
+static int cmd_policy(struct ctl *c, int argc, char **argv)
+{
+	Advisor__Request req = ADVISOR__REQUEST__INIT;
+	Advisor__PolicyRequest pr = ADVISOR__POLICY_REQUEST__INIT;
+	struct reply rp;
+	int i = parse_plain(c, argc, argv, policy_help, 0), rc;
+
+	if (i < 0)
+		return -i;
+	req.body_case = ADVISOR__REQUEST__BODY_POLICY;
+	req.policy = &pr;
+	rc = call(c, &req, &rp);
+	if (rc == 0 && rp.r->policy)
+		report_policy(stdout, rp.r->policy, c->json);
+	reply_free(&rp);
+	return rc;
+}
+
+static void history_help(void)
+{
+	printf("Usage: advisorctl [--json] history [--user U] [--job ID] [--verdict V]\n"
+	       "          [--since TIME] [--limit N]\n"
+	       "Past decisions, newest first.  Users see their own; admins anyone's.\n\n"
+	       "      --user U        decisions for user U (admins only for others)\n"
+	       "      --job ID        decisions for Slurm job ID\n"
+	       "      --verdict V     accept, warn or reject\n"
+	       "      --since TIME    a duration back from now (7d, 24h, 30m) or a date\n"
+	       "                      (2025-01-31 or 2025-01-31T12:00:00, local time)\n"
+	       "      --limit N       at most N decisions (default 50, at most 5000)\n\n%s",
+	       common_help);
+}
+
+static int parse_since(struct ctl *c, const char *s, int64_t *out)
+{
+	static const char *const fmts[] = { "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S",
+					    "%Y-%m-%dT%H:%M", "%Y-%m-%d" };
+	char err[ADV_ERR_MAX];
+	double secs;
+
+	if (options_parse_duration(s, &secs, err, sizeof(err)) == 0) {
+		*out = (int64_t)time(NULL) - (int64_t)secs;
+		return 0;
+	}
+	for (size_t i = 0; i < ADV_ARRAY_SIZE(fmts); i++) {
+		struct tm tm = { 0 };
+		const char *end = strptime(s, fmts[i], &tm);
+
+		if (end && !*end) {
+			tm.tm_isdst = -1;
+			*out = (int64_t)mktime(&tm);
+			return 0;
+		}
+	}
+	return usage_error(c->cmd, "--since: '%s' is neither a duration (7d, 24h, 30m) nor a "
+			   "date (2025-01-31, 2025-01-31T12:00:00)", s);
+}
+
+static int cmd_history(struct ctl *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		COMMON_OPTS,
+		{ "user", required_argument, NULL, OPT_USER },
+		{ "job", required_argument, NULL, OPT_JOB },
+		{ "verdict", required_argument, NULL, OPT_VERDICT },
+		{ "since", required_argument, NULL, OPT_SINCE },
+		{ "limit", required_argument, NULL, OPT_LIMIT },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const verdicts[] = { "accept", "warn", "reject", NULL };
+	Advisor__Request req = ADVISOR__REQUEST__INIT;
+	Advisor__HistoryRequest hr = ADVISOR__HISTORY_REQUEST__INIT;
+	char err[ADV_ERR_MAX];
+	struct reply rp;
+	int opt, rc, v;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		rc = 0;
+		switch (opt) {
+		case OPT_HELP: history_help(); exit(0);
+		case '?': return usage_error(c->cmd, "bad option");
+		case OPT_USER: hr.user = optarg; break;
+		case OPT_JOB:
+			if (options_parse_int("--job", optarg, 1, 0x7fffffff, &v, err, sizeof(err)))
+				return usage_error(c->cmd, "%s", err);
+			hr.has_job_id = 1;
+			hr.job_id = (uint32_t)v;
+			break;
+		case OPT_VERDICT:
+			if (options_parse_enum("--verdict", optarg, verdicts, &v, err, sizeof(err)))
+				return usage_error(c->cmd, "%s", err);
+			hr.has_verdict = 1;
+			hr.verdict = v;
+			break;
+		case OPT_SINCE:
+			rc = parse_since(c, optarg, &hr.since);
+			hr.has_since = 1;
+			break;
+		case OPT_LIMIT:
+			if (options_parse_int("--limit", optarg, 1, 5000, &v, err, sizeof(err)))
+				return usage_error(c->cmd, "%s", err);
+			hr.has_limit = 1;
+			hr.limit = v;
+			break;
+		default:
+			rc = common_opt(c, opt, optarg);
+		}
+		if (rc)
+			return rc;
+	}
+	if (optind < argc)
+		return usage_error(c->cmd, "unexpected argument '%s'", argv[optind]);
+	req.body_case = ADVISOR__REQUEST__BODY_HISTORY;
+	req.history = &hr;
+	rc = call(c, &req, &rp);
+	if (rc == 0 && rp.r->history)
+		report_history(stdout, rp.r->history, c->json);
+	reply_free(&rp);
+	return rc;
+}
+
+static void stats_help(void)
+{
+	printf("Usage: advisorctl [--json] stats\n"
+	       "Requests, verdicts, errors and latency (p50/p99) since the daemon started.\n\n%s",
+	       common_help);
+}
+
+static void reload_help(void)
+{
+	printf("Usage: advisorctl reload\n"
+	       "Reloads catalog and policy (admins only).  A broken file is reported with\n"
+	       "file:line:col and the previous configuration stays; exit 65 then.\n\n%s",
+	       common_help);
+}
+
+static void status_help(void)
+{
+	printf("Usage: advisorctl [--json] status\n"
+	       "Is the daemon up, which files it serves, since when.  Exit 69 when it is not.\n\n%s",
+	       common_help);
+}
+
+static int cmd_simple(struct ctl *c, int argc, char **argv, Advisor__Request__BodyCase body,
+		      void (*help)(void))
+{
+	Advisor__Request req = ADVISOR__REQUEST__INIT;
+	Advisor__StatsRequest sr = ADVISOR__STATS_REQUEST__INIT;
+	Advisor__ReloadRequest rr = ADVISOR__RELOAD_REQUEST__INIT;
+	Advisor__StatusRequest st = ADVISOR__STATUS_REQUEST__INIT;
+	struct reply rp;
+	int i = parse_plain(c, argc, argv, help, 0), rc;
+
+	if (i < 0)
+		return -i;
+	if (c->local)
+		return usage_error(c->cmd, "%s needs the running daemon; drop --local", c->cmd);
+	req.body_case = body;
+	req.stats = &sr;    /* the union member matching body_case is set below */
+	if (body == ADVISOR__REQUEST__BODY_RELOAD)
+		req.reload = &rr;
+	else if (body == ADVISOR__REQUEST__BODY_STATUS)
+		req.status = &st;
+	rc = call(c, &req, &rp);
+	if (rc == 0) {
+		if (body == ADVISOR__REQUEST__BODY_STATS && rp.r->stats)
+			report_stats(stdout, rp.r->stats, c->json);
+		else if (body == ADVISOR__REQUEST__BODY_STATUS && rp.r->status)
+			report_status(stdout, rp.r->status, c->json);
+		else if (body == ADVISOR__REQUEST__BODY_RELOAD && rp.r->reload) {
+			report_reload(c->json || rp.r->reload->ok ? stdout : stderr, rp.r->reload,
+				      c->json);
+			if (!rp.r->reload->ok)
+				rc = EX_DATAERR_;
+		}
+	}
+	reply_free(&rp);
+	return rc;
+}
+
+static int cmd_stats(struct ctl *c, int argc, char **argv)
+{
+	return cmd_simple(c, argc, argv, ADVISOR__REQUEST__BODY_STATS, stats_help);
+}
+
+static int cmd_reload(struct ctl *c, int argc, char **argv)
+{
+	return cmd_simple(c, argc, argv, ADVISOR__REQUEST__BODY_RELOAD, reload_help);
+}
+
+static int cmd_status(struct ctl *c, int argc, char **argv)
+{
+	return cmd_simple(c, argc, argv, ADVISOR__REQUEST__BODY_STATUS, status_help);
+}
+
+static const struct command {
+	const char *name;
+	int (*fn)(struct ctl *c, int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{ "check", cmd_check, "resources + workload -> verdict, findings, memory, checkpoint, estimates" },
+	{ "plan", cmd_plan, "resources + model -> ranked layouts that fit, best first" },
+	{ "ckpt", cmd_ckpt, "checkpoint interval of a job, or the raw --job-mtbf-hours form" },
+	{ "catalog", cmd_catalog, "[gpus|models] [NAME]: the GPU and model catalog" },
+	{ "policy", cmd_policy, "the policy in force" },
+	{ "history", cmd_history, "past decisions (--user --job --verdict --since --limit)" },
+	{ "stats", cmd_stats, "counters and latency of the running daemon" },
+	{ "reload", cmd_reload, "reload catalog and policy (admins only)" },
+	{ "status", cmd_status, "is the daemon up, which files it serves, since when" },
+};
+
+static void main_help(FILE *f)
+{
+	fprintf(f, "Usage: advisorctl [--socket PATH] [--json] [--local --catalog FILE... "
+		"--policy FILE]\n                  COMMAND [ARGS]\n\nCommands:\n");
+	for (size_t i = 0; i < ADV_ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n%s\n'advisorctl COMMAND --help' describes each command.\n"
+		"Exit status: 0 accept, 1 warn, 2 reject, 64 usage, 65 bad input file,\n"
+		"69 daemon unavailable, 70 internal error, 77 permission denied.  See advisorctl(1).\n",
+		common_help);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		COMMON_OPTS,
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ctl c = { .socket = ADV_SOCKET_PATH, .timeout_ms = 10000 };
+	int opt, rc;
+
+	/* "+": global options end at the command name. */
+	while ((opt = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
+		if (opt == OPT_HELP || opt == 'h') {
+			main_help(stdout);
+			return 0;
+		}
+		if (opt == 'V') {
+			printf("advisorctl %s\n", PACKAGE_VERSION);
+			return 0;
+		}
+		if (opt == '?')
+			return usage_error(NULL, "bad option");
+		rc = common_opt(&c, opt, optarg);
+		if (rc)
+			return rc;
+	}
+	if (optind >= argc) {
+		main_help(stderr);
+		return EX_USAGE_;
+	}
+	for (size_t i = 0; i < ADV_ARRAY_SIZE(commands); i++) {
+		if (strcmp(argv[optind], commands[i].name) == 0) {
+			c.cmd = commands[i].name;
+			return commands[i].fn(&c, argc - optind, argv + optind);
+		}
+	}
+	return usage_error(NULL, "unknown command '%s' (accepted: check, plan, ckpt, catalog, "
+			   "policy, history, stats, reload, status)", argv[optind]);
+}

@@ -1,1 +1,343 @@
-int main(void) { return 0; }
+/*
+ * advisord.c - the advisor daemon: answers the SPANK plugin and advisorctl
+ * on a unix socket and keeps the decision log (design.md, issue 4).
+ *
+ * main() reads top to bottom: options, log, configuration, decision log,
+ * socket, workers, then the signal loop (SIGHUP reloads, SIGTERM/SIGINT
+ * drain and stop), and the teardown in reverse order.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "dlog.h"
+#include "handler.h"
+#include "msg.h"
+#include "server.h"
+#include "snapshot.h"
+#include "stats.h"
+#include "util.h"
+
+#define EXIT_USAGE 64
+#define EXIT_DATAERR 65
+#define MAX_CATALOGS 32
+
+struct opts {
+	const char *catalogs[MAX_CATALOGS];
+	size_t n_catalogs;
+	const char *policy;
+	const char *socket;
+	const char *db;
+	bool use_syslog;
+	bool foreground;
+	bool check_config;
+	struct server_opts server;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: advisord [OPTION]...\n"
+		"Checks LLM jobs for the advisor SPANK plugin and advisorctl on a unix socket.\n"
+		"\n"
+		"  -c, --catalog FILE       GPU/model catalog; repeat to add files (default\n"
+		"                           " ADV_CONFDIR "/catalog.yaml)\n"
+		"  -p, --policy FILE        site policy (default " ADV_CONFDIR "/policy.yaml)\n"
+		"  -s, --socket PATH        socket to serve (default " ADV_SOCKET_PATH ")\n"
+		"  -d, --db PATH            decision log (default " ADV_DB_PATH ")\n"
+		"      --syslog             log to syslog instead of stderr\n"
+		"  -f, --foreground         do not detach (for systemd and tests)\n"
+		"      --check-config       load the files, report, exit 0 (good) or 65 (bad)\n"
+		"      --workers N          event-loop threads (default: one per CPU)\n"
+		"      --read-timeout MS    time a client has to finish a frame (default 5000)\n"
+		"      --idle-timeout MS    time a connection may idle between requests (default 60000)\n"
+		"  -h, --help               show this help\n"
+		"  -V, --version            show the version\n"
+		"\n"
+		"Signals: SIGHUP reloads catalog and policy; SIGTERM and SIGINT drain and exit.\n"
+		"See advisord(8).\n");
+}
+
+static int parse_ms(const char *opt, const char *s, int *out)
+{
+	long v;
+
+	if (adv_parse_long(s, &v) != 0 || v < 1 || v > 3600000) {
+		fprintf(stderr, "advisord: %s: '%s' is not a number of milliseconds "
+			"(accepted: 1..3600000)\n", opt, s);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+/* A detached daemon runs in /: reloads must find the files wherever it was started. */
+static const char *absolute(const char *path)
+{
+	char *p = realpath(path, NULL);
+
+	return p ? p : path;
+}
+
+static void absolute_paths(struct opts *o)
+{
+	for (size_t i = 0; i < o->n_catalogs; i++)
+		o->catalogs[i] = absolute(o->catalogs[i]);
+	o->policy = absolute(o->policy);
+}
+
+enum { OPT_SYSLOG = 256, OPT_CHECK, OPT_WORKERS, OPT_READ_TO, OPT_IDLE_TO };
+
+static int parse_options(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{ "catalog", required_argument, NULL, 'c' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "syslog", no_argument, NULL, OPT_SYSLOG },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "check-config", no_argument, NULL, OPT_CHECK },
+		{ "workers", required_argument, NULL, OPT_WORKERS },
+		{ "read-timeout", required_argument, NULL, OPT_READ_TO },
+		{ "idle-timeout", required_argument, NULL, OPT_IDLE_TO },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	long v;
+	int c;
+
+	o->socket = ADV_SOCKET_PATH;
+	o->db = ADV_DB_PATH;
+	o->policy = ADV_CONFDIR "/policy.yaml";
+	o->server.workers = ncpu < 1 ? 1 : ncpu > 16 ? 16 : (int)ncpu;
+	o->server.read_timeout_ms = 5000;
+	o->server.idle_timeout_ms = 60000;
+	o->server.max_conns = 16384;
+	o->server.drain_ms = 2000;
+	while ((c = getopt_long(argc, argv, "c:p:s:d:fhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if (o->n_catalogs == MAX_CATALOGS) {
+				fprintf(stderr, "advisord: --catalog: at most %d files\n", MAX_CATALOGS);
+				return -1;
+			}
+			o->catalogs[o->n_catalogs++] = optarg;
+			break;
+		case 'p': o->policy = optarg; break;
+		case 's': o->socket = optarg; break;
+		case 'd': o->db = optarg; break;
+		case OPT_SYSLOG: o->use_syslog = true; break;
+		case 'f': o->foreground = true; break;
+		case OPT_CHECK: o->check_config = true; break;
+		case OPT_WORKERS:
+			if (adv_parse_long(optarg, &v) != 0 || v < 1 || v > 64) {
+				fprintf(stderr, "advisord: --workers: '%s' is not a thread count "
+					"(accepted: 1..64)\n", optarg);
+				return -1;
+			}
+			o->server.workers = (int)v;
+			break;
+		case OPT_READ_TO:
+			if (parse_ms("--read-timeout", optarg, &o->server.read_timeout_ms))
+				return -1;
+			break;
+		case OPT_IDLE_TO:
+			if (parse_ms("--idle-timeout", optarg, &o->server.idle_timeout_ms))
+				return -1;
+			break;
+		case 'h': usage(stdout); exit(0);
+		case 'V': printf("advisord %s\n", PACKAGE_VERSION); exit(0);
+		default:
+			fprintf(stderr, "Try 'advisord --help'.\n");
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "advisord: unexpected argument '%s'\nTry 'advisord --help'.\n",
+			argv[optind]);
+		return -1;
+	}
+	if (o->n_catalogs == 0)
+		o->catalogs[o->n_catalogs++] = ADV_CONFDIR "/catalog.yaml";
+	absolute_paths(o);
+	return 0;
+}
+
+/* systemd Type=notify without libsystemd: one datagram to $NOTIFY_SOCKET. */
+static void notify_systemd(const char *state)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t sl;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@') || strlen(path) >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, strlen(path));
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';
+	sl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&sa, sl) < 0)
+		msg_log(LOG_WARNING, "cannot notify systemd: %s", strerror(errno));
+	close(fd);
+}
+
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			msg_log(LOG_WARNING, "cannot raise the file limit: %s", strerror(errno));
+	}
+}
+
+static void make_db_dir(const char *db)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	adv_strlcpy(dir, db, sizeof(dir));
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return;
+	*slash = '\0';
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+		msg_log(LOG_WARNING, "cannot create %s: %s", dir, strerror(errno));
+}
+
+/* Waits for signals in the main thread; returns when asked to stop. */
+static void signal_loop(const sigset_t *set)
+{
+	for (;;) {
+		char msg[ADV_ERR_MAX];
+		int sig = sigwaitinfo(set, NULL);
+
+		if (sig < 0)
+			continue;
+		if (sig == SIGHUP) {
+			notify_systemd("RELOADING=1");
+			if (snapshot_reload(msg, sizeof(msg)) == 0) {
+				struct snapshot *s = snapshot_acquire();
+
+				if (s) {
+					dlog_set_retention(s->pol->retention_days);
+					snapshot_release(s);
+				}
+				msg_log(LOG_INFO, "SIGHUP: %s", msg);
+			} else {
+				msg_log(LOG_ERR, "SIGHUP: %s", msg);
+			}
+			notify_systemd("READY=1");
+			continue;
+		}
+		msg_log(LOG_INFO, "%s: draining and stopping", strsignal(sig));
+		return;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { 0 };
+	struct snapshot_files files;
+	struct snapshot *snap;
+	struct handler_info info;
+	char err[ADV_ERR_MAX];
+	sigset_t set;
+	int lfd, lock_fd;
+
+	if (parse_options(argc, argv, &o) != 0)
+		return EXIT_USAGE;
+	msg_open("advisord", o.use_syslog || !o.foreground);
+	files = (struct snapshot_files){ o.catalogs, o.n_catalogs, o.policy };
+	if (snapshot_load(&files, &snap, err, sizeof(err)) != 0) {
+		fprintf(stderr, "advisord: %s\n", err);
+		msg_log(LOG_ERR, "%s", err);
+		return EXIT_DATAERR;
+	}
+	if (o.check_config) {
+		printf("advisord: configuration OK: %zu GPUs and %zu models from %zu catalog "
+		       "file%s, policy %s\n", catalog_gpu_count(snap->cat),
+		       catalog_model_count(snap->cat), o.n_catalogs, o.n_catalogs == 1 ? "" : "s",
+		       o.policy);
+		snapshot_put(snap);
+		return 0;
+	}
+	raise_fd_limit();
+	if (!o.foreground && daemon(0, 0) != 0) {
+		fprintf(stderr, "advisord: cannot detach: %s\n", strerror(errno));
+		snapshot_put(snap);
+		return 1;
+	}
+	/* Signals go to the main thread only: block them before any thread starts. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	stats_init();
+	snapshot_install(&files, snap);
+	make_db_dir(o.db);
+	if (dlog_open(o.db, err, sizeof(err)) != 0) {
+		msg_log(LOG_ERR, "%s", err);
+		snapshot_uninstall();
+		return 1;
+	}
+	dlog_set_retention(snap->pol->retention_days);
+	lfd = server_listen(o.socket, &lock_fd, err, sizeof(err));
+	if (lfd < 0) {
+		msg_log(LOG_ERR, "%s", err);
+		dlog_close();
+		snapshot_uninstall();
+		return 1;
+	}
+	info = (struct handler_info){ o.socket, o.db, time(NULL) };
+	handler_set_info(&info);
+	if (server_start(lfd, &o.server, err, sizeof(err)) != 0) {
+		msg_log(LOG_ERR, "%s", err);
+		close(lfd);
+		unlink(o.socket);
+		close(lock_fd);
+		dlog_close();
+		snapshot_uninstall();
+		return 1;
+	}
+	msg_log(LOG_INFO, "advisord %s serving %s with %d worker%s (%zu GPUs, %zu models, "
+		"policy %s, decision log %s)", PACKAGE_VERSION, o.socket, o.server.workers,
+		o.server.workers == 1 ? "" : "s", catalog_gpu_count(snap->cat),
+		catalog_model_count(snap->cat), o.policy, o.db);
+	notify_systemd("READY=1");
+
+	signal_loop(&set);
+
+	notify_systemd("STOPPING=1");
+	server_stop();
+	close(lfd);
+	unlink(o.socket);
+	dlog_close();
+	close(lock_fd);
+	snapshot_uninstall();
+	msg_log(LOG_INFO, "stopped");
+	msg_close();
+	return 0;
+}

@@ -1,0 +1,489 @@
+/*
+ * dlog.c - decision log in SQLite, written by one background thread.
+ *
+ * Durability contract (issue 4): a decision acknowledged to a client more
+ * than 200 ms ago survives a kill -9 of the daemon.  The handler queues the
+ * record before it sends the answer; the writer wakes on the first queued
+ * record, lets a 10 ms batch window fill, and commits the batch in one
+ * transaction.  WAL with synchronous=NORMAL makes a commit durable against
+ * process death (the WAL is in the page cache) at a cost of one write per
+ * batch instead of one fsync per decision.  On dlog_close() the writer
+ * commits whatever is still queued before it exits (SIGTERM).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dlog.h"
+#include "msg.h"
+#include "util.h"
+
+#define BATCH_WINDOW_NS (10 * 1000 * 1000)
+#define QUEUE_MAX (1u << 20)          /* records; beyond this they are dropped and counted */
+#define PRUNE_EVERY_S 3600
+#define PRUNE_CHUNK 10000
+
+static const char schema_sql[] =
+	"CREATE TABLE IF NOT EXISTS decisions ("
+	" id TEXT PRIMARY KEY, time INTEGER NOT NULL, uid INTEGER NOT NULL, user TEXT,"
+	" job_id INTEGER, context TEXT, parent TEXT, gpu TEXT, gpus INTEGER, nodes INTEGER,"
+	" partition TEXT, model TEXT, layout TEXT, workload TEXT, verdict INTEGER NOT NULL,"
+	" verdict_name TEXT, codes TEXT, mem_gib REAL, ckpt_interval_s REAL);"
+	"CREATE INDEX IF NOT EXISTS decisions_time ON decisions(time);"
+	"CREATE INDEX IF NOT EXISTS decisions_user ON decisions(user, time);"
+	"CREATE INDEX IF NOT EXISTS decisions_job ON decisions(job_id);";
+
+static const char insert_sql[] =
+	"INSERT OR REPLACE INTO decisions (id, time, uid, user, job_id, context, parent, gpu,"
+	" gpus, nodes, partition, model, layout, workload, verdict, verdict_name, codes,"
+	" mem_gib, ckpt_interval_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+
+static const char *const context_names[] = { "advisorctl", "sbatch", "salloc", "srun", "step" };
+static const char *const verdict_names[] = { "accept", "warn", "reject" };
+
+static struct {
+	char *path;
+	sqlite3 *db;
+	sqlite3_stmt *insert;
+	pthread_t thread;
+	bool running;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;        /* writer: records queued or stop */
+	pthread_cond_t committed;   /* queriers: a batch is committed */
+	struct dlog_rec *queue;
+	size_t n, cap;
+	bool stop;
+	uint64_t seq_queued, seq_committed;
+	atomic_uint_fast64_t logged, dropped;
+	atomic_int retention_days;
+	atomic_uint_fast64_t id_counter;
+} D = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.wake = PTHREAD_COND_INITIALIZER,
+	.committed = PTHREAD_COND_INITIALIZER,
+};
+
+void dlog_new_id(char *id, size_t len)
+{
+	uint64_t c = atomic_fetch_add(&D.id_counter, 1);
+
+	adv_snprintf(id, len, "d-%llx-%x-%" PRIu64, (unsigned long long)time(NULL),
+		     (unsigned)getpid(), c);
+}
+
+static const char *nz(const char *s)
+{
+	return (s && *s) ? s : NULL;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (nz(s))
+		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_real(sqlite3_stmt *st, int i, double v)
+{
+	if (v >= 0)
+		sqlite3_bind_double(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static int insert_one(const struct dlog_rec *r)
+{
+	sqlite3_stmt *st = D.insert;
+	int rc;
+
+	sqlite3_bind_text(st, 1, r->id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, r->time);
+	sqlite3_bind_int64(st, 3, r->uid);
+	bind_text(st, 4, r->user);
+	if (r->job_id)
+		sqlite3_bind_int64(st, 5, r->job_id);
+	else
+		sqlite3_bind_null(st, 5);
+	bind_text(st, 6, r->context >= 0 && r->context < 5 ? context_names[r->context] : NULL);
+	bind_text(st, 7, r->parent);
+	bind_text(st, 8, r->gpu);
+	sqlite3_bind_int(st, 9, r->gpus);
+	sqlite3_bind_int(st, 10, r->nodes);
+	bind_text(st, 11, r->partition);
+	bind_text(st, 12, r->model);
+	bind_text(st, 13, r->layout);
+	bind_text(st, 14, r->workload);
+	sqlite3_bind_int(st, 15, r->verdict);
+	bind_text(st, 16, r->verdict >= 0 && r->verdict < 3 ? verdict_names[r->verdict] : NULL);
+	bind_text(st, 17, r->codes);
+	bind_real(st, 18, r->mem_gib);
+	bind_real(st, 19, r->ckpt_interval_s);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static void write_batch(const struct dlog_rec *recs, size_t n)
+{
+	size_t ok = 0;
+
+	if (sqlite3_exec(D.db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+		msg_log(LOG_ERR, "decision log: BEGIN failed: %s", sqlite3_errmsg(D.db));
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (insert_one(&recs[i]) == 0)
+			ok++;
+		else
+			msg_log(LOG_ERR, "decision log: cannot insert %s: %s", recs[i].id,
+				sqlite3_errmsg(D.db));
+	}
+	if (sqlite3_exec(D.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		msg_log(LOG_ERR, "decision log: COMMIT failed: %s", sqlite3_errmsg(D.db));
+		sqlite3_exec(D.db, "ROLLBACK", NULL, NULL, NULL);
+		return;
+	}
+	atomic_fetch_add(&D.logged, ok);
+}
+
+/* Deletes rows older than the retention in small chunks so queries never stall. */
+static void prune(void)
+{
+	int days = atomic_load(&D.retention_days);
+	sqlite3_stmt *st;
+	int64_t cutoff;
+	long total = 0;
+
+	if (days <= 0)
+		return;
+	cutoff = (int64_t)time(NULL) - (int64_t)days * 86400;
+	if (sqlite3_prepare_v2(D.db, "DELETE FROM decisions WHERE rowid IN (SELECT rowid FROM"
+			       " decisions WHERE time < ? LIMIT ?)", -1, &st, NULL) != SQLITE_OK) {
+		msg_log(LOG_ERR, "decision log: prune: %s", sqlite3_errmsg(D.db));
+		return;
+	}
+	for (;;) {
+		int changed;
+
+		sqlite3_bind_int64(st, 1, cutoff);
+		sqlite3_bind_int(st, 2, PRUNE_CHUNK);
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			msg_log(LOG_ERR, "decision log: prune: %s", sqlite3_errmsg(D.db));
+			break;
+		}
+		sqlite3_reset(st);
+		changed = sqlite3_changes(D.db);
+		total += changed;
+		if (changed < PRUNE_CHUNK)
+			break;
+	}
+	sqlite3_finalize(st);
+	if (total)
+		msg_log(LOG_INFO, "decision log: pruned %ld decisions older than %d days", total, days);
+}
+
+static void *writer_main(void *arg)
+{
+	struct dlog_rec *batch = NULL;
+	size_t batch_cap = 0;
+	time_t next_prune = 0;
+
+	(void)arg;
+	pthread_mutex_lock(&D.lock);
+	for (;;) {
+		struct timespec ts;
+		uint64_t upto;
+		size_t n;
+
+		if (time(NULL) >= next_prune) {
+			pthread_mutex_unlock(&D.lock);
+			prune();
+			next_prune = time(NULL) + PRUNE_EVERY_S;
+			pthread_mutex_lock(&D.lock);
+		}
+		while (D.n == 0 && !D.stop) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += 1;
+			pthread_cond_timedwait(&D.wake, &D.lock, &ts);
+			if (time(NULL) >= next_prune)
+				break;
+		}
+		if (D.n == 0 && D.stop)
+			break;
+		if (D.n == 0)
+			continue;
+		if (!D.stop) {
+			/* Let the batch fill; the 200 ms durability bound leaves ample room. */
+			struct timespec w = { 0, BATCH_WINDOW_NS };
+
+			pthread_mutex_unlock(&D.lock);
+			nanosleep(&w, NULL);
+			pthread_mutex_lock(&D.lock);
+		}
+		/* Swap the queue with the writer's empty buffer. */
+		{
+			struct dlog_rec *q = D.queue;
+			size_t qcap = D.cap;
+
+			n = D.n;
+			D.queue = batch;
+			D.cap = batch_cap;
+			D.n = 0;
+			batch = q;
+			batch_cap = qcap;
+		}
+		upto = D.seq_queued;
+		pthread_mutex_unlock(&D.lock);
+		write_batch(batch, n);
+		pthread_mutex_lock(&D.lock);
+		D.seq_committed = upto;
+		pthread_cond_broadcast(&D.committed);
+	}
+	D.seq_committed = D.seq_queued;
+	pthread_cond_broadcast(&D.committed);
+	pthread_mutex_unlock(&D.lock);
+	free(batch);
+	return NULL;
+}
+
+int dlog_open(const char *path, char *err, size_t errlen)
+{
+	int rc;
+
+	rc = sqlite3_open_v2(path, &D.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			     SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		adv_snprintf(err, errlen, "cannot open decision log %s: %s", path,
+			     D.db ? sqlite3_errmsg(D.db) : sqlite3_errstr(rc));
+		goto fail;
+	}
+	sqlite3_busy_timeout(D.db, 5000);
+	if (sqlite3_exec(D.db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+			 NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(D.db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(D.db, insert_sql, -1, &D.insert, NULL) != SQLITE_OK) {
+		adv_snprintf(err, errlen, "cannot set up decision log %s: %s", path,
+			     sqlite3_errmsg(D.db));
+		goto fail;
+	}
+	D.path = strdup(path);
+	if (!D.path) {
+		adv_snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	D.stop = false;
+	rc = pthread_create(&D.thread, NULL, writer_main, NULL);
+	if (rc) {
+		adv_snprintf(err, errlen, "cannot start decision log writer: %s", strerror(rc));
+		goto fail;
+	}
+	D.running = true;
+	return 0;
+fail:
+	sqlite3_finalize(D.insert);
+	D.insert = NULL;
+	sqlite3_close(D.db);
+	D.db = NULL;
+	free(D.path);
+	D.path = NULL;
+	return -1;
+}
+
+void dlog_close(void)
+{
+	if (!D.running)
+		return;
+	pthread_mutex_lock(&D.lock);
+	D.stop = true;
+	pthread_cond_signal(&D.wake);
+	pthread_mutex_unlock(&D.lock);
+	pthread_join(D.thread, NULL);
+	D.running = false;
+	sqlite3_finalize(D.insert);
+	D.insert = NULL;
+	sqlite3_close(D.db);
+	D.db = NULL;
+	free(D.queue);
+	D.queue = NULL;
+	D.n = D.cap = 0;
+	free(D.path);
+	D.path = NULL;
+}
+
+void dlog_append(const struct dlog_rec *rec)
+{
+	pthread_mutex_lock(&D.lock);
+	if (!D.running || D.n >= QUEUE_MAX) {
+		pthread_mutex_unlock(&D.lock);
+		atomic_fetch_add(&D.dropped, 1);
+		return;
+	}
+	if (D.n == D.cap) {
+		size_t cap = D.cap ? D.cap * 2 : 256;
+		struct dlog_rec *q = realloc(D.queue, cap * sizeof(*q));
+
+		if (!q) {
+			pthread_mutex_unlock(&D.lock);
+			atomic_fetch_add(&D.dropped, 1);
+			return;
+		}
+		D.queue = q;
+		D.cap = cap;
+	}
+	D.queue[D.n++] = *rec;
+	D.seq_queued++;
+	if (D.n == 1)
+		pthread_cond_signal(&D.wake);
+	pthread_mutex_unlock(&D.lock);
+}
+
+void dlog_set_retention(int days)
+{
+	atomic_store(&D.retention_days, days);
+}
+
+void dlog_counters(uint64_t *queued, uint64_t *logged, uint64_t *dropped)
+{
+	pthread_mutex_lock(&D.lock);
+	*queued = D.n;
+	pthread_mutex_unlock(&D.lock);
+	*logged = atomic_load(&D.logged);
+	*dropped = atomic_load(&D.dropped);
+}
+
+static void wait_committed(void)
+{
+	struct timespec ts;
+	uint64_t want;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 2;
+	pthread_mutex_lock(&D.lock);
+	want = D.seq_queued;
+	while (D.running && D.seq_committed < want) {
+		if (pthread_cond_timedwait(&D.committed, &D.lock, &ts) == ETIMEDOUT)
+			break;
+	}
+	pthread_mutex_unlock(&D.lock);
+}
+
+static void col_text(sqlite3_stmt *st, int i, char *dst, size_t len)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+
+	adv_strlcpy(dst, s ? (const char *)s : "", len);
+}
+
+static double col_real(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_double(st, i);
+}
+
+static int context_of(const char *s)
+{
+	for (int i = 0; i < 5; i++)
+		if (strcmp(s, context_names[i]) == 0)
+			return i;
+	return 0;
+}
+
+static void row_to_rec(sqlite3_stmt *st, struct dlog_rec *r)
+{
+	char ctx[32];
+
+	memset(r, 0, sizeof(*r));
+	col_text(st, 0, r->id, sizeof(r->id));
+	r->time = sqlite3_column_int64(st, 1);
+	r->uid = (uint32_t)sqlite3_column_int64(st, 2);
+	col_text(st, 3, r->user, sizeof(r->user));
+	r->job_id = (uint32_t)sqlite3_column_int64(st, 4);
+	col_text(st, 5, ctx, sizeof(ctx));
+	r->context = context_of(ctx);
+	col_text(st, 6, r->parent, sizeof(r->parent));
+	col_text(st, 7, r->gpu, sizeof(r->gpu));
+	r->gpus = sqlite3_column_int(st, 8);
+	r->nodes = sqlite3_column_int(st, 9);
+	col_text(st, 10, r->partition, sizeof(r->partition));
+	col_text(st, 11, r->model, sizeof(r->model));
+	col_text(st, 12, r->layout, sizeof(r->layout));
+	col_text(st, 13, r->workload, sizeof(r->workload));
+	r->verdict = sqlite3_column_int(st, 14);
+	col_text(st, 15, r->codes, sizeof(r->codes));
+	r->mem_gib = col_real(st, 16);
+	r->ckpt_interval_s = col_real(st, 17);
+}
+
+int dlog_query(const struct dlog_filter *f, struct dlog_rec **out, size_t *n,
+	       char *err, size_t errlen)
+{
+	static const char sql[] =
+		"SELECT id, time, uid, user, job_id, context, parent, gpu, gpus, nodes,"
+		" partition, model, layout, workload, verdict, codes, mem_gib, ckpt_interval_s"
+		" FROM decisions WHERE (?1 IS NULL OR user = ?1) AND (?2 IS NULL OR job_id = ?2)"
+		" AND (?3 IS NULL OR verdict = ?3) AND time >= ?4"
+		" ORDER BY time DESC, rowid DESC LIMIT ?5";
+	struct dlog_rec *recs = NULL;
+	size_t count = 0, cap = 0;
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db = NULL;
+	int rc, ret = -1;
+
+	*out = NULL;
+	*n = 0;
+	if (!D.path) {
+		adv_snprintf(err, errlen, "the decision log is not open");
+		return -1;
+	}
+	wait_committed();
+	/* A reader connection of its own: WAL lets it run beside the writer. */
+	rc = sqlite3_open_v2(D.path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		adv_snprintf(err, errlen, "decision log: %s", db ? sqlite3_errmsg(db) : "cannot open");
+		goto out;
+	}
+	sqlite3_busy_timeout(db, 2000);
+	bind_text(st, 1, f->user);
+	if (f->job_id)
+		sqlite3_bind_int64(st, 2, f->job_id);
+	if (f->verdict >= 0)
+		sqlite3_bind_int(st, 3, f->verdict);
+	sqlite3_bind_int64(st, 4, f->since);
+	sqlite3_bind_int(st, 5, f->limit > 0 ? f->limit : 100);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (count == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct dlog_rec *p = realloc(recs, ncap * sizeof(*p));
+
+			if (!p) {
+				adv_snprintf(err, errlen, "out of memory");
+				goto out;
+			}
+			recs = p;
+			cap = ncap;
+		}
+		row_to_rec(st, &recs[count++]);
+	}
+	if (rc != SQLITE_DONE) {
+		adv_snprintf(err, errlen, "decision log: %s", sqlite3_errmsg(db));
+		goto out;
+	}
+	*out = recs;
+	*n = count;
+	recs = NULL;
+	ret = 0;
+out:
+	free(recs);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return ret;
+}

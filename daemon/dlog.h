@@ -1,0 +1,63 @@
+/*
+ * dlog.h - the decision log: every decision in SQLite (WAL) at --db.
+ *
+ * dlog_append() only copies the record into a queue; a writer thread commits
+ * queued records in one transaction per batch, at most about 20 ms after
+ * they were queued, so the request path never waits for the disk.
+ */
+#ifndef ADVISOR_DLOG_H
+#define ADVISOR_DLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DLOG_ID_MAX 48
+
+struct dlog_rec {
+	char id[DLOG_ID_MAX];
+	int64_t time;              /* unix seconds */
+	uint32_t uid;
+	char user[64];
+	uint32_t job_id;           /* 0 = not known */
+	int context;               /* enum adv_context */
+	char parent[DLOG_ID_MAX];  /* submission's decision id for steps */
+	char gpu[64];
+	int gpus, nodes;
+	char partition[64];
+	char model[128];
+	char layout[64];           /* "tp8.pp4.cp1.ep1.dp16" */
+	char workload[192];        /* "zero=1 precision=bf16 seq=4096 ..." */
+	int verdict;
+	char codes[320];           /* finding codes, space separated */
+	double mem_gib;            /* < 0 = not computed */
+	double ckpt_interval_s;    /* < 0 = not computed */
+};
+
+struct dlog_filter {
+	const char *user;          /* NULL = any */
+	uint32_t job_id;           /* 0 = any */
+	int verdict;               /* < 0 = any */
+	int64_t since;             /* unix time, 0 = any */
+	int limit;
+};
+
+/* Opens (creating) the database and starts the writer.  -1 with err on failure. */
+int dlog_open(const char *path, char *err, size_t errlen);
+/* Commits everything queued, stops the writer, closes the database. */
+void dlog_close(void);
+/* Fills rec->id with a fresh decision id ("d-<time hex>-<pid hex>-<counter>"). */
+void dlog_new_id(char *id, size_t len);
+/* Queues a copy of rec. */
+void dlog_append(const struct dlog_rec *rec);
+/* Retention in days from the policy (0 = keep forever); pruned in the background. */
+void dlog_set_retention(int days);
+/*
+ * Newest first; *out is malloc'ed (free()).  Waits for the writer to commit
+ * what was queued before the call, so a decision just made is found.
+ */
+int dlog_query(const struct dlog_filter *f, struct dlog_rec **out, size_t *n,
+	       char *err, size_t errlen);
+void dlog_counters(uint64_t *queued, uint64_t *logged, uint64_t *dropped);
+
+#endif

@@ -1,0 +1,509 @@
+/*
+ * handler.c - request dispatch, access control and decision recording.
+ *
+ * Who may do what (issue 4): check, plan, ckpt, catalog, policy and status
+ * are open to every local user; reload and other users' history need an
+ * admin from policy (uid 0 and the listed users and groups).  The caller is
+ * who SO_PEERCRED says, never what the request claims.  Anything that cannot
+ * be decoded, or speaks another protocol version, gets an Error answer and
+ * the connection is closed; nothing a client sends can make the daemon crash
+ * or leak, because every answer lives in the per-thread arena.
+ */
+#include "config.h"
+
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "advisor.pb-c.h"
+#include "dlog.h"
+#include "handler.h"
+#include "msg.h"
+#include "options.h"
+#include "service.h"
+#include "slurmgres.h"
+#include "snapshot.h"
+#include "stats.h"
+#include "util.h"
+#include "wire.h"
+
+#define NAME_TTL_S 60
+#define HISTORY_MAX 5000
+
+static struct handler_info info;
+
+void handler_set_info(const struct handler_info *i)
+{
+	info = *i;
+}
+
+void handler_init(struct handler *h)
+{
+	memset(h, 0, sizeof(*h));
+	arena_init(&h->arena);
+	for (size_t i = 0; i < HANDLER_NAME_CACHE; i++)
+		h->names[i].uid = (uid_t)-1;
+}
+
+void handler_destroy(struct handler *h)
+{
+	arena_destroy(&h->arena);
+}
+
+void outbuf_free(struct outbuf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+/* getpwuid_r reads /etc/passwd (or NSS) each time: cache per thread for a minute. */
+static const char *user_name(struct handler *h, uid_t uid)
+{
+	size_t slot = uid % HANDLER_NAME_CACHE;
+	time_t now = time(NULL);
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+
+	if (h->names[slot].uid == uid && now - h->names[slot].at < NAME_TTL_S)
+		return h->names[slot].name;
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
+		adv_strlcpy(h->names[slot].name, res->pw_name, sizeof(h->names[slot].name));
+	else
+		adv_snprintf(h->names[slot].name, sizeof(h->names[slot].name), "uid%u",
+			     (unsigned)uid);
+	h->names[slot].uid = uid;
+	h->names[slot].at = now;
+	return h->names[slot].name;
+}
+
+static bool is_admin(struct handler *h, const struct snapshot *s, const struct peer *p)
+{
+	const char *user = user_name(h, p->uid);
+	gid_t groups[256];
+	int n = (int)ADV_ARRAY_SIZE(groups);
+
+	if (getgrouplist(user, p->gid, groups, &n) < 0)
+		n = (int)ADV_ARRAY_SIZE(groups);
+	return policy_is_admin(s->pol, p->uid, user, groups, (size_t)n);
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static bool out_reserve(struct outbuf *b, size_t more)
+{
+	size_t cap;
+	uint8_t *p;
+
+	if (b->cap - b->len >= more)
+		return true;
+	cap = b->cap ? b->cap : 4096;
+	while (cap - b->len < more)
+		cap *= 2;
+	p = realloc(b->data, cap);
+	if (!p)
+		return false;
+	b->data = p;
+	b->cap = cap;
+	return true;
+}
+
+/* Appends resp as a frame; an answer over the limit becomes an error answer. */
+static void emit(struct handler *h, Advisor__Response *resp, struct outbuf *out)
+{
+	size_t size = advisor__response__get_packed_size(resp);
+
+	if (size > WIRE_MAX_FRAME) {
+		advisor__response__init(resp);
+		resp->has_version = 1;
+		resp->version = WIRE_VERSION;
+		service_error(resp, &h->arena, ADVISOR__ERROR_CODE__ERR_INTERNAL,
+			      "the answer would exceed 1 MiB; narrow the query (e.g. --limit)");
+		size = advisor__response__get_packed_size(resp);
+	}
+	if (!out_reserve(out, size + 4)) {
+		msg_log(LOG_ERR, "out of memory for a %zu byte answer", size);
+		return;
+	}
+	out->data[out->len] = (uint8_t)(size >> 24);
+	out->data[out->len + 1] = (uint8_t)(size >> 16);
+	out->data[out->len + 2] = (uint8_t)(size >> 8);
+	out->data[out->len + 3] = (uint8_t)size;
+	advisor__response__pack(resp, out->data + out->len + 4);
+	out->len += size + 4;
+}
+
+void handler_refuse(struct handler *h, int code, const char *message, struct outbuf *out)
+{
+	Advisor__Response resp = ADVISOR__RESPONSE__INIT;
+
+	resp.has_version = 1;
+	resp.version = WIRE_VERSION;
+	service_error(&resp, &h->arena, code, message);
+	emit(h, &resp, out);
+	arena_reset(&h->arena);
+	stats_error();
+}
+
+/* ---- check ------------------------------------------------------------------- */
+
+static void codes_of(const struct adv_result *res, char *buf, size_t len, char sep)
+{
+	char s[2] = { sep, 0 };
+
+	buf[0] = '\0';
+	for (int i = 0; i < res->n_findings; i++) {
+		if (i)
+			adv_strlcat(buf, s, len);
+		adv_strlcat(buf, res->findings[i].code, len);
+	}
+}
+
+static void record(const struct peer *p, const char *user, const Advisor__CheckRequest *m,
+		   const struct adv_request *req, const struct adv_result *res, const char *id)
+{
+	struct dlog_rec r;
+	char ck[32] = "none";
+
+	memset(&r, 0, sizeof(r));
+	adv_strlcpy(r.id, id, sizeof(r.id));
+	r.time = (int64_t)time(NULL);
+	r.uid = (uint32_t)p->uid;
+	adv_strlcpy(r.user, user, sizeof(r.user));
+	r.job_id = m->has_job_id ? m->job_id : 0;
+	r.context = m->has_context ? (int)m->context : ADV_CTX_ADVISORCTL;
+	adv_strlcpy(r.parent, m->parent_decision ? m->parent_decision : "", sizeof(r.parent));
+	adv_strlcpy(r.gpu, req->res.gpu, sizeof(r.gpu));
+	r.gpus = res->has_layout ? res->layout.gpus : req->res.gpus;
+	r.nodes = res->has_layout ? res->layout.nodes : req->res.nodes;
+	adv_strlcpy(r.partition, req->res.partition, sizeof(r.partition));
+	adv_strlcpy(r.model, req->wl.model, sizeof(r.model));
+	if (res->has_layout)
+		engine_layout_string(&res->layout, r.layout, sizeof(r.layout));
+	if (req->wl.ckpt.given)
+		options_format_duration(req->wl.ckpt.interval_s, ck, sizeof(ck));
+	if (req->wl.ckpt.off)
+		adv_strlcpy(ck, "off", sizeof(ck));
+	adv_snprintf(r.workload, sizeof(r.workload),
+		     "task=%s framework=%s zero=%d precision=%s seq=%d mbs=%d gbs=%d "
+		     "recompute=%s ckpt=%s%s",
+		     engine_task_name(res->task), engine_framework_name(res->framework),
+		     res->has_layout ? res->layout.zero : req->wl.zero,
+		     engine_precision_name(res->precision), res->seq, res->mbs, res->gbs,
+		     engine_recompute_name(res->recompute), ck,
+		     req->wl.ckpt.async ? ",async" : "");
+	r.verdict = (int)res->verdict;
+	codes_of(res, r.codes, sizeof(r.codes), ' ');
+	r.mem_gib = res->has_memory ? res->memory.per_gpu_gib : -1;
+	r.ckpt_interval_s = res->has_checkpoint ? res->checkpoint.optimal_s : -1;
+	dlog_append(&r);
+}
+
+static int do_check(struct handler *h, const struct peer *p, const struct snapshot *s,
+		    const Advisor__CheckRequest *m, Advisor__Response *resp,
+		    char *err, size_t errlen)
+{
+	const char *user = user_name(h, p->uid);
+	struct adv_result *res = ARENA_NEW(&h->arena, struct adv_result);
+	struct adv_request req;
+	char id[DLOG_ID_MAX], codes[ADV_MAX_FINDINGS * ADV_CODE_MAX];
+	int rc;
+
+	if (!res)
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	rc = service_check_request(m, user, &req, err, errlen);
+	if (rc)
+		return rc;
+	if (!req.res.gpu[0]) {
+		const struct adv_partition *pt = policy_find_partition(s->pol, req.res.partition);
+
+		if (!pt || !pt->gpu[0])
+			slurmgres_gpu_for_partition(req.res.partition, req.res.gpu,
+						    sizeof(req.res.gpu));
+	}
+	engine_check(s->cat, s->pol, &req, res);
+	dlog_new_id(id, sizeof(id));
+	/* Queued before the answer leaves: an acknowledged decision is always logged. */
+	record(p, user, m, &req, res, id);
+	codes_of(res, codes, sizeof(codes), ',');
+	msg_log(LOG_INFO, "decision %s user=%s uid=%u job=%u context=%s verdict=%s codes=%s",
+		id, user, (unsigned)p->uid, m->has_job_id ? m->job_id : 0,
+		engine_context_name(m->has_context ? (enum adv_context)m->context
+						   : ADV_CTX_ADVISORCTL),
+		engine_verdict_name(res->verdict), codes[0] ? codes : "-");
+	resp->check = service_check_answer(&h->arena, res, id);
+	if (!resp->check || !(resp->check->decision_id = arena_strdup(&h->arena, id)))
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	resp->body_case = ADVISOR__RESPONSE__BODY_CHECK;
+	return 0;
+}
+
+/* ---- history ----------------------------------------------------------------- */
+
+static Advisor__Decision *decision_pb(struct arena *a, const struct dlog_rec *r)
+{
+	Advisor__Decision *d = ARENA_NEW(a, Advisor__Decision);
+	char *codes, *save = NULL;
+
+	if (!d)
+		return NULL;
+	advisor__decision__init(d);
+	d->id = arena_strdup(a, r->id);
+	d->has_time = d->has_uid = d->has_verdict = d->has_context = 1;
+	d->time = r->time;
+	d->uid = r->uid;
+	d->user = r->user[0] ? arena_strdup(a, r->user) : NULL;
+	if (r->job_id) {
+		d->has_job_id = 1;
+		d->job_id = r->job_id;
+	}
+	d->context = (Advisor__Context)r->context;
+	d->gpu = r->gpu[0] ? arena_strdup(a, r->gpu) : NULL;
+	d->has_gpus = d->has_nodes = 1;
+	d->gpus = r->gpus;
+	d->nodes = r->nodes;
+	d->partition = r->partition[0] ? arena_strdup(a, r->partition) : NULL;
+	d->model = r->model[0] ? arena_strdup(a, r->model) : NULL;
+	d->layout = r->layout[0] ? arena_strdup(a, r->layout) : NULL;
+	d->verdict = r->verdict;
+	if (r->mem_gib >= 0) {
+		d->has_mem_gib = 1;
+		d->mem_gib = r->mem_gib;
+	}
+	if (r->ckpt_interval_s >= 0) {
+		d->has_ckpt_interval_s = 1;
+		d->ckpt_interval_s = r->ckpt_interval_s;
+	}
+	codes = arena_strdup(a, r->codes);
+	d->codes = ARENA_ARRAY(a, char *, ADV_MAX_FINDINGS);
+	if (!codes || !d->codes)
+		return NULL;
+	for (char *t = strtok_r(codes, " ", &save); t && d->n_codes < ADV_MAX_FINDINGS;
+	     t = strtok_r(NULL, " ", &save))
+		d->codes[d->n_codes++] = t;
+	return d;
+}
+
+static int do_history(struct handler *h, const struct peer *p, const struct snapshot *s,
+		      const Advisor__HistoryRequest *m, Advisor__Response *resp,
+		      char *err, size_t errlen)
+{
+	const char *me = user_name(h, p->uid);
+	struct dlog_filter f = { .verdict = -1, .limit = 50 };
+	Advisor__HistoryResponse *r;
+	struct dlog_rec *recs;
+	size_t n;
+
+	f.user = (m->user && *m->user) ? m->user : NULL;
+	if (!is_admin(h, s, p)) {
+		if (f.user && strcmp(f.user, me) != 0) {
+			adv_snprintf(err, errlen, "history of other users is for admins only "
+				     "(admins: policy.yaml admins:)");
+			return ADVISOR__ERROR_CODE__ERR_DENIED;
+		}
+		f.user = me;
+	}
+	if (m->has_job_id)
+		f.job_id = m->job_id;
+	if (m->has_verdict)
+		f.verdict = m->verdict;
+	if (m->has_since)
+		f.since = m->since;
+	if (m->has_limit)
+		f.limit = m->limit < 1 ? 1 : m->limit > HISTORY_MAX ? HISTORY_MAX : m->limit;
+	if (dlog_query(&f, &recs, &n, err, errlen) != 0)
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	r = ARENA_NEW(&h->arena, Advisor__HistoryResponse);
+	if (r) {
+		advisor__history_response__init(r);
+		r->decisions = ARENA_ARRAY(&h->arena, Advisor__Decision *, n ? n : 1);
+	}
+	if (!r || !r->decisions) {
+		free(recs);
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((r->decisions[r->n_decisions] = decision_pb(&h->arena, &recs[i])))
+			r->n_decisions++;
+	free(recs);
+	resp->history = r;
+	resp->body_case = ADVISOR__RESPONSE__BODY_HISTORY;
+	return 0;
+}
+
+/* ---- stats, reload, status --------------------------------------------------- */
+
+static int do_stats(struct handler *h, Advisor__Response *resp)
+{
+	Advisor__StatsResponse *r = ARENA_NEW(&h->arena, Advisor__StatsResponse);
+	struct stats_view v;
+	unsigned long reloads;
+	uint64_t queued, logged, dropped;
+	bool ok;
+
+	if (!r)
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	stats_get(&v);
+	snapshot_reload_stats(&reloads, &ok, NULL, 0);
+	dlog_counters(&queued, &logged, &dropped);
+	advisor__stats_response__init(r);
+#define U(f, v) do { r->has_##f = 1; r->f = (v); } while (0)
+	U(requests, v.requests); U(accept, v.accept); U(warn, v.warn); U(reject, v.reject);
+	U(errors, v.errors); U(p50_ms, v.p50_ms); U(p99_ms, v.p99_ms);
+	U(started, (int64_t)v.started); U(reloads, reloads); U(last_reload_ok, ok);
+	U(log_queue, queued); U(logged, logged); U(connections, v.connections);
+#undef U
+	resp->stats = r;
+	resp->body_case = ADVISOR__RESPONSE__BODY_STATS;
+	return 0;
+}
+
+static int do_reload(struct handler *h, const struct peer *p, const struct snapshot *s,
+		     Advisor__Response *resp, char *err, size_t errlen)
+{
+	Advisor__ReloadResponse *r = ARENA_NEW(&h->arena, Advisor__ReloadResponse);
+	char msg[ADV_ERR_MAX];
+	int rc;
+
+	if (!is_admin(h, s, p)) {
+		adv_snprintf(err, errlen, "reload is for admins only; %s (uid %u) is not listed "
+			     "under admins: in the policy", user_name(h, p->uid), (unsigned)p->uid);
+		return ADVISOR__ERROR_CODE__ERR_DENIED;
+	}
+	if (!r)
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	rc = snapshot_reload(msg, sizeof(msg));
+	msg_log(rc ? LOG_ERR : LOG_INFO, "reload requested by %s: %s", user_name(h, p->uid), msg);
+	if (rc == 0) {
+		struct snapshot *n = snapshot_acquire();
+
+		if (n) {
+			dlog_set_retention(n->pol->retention_days);
+			snapshot_release(n);
+		}
+	}
+	advisor__reload_response__init(r);
+	r->has_ok = 1;
+	r->ok = rc == 0;
+	r->message = arena_strdup(&h->arena, msg);
+	resp->reload = r;
+	resp->body_case = ADVISOR__RESPONSE__BODY_RELOAD;
+	return 0;
+}
+
+static int do_status(struct handler *h, const struct snapshot *s, Advisor__Response *resp)
+{
+	Advisor__StatusResponse *r = ARENA_NEW(&h->arena, Advisor__StatusResponse);
+	const struct snapshot_files *f = snapshot_files();
+
+	if (!r)
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	advisor__status_response__init(r);
+	r->version = (char *)(uintptr_t)PACKAGE_VERSION;
+	r->has_started = r->has_pid = r->has_loaded = 1;
+	r->started = (int64_t)info.started;
+	r->pid = (int32_t)getpid();
+	r->loaded = (int64_t)s->loaded;
+	r->catalog_files = (char **)(uintptr_t)f->catalogs;
+	r->n_catalog_files = f->n_catalogs;
+	r->policy_file = (char *)(uintptr_t)f->policy;
+	r->socket = (char *)(uintptr_t)info.socket;
+	r->db = (char *)(uintptr_t)info.db;
+	resp->status = r;
+	resp->body_case = ADVISOR__RESPONSE__BODY_STATUS;
+	return 0;
+}
+
+/* ---- dispatch ---------------------------------------------------------------- */
+
+static int dispatch(struct handler *h, const struct peer *p, const struct snapshot *s,
+		    const Advisor__Request *req, Advisor__Response *resp, char *err, size_t errlen)
+{
+	const char *user = user_name(h, p->uid);
+
+	switch (req->body_case) {
+	case ADVISOR__REQUEST__BODY_CHECK:
+		return do_check(h, p, s, req->check, resp, err, errlen);
+	case ADVISOR__REQUEST__BODY_HISTORY:
+		return do_history(h, p, s, req->history, resp, err, errlen);
+	case ADVISOR__REQUEST__BODY_STATS:
+		return do_stats(h, resp);
+	case ADVISOR__REQUEST__BODY_RELOAD:
+		return do_reload(h, p, s, resp, err, errlen);
+	case ADVISOR__REQUEST__BODY_STATUS:
+		return do_status(h, s, resp);
+	case ADVISOR__REQUEST__BODY_CKPT:
+		resp->body_case = ADVISOR__RESPONSE__BODY_CKPT;
+		return service_ckpt(s, req->ckpt, user, &h->arena, &resp->ckpt, err, errlen);
+	case ADVISOR__REQUEST__BODY_CATALOG:
+		resp->body_case = ADVISOR__RESPONSE__BODY_CATALOG;
+		return service_catalog(s, req->catalog, &h->arena, &resp->catalog, err, errlen);
+	case ADVISOR__REQUEST__BODY_POLICY:
+		resp->body_case = ADVISOR__RESPONSE__BODY_POLICY;
+		return service_policy(s, &h->arena, &resp->policy, err, errlen);
+	case ADVISOR__REQUEST__BODY_PLAN:
+		resp->body_case = ADVISOR__RESPONSE__BODY_PLAN;
+		return service_plan(s, req->plan, &h->arena, &resp->plan, err, errlen);
+	default:
+		adv_snprintf(err, errlen, "request without a body");
+		return ADVISOR__ERROR_CODE__ERR_BAD_REQUEST;
+	}
+}
+
+bool handler_frame(struct handler *h, const struct peer *p, const uint8_t *frame, size_t len,
+		   struct outbuf *out)
+{
+	Advisor__Response resp = ADVISOR__RESPONSE__INIT;
+	double t0 = now_us();
+	Advisor__Request *req;
+	struct snapshot *s;
+	char err[ADV_ERR_MAX] = "";
+	bool close_after = false;
+	int rc;
+
+	req = advisor__request__unpack(NULL, len, frame);
+	if (!req) {
+		handler_refuse(h, ADVISOR__ERROR_CODE__ERR_MALFORMED,
+			       "cannot decode the request (not an advisor.Request)", out);
+		return true;
+	}
+	resp.has_version = 1;
+	resp.version = WIRE_VERSION;
+	resp.has_id = req->has_id;
+	resp.id = req->id;
+	if (!req->has_version || req->version != WIRE_VERSION) {
+		adv_snprintf(err, sizeof(err), "protocol version %u is not supported; this daemon "
+			     "speaks version %u", req->has_version ? req->version : 0, WIRE_VERSION);
+		rc = ADVISOR__ERROR_CODE__ERR_VERSION;
+		close_after = true;
+		s = NULL;
+	} else {
+		s = snapshot_acquire();
+		rc = s ? dispatch(h, p, s, req, &resp, err, sizeof(err))
+		       : ADVISOR__ERROR_CODE__ERR_UNAVAILABLE;
+	}
+	if (rc) {
+		resp.body_case = ADVISOR__RESPONSE__BODY__NOT_SET;
+		service_error(&resp, &h->arena, rc, err[0] ? err : "internal error");
+		stats_error();
+	}
+	/* Pack while the snapshot is held: answers may point into it. */
+	emit(h, &resp, out);
+	if (!rc)
+		stats_request(req->body_case == ADVISOR__REQUEST__BODY_CHECK && resp.check
+			      ? resp.check->verdict : -1, now_us() - t0);
+	snapshot_release(s);
+	advisor__request__free_unpacked(req, NULL);
+	arena_reset(&h->arena);
+	return close_after;
+}

@@ -1,0 +1,741 @@
+/*
+ * report.c - how advisorctl prints answers.
+ *
+ * Both the daemon's answers and --local ones arrive here as the same
+ * structs, so the two modes print identical reports.  JSON follows
+ * design.md field for field; a field that does not apply is null (memory of
+ * a job the engine could not lay out, KV cache of a training job, time and
+ * cost without --tokens).
+ */
+#include "config.h"
+
+#include <json-c/json.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "convert.h"
+#include "options.h"
+#include "report.h"
+#include "util.h"
+
+/* ---- JSON helpers ------------------------------------------------------------ */
+
+static json_object *jnum(double v)
+{
+	char s[40];
+
+	/* 10 significant digits: exact enough for scripts, free of 0.1000000001 noise. */
+	snprintf(s, sizeof(s), "%.10g", v);
+	return json_object_new_double_s(v, s);
+}
+
+static json_object *jstr(const char *s)
+{
+	return (s && *s) ? json_object_new_string(s) : NULL;
+}
+
+static void put(json_object *o, const char *k, json_object *v)
+{
+	json_object_object_add(o, k, v);
+}
+
+static void print_json(FILE *f, json_object *o)
+{
+	fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+							  JSON_C_TO_STRING_SPACED |
+							  JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+static const char *sev_name(int s)
+{
+	return engine_severity_name((enum adv_severity)(s < 0 ? 0 : s > 2 ? 2 : s));
+}
+
+static const char *verdict_name(int v)
+{
+	return engine_verdict_name((enum adv_verdict)(v < 0 ? 0 : v > 2 ? 2 : v));
+}
+
+static json_object *findings_json(const struct adv_finding *fs, int n)
+{
+	json_object *a = json_object_new_array();
+
+	for (int i = 0; i < n; i++) {
+		json_object *o = json_object_new_object();
+
+		put(o, "code", jstr(fs[i].code));
+		put(o, "severity", jstr(sev_name((int)fs[i].severity)));
+		put(o, "message", jstr(fs[i].message));
+		put(o, "fix", jstr(fs[i].fix));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static json_object *layout_json(const struct adv_layout_out *l)
+{
+	json_object *o = json_object_new_object();
+
+	put(o, "gpus", json_object_new_int(l->gpus));
+	put(o, "nodes", json_object_new_int(l->nodes));
+	put(o, "gpus_per_node", json_object_new_int(l->gpus_per_node));
+	put(o, "tp", json_object_new_int(l->tp));
+	put(o, "pp", json_object_new_int(l->pp));
+	put(o, "cp", json_object_new_int(l->cp));
+	put(o, "ep", json_object_new_int(l->ep));
+	put(o, "etp", json_object_new_int(l->etp));
+	put(o, "vpp", json_object_new_int(l->vpp));
+	put(o, "dp", json_object_new_int(l->dp));
+	put(o, "zero", json_object_new_int(l->zero));
+	put(o, "sp", json_object_new_boolean(l->sp));
+	return o;
+}
+
+static json_object *memory_json(const struct adv_memory *m, bool infer)
+{
+	json_object *o = json_object_new_object();
+
+	put(o, "per_gpu_gib", jnum(m->per_gpu_gib));
+	put(o, "usable_gib", jnum(m->usable_gib));
+	put(o, "capacity_gib", jnum(m->capacity_gib));
+	put(o, "weights_gib", jnum(m->weights_gib));
+	put(o, "grads_gib", infer ? NULL : jnum(m->grads_gib));
+	put(o, "optimizer_gib", infer ? NULL : jnum(m->optimizer_gib));
+	put(o, "activations_gib", jnum(m->activations_gib));
+	put(o, "kv_cache_gib", infer ? jnum(m->kv_cache_gib) : NULL);
+	put(o, "overhead_gib", jnum(m->overhead_gib));
+	return o;
+}
+
+/* has_size: the raw ckpt form knows no checkpoint size. */
+static json_object *checkpoint_json(const struct adv_checkpoint *c, bool extra)
+{
+	json_object *o = json_object_new_object();
+
+	put(o, "interval_s", jnum(c->interval_s));
+	put(o, "optimal_s", jnum(c->optimal_s));
+	put(o, "waste", jnum(c->waste));
+	put(o, "optimal_waste", jnum(c->optimal_waste));
+	put(o, "write_s", jnum(c->write_s));
+	put(o, "job_mtbf_h", jnum(c->job_mtbf_h));
+	if (extra) {
+		put(o, "young_s", jnum(c->young_s));
+		put(o, "daly_s", jnum(c->daly_s));
+	}
+	return o;
+}
+
+static json_object *estimate_json(const struct adv_estimate *e)
+{
+	json_object *o = json_object_new_object();
+	bool run = e->train_days > 0;
+
+	put(o, "params_b", jnum(e->params_b));
+	put(o, "active_params_b", jnum(e->active_params_b));
+	put(o, "step_time_s", e->step_time_s > 0 ? jnum(e->step_time_s) : NULL);
+	put(o, "tokens_per_s", e->tokens_per_s > 0 ? jnum(e->tokens_per_s) : NULL);
+	put(o, "mfu", e->mfu > 0 ? jnum(e->mfu) : NULL);
+	put(o, "train_days", run ? jnum(e->train_days) : NULL);
+	put(o, "cost_usd", run ? jnum(e->cost_usd) : NULL);
+	put(o, "energy_mwh", run ? jnum(e->energy_mwh) : NULL);
+	put(o, "bubble", jnum(e->bubble));
+	return o;
+}
+
+/* ---- text helpers ------------------------------------------------------------ */
+
+static void dur(double s, char *buf, size_t len)
+{
+	if (s > 0 && s < 1)
+		adv_snprintf(buf, len, "%.2fs", s);
+	else
+		options_format_duration(s, buf, len);
+}
+
+static void print_findings(FILE *f, const struct adv_finding *fs, int n)
+{
+	size_t w = 4;
+
+	for (int i = 0; i < n; i++)
+		if (strlen(fs[i].code) > w)
+			w = strlen(fs[i].code);
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "  %-6s  %-*s  %s\n", sev_name((int)fs[i].severity), (int)w, fs[i].code,
+			fs[i].message);
+		if (fs[i].fix[0])
+			fprintf(f, "  %-6s  %-*s  fix: %s\n", "", (int)w, "", fs[i].fix);
+	}
+}
+
+static void print_memory(FILE *f, const struct adv_memory *m, bool infer)
+{
+	struct { const char *name; double v; bool show; } rows[] = {
+		{ "weights", m->weights_gib, true },
+		{ "gradients", m->grads_gib, !infer },
+		{ "optimizer states", m->optimizer_gib, !infer },
+		{ "activations", m->activations_gib, true },
+		{ "KV cache", m->kv_cache_gib, infer },
+		{ "runtime overhead", m->overhead_gib, true },
+	};
+
+	fprintf(f, "memory per GPU (most loaded pipeline stage):\n");
+	for (size_t i = 0; i < ADV_ARRAY_SIZE(rows); i++)
+		if (rows[i].show)
+			fprintf(f, "  %-18s %9.2f GiB\n", rows[i].name, rows[i].v);
+	fprintf(f, "  %-18s %9s\n", "", "---------");
+	fprintf(f, "  %-18s %9.2f GiB  (%.0f%% of %.2f GiB usable; %.2f GiB on the GPU)\n",
+		"total", m->per_gpu_gib,
+		m->usable_gib > 0 ? 100.0 * m->per_gpu_gib / m->usable_gib : 0.0,
+		m->usable_gib, m->capacity_gib);
+}
+
+static void print_checkpoint(FILE *f, const struct adv_checkpoint *c)
+{
+	char t[32], o[32], y[32], d[32], w[32];
+
+	dur(c->interval_s, t, sizeof(t));
+	dur(c->optimal_s, o, sizeof(o));
+	dur(c->young_s, y, sizeof(y));
+	dur(c->daly_s, d, sizeof(d));
+	dur(c->write_s, w, sizeof(w));
+	fprintf(f, "checkpoint: every %s loses %.2f%% of the run; the optimum every %s loses "
+		"%.2f%%\n", t, 100 * c->waste, o, 100 * c->optimal_waste);
+	fprintf(f, "  Young %s, Daly %s; write %s per checkpoint", y, d, w);
+	if (c->size_gb > 0)
+		fprintf(f, " (%.0f GB)", c->size_gb);
+	fprintf(f, "; job MTBF %.1f h\n", c->job_mtbf_h);
+}
+
+static void print_estimate(FILE *f, const struct adv_estimate *e)
+{
+	fprintf(f, "estimate: %.1fB parameters", e->params_b);
+	if (e->active_params_b > 0 && fabs(e->active_params_b - e->params_b) > 0.05)
+		fprintf(f, " (%.1fB active)", e->active_params_b);
+	if (e->step_time_s > 0)
+		fprintf(f, "; step %.2f s, %.0f tokens/s at %.0f%% MFU", e->step_time_s,
+			e->tokens_per_s, 100 * e->mfu);
+	if (e->bubble > 0)
+		fprintf(f, "; pipeline bubble %.1f%%", 100 * e->bubble);
+	fprintf(f, "\n");
+	if (e->train_days > 0)
+		fprintf(f, "  %.1f days, $%.0f, %.1f MWh\n", e->train_days, e->cost_usd,
+			e->energy_mwh);
+}
+
+/* ---- check ------------------------------------------------------------------- */
+
+void report_check(FILE *f, const struct adv_result *res, const char *decision_id, bool json)
+{
+	bool infer = res->task == ADV_TASK_INFER;
+
+	if (json) {
+		json_object *o = json_object_new_object();
+		json_object *w = json_object_new_object();
+
+		put(o, "verdict", jstr(engine_verdict_name(res->verdict)));
+		put(o, "mode", jstr(policy_mode_name(res->mode)));
+		put(o, "decision_id", jstr(decision_id));
+		put(o, "layout", res->has_layout ? layout_json(&res->layout) : NULL);
+		put(w, "precision", jstr(engine_precision_name(res->precision)));
+		put(w, "recompute", jstr(engine_recompute_name(res->recompute)));
+		put(w, "task", jstr(engine_task_name(res->task)));
+		put(w, "framework", jstr(engine_framework_name(res->framework)));
+		put(w, "seq", json_object_new_int(res->seq));
+		put(w, "mbs", json_object_new_int(res->mbs));
+		put(w, "gbs", json_object_new_int(res->gbs));
+		put(o, "workload", w);
+		put(o, "memory", res->has_memory ? memory_json(&res->memory, infer) : NULL);
+		put(o, "checkpoint", res->has_checkpoint ? checkpoint_json(&res->checkpoint, false)
+							 : NULL);
+		put(o, "estimate", res->has_estimate ? estimate_json(&res->estimate) : NULL);
+		put(o, "findings", findings_json(res->findings, res->n_findings));
+		print_json(f, o);
+		return;
+	}
+	fprintf(f, "verdict: %s", engine_verdict_name(res->verdict));
+	if (res->mode != ADV_MODE_ENFORCE)
+		fprintf(f, " (mode %s)", policy_mode_name(res->mode));
+	if (decision_id && *decision_id)
+		fprintf(f, "   decision %s", decision_id);
+	fprintf(f, "\n");
+	if (res->has_layout) {
+		char l[96];
+
+		engine_layout_string(&res->layout, l, sizeof(l));
+		fprintf(f, "layout: %s  (%d GPUs = %d nodes x %d; ZeRO-%d%s; %s %s, seq %d, "
+			"mbs %d, gbs %d, recompute %s)\n", l, res->layout.gpus, res->layout.nodes,
+			res->layout.gpus_per_node, res->layout.zero,
+			res->layout.sp ? "; sequence parallel" : "",
+			engine_task_name(res->task), engine_precision_name(res->precision),
+			res->seq, res->mbs, res->gbs, engine_recompute_name(res->recompute));
+	}
+	if (res->n_findings) {
+		fprintf(f, "findings:\n");
+		print_findings(f, res->findings, res->n_findings);
+	}
+	if (res->has_memory)
+		print_memory(f, &res->memory, infer);
+	if (res->has_checkpoint)
+		print_checkpoint(f, &res->checkpoint);
+	if (res->has_estimate)
+		print_estimate(f, &res->estimate);
+}
+
+/* ---- ckpt, plan -------------------------------------------------------------- */
+
+void report_ckpt(FILE *f, const Advisor__CkptResponse *r, bool json)
+{
+	struct adv_finding fs[ADV_MAX_FINDINGS];
+	struct adv_checkpoint c;
+	int n = (int)(r->n_findings < ADV_MAX_FINDINGS ? r->n_findings : ADV_MAX_FINDINGS);
+	int verdict = r->has_verdict ? r->verdict : 0;
+
+	for (int i = 0; i < n; i++)
+		convert_finding_from_pb(r->findings[i], &fs[i]);
+	if (r->checkpoint)
+		convert_checkpoint_from_pb(r->checkpoint, &c);
+	if (json) {
+		json_object *o = r->checkpoint ? checkpoint_json(&c, true) : json_object_new_object();
+
+		if (r->checkpoint && !r->checkpoint->has_size_gb)
+			put(o, "size_gb", NULL);
+		else if (r->checkpoint)
+			put(o, "size_gb", jnum(c.size_gb));
+		put(o, "verdict", jstr(verdict_name(verdict)));
+		put(o, "findings", findings_json(fs, n));
+		print_json(f, o);
+		return;
+	}
+	fprintf(f, "verdict: %s\n", verdict_name(verdict));
+	if (n) {
+		fprintf(f, "findings:\n");
+		print_findings(f, fs, n);
+	}
+	if (r->checkpoint)
+		print_checkpoint(f, &c);
+}
+
+void report_plan(FILE *f, const Advisor__PlanResponse *r, bool json)
+{
+	if (json) {
+		json_object *o = json_object_new_object();
+
+		put(o, "plans", json_object_new_array());
+		put(o, "note", jstr(r->note));
+		print_json(f, o);
+		return;
+	}
+	fprintf(f, "%zu plans%s%s\n", r->n_plans, r->note ? ": " : "", r->note ? r->note : "");
+}
+
+/* ---- tables ------------------------------------------------------------------ */
+
+#define TABLE_COLS 12
+
+struct table {
+	size_t ncols, nrows, cap;
+	char **cells;                  /* nrows * ncols, row 0 = header */
+	bool right[TABLE_COLS];        /* right-align numbers */
+};
+
+static void table_init(struct table *t, size_t ncols, const char *const *header,
+		       const bool *right)
+{
+	memset(t, 0, sizeof(*t));
+	t->ncols = ncols;
+	for (size_t i = 0; i < ncols; i++)
+		t->right[i] = right && right[i];
+	t->cells = NULL;
+	for (size_t i = 0; i < ncols; i++) {
+		if (t->nrows * ncols + i >= t->cap) {
+			size_t cap = t->cap ? t->cap * 2 : 64;
+			char **p = realloc(t->cells, cap * sizeof(*p));
+
+			if (!p)
+				return;
+			t->cells = p;
+			t->cap = cap;
+		}
+		t->cells[i] = strdup(header[i]);
+	}
+	t->nrows = 1;
+}
+
+/* Adds a row of ncols strings (copied). */
+static void table_row(struct table *t, const char *const *row)
+{
+	size_t need = (t->nrows + 1) * t->ncols;
+
+	if (need > t->cap) {
+		size_t cap = t->cap ? t->cap : 64;
+		char **p;
+
+		while (cap < need)
+			cap *= 2;
+		p = realloc(t->cells, cap * sizeof(*p));
+		if (!p)
+			return;
+		t->cells = p;
+		t->cap = cap;
+	}
+	for (size_t i = 0; i < t->ncols; i++)
+		t->cells[t->nrows * t->ncols + i] = strdup(row[i] ? row[i] : "");
+	t->nrows++;
+}
+
+static void table_print(FILE *f, struct table *t)
+{
+	size_t w[TABLE_COLS] = { 0 };
+
+	for (size_t r = 0; r < t->nrows; r++)
+		for (size_t c = 0; c < t->ncols; c++) {
+			const char *s = t->cells[r * t->ncols + c];
+			size_t l = s ? strlen(s) : 0;
+
+			if (l > w[c])
+				w[c] = l;
+		}
+	for (size_t r = 0; r < t->nrows; r++) {
+		for (size_t c = 0; c < t->ncols; c++) {
+			const char *s = t->cells[r * t->ncols + c];
+			bool last = c + 1 == t->ncols;
+
+			if (t->right[c])
+				fprintf(f, "%*s", (int)w[c], s ? s : "");
+			else
+				fprintf(f, "%-*s", last ? 0 : (int)w[c], s ? s : "");
+			fputs(last ? "\n" : "  ", f);
+		}
+	}
+	for (size_t i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+}
+
+static json_object *strings_json(char **s, size_t n)
+{
+	json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(a, json_object_new_string(s[i]));
+	return a;
+}
+
+/* ---- catalog ----------------------------------------------------------------- */
+
+#define OPT_NUM(m, f) ((m)->has_##f ? jnum((m)->f) : NULL)
+#define OPT_INT(m, f) ((m)->has_##f ? json_object_new_int((m)->f) : NULL)
+
+static json_object *gpu_json(const Advisor__GpuInfo *g)
+{
+	json_object *o = json_object_new_object();
+
+	put(o, "name", jstr(g->name));
+	put(o, "aliases", strings_json(g->aliases, g->n_aliases));
+	put(o, "vendor", jstr(g->vendor));
+	put(o, "memory_gib", OPT_NUM(g, memory_gib));
+	put(o, "memory_bandwidth_tbs", OPT_NUM(g, memory_bandwidth_tbs));
+	put(o, "bf16_tflops", OPT_NUM(g, bf16_tflops));
+	put(o, "fp8_tflops", g->has_fp8_tflops && g->fp8_tflops > 0 ? jnum(g->fp8_tflops) : NULL);
+	put(o, "fp32_tflops", OPT_NUM(g, fp32_tflops));
+	put(o, "interconnect_gbs", OPT_NUM(g, interconnect_gbs));
+	put(o, "network_gbs", OPT_NUM(g, network_gbs));
+	put(o, "gpus_per_node", OPT_INT(g, gpus_per_node));
+	put(o, "tdp_w", OPT_NUM(g, tdp_w));
+	put(o, "price_per_hour_usd", OPT_NUM(g, price_per_hour_usd));
+	return o;
+}
+
+static json_object *model_json(const Advisor__ModelInfo *m)
+{
+	json_object *o = json_object_new_object();
+
+	put(o, "name", jstr(m->name));
+	put(o, "aliases", strings_json(m->aliases, m->n_aliases));
+	put(o, "params_b", OPT_NUM(m, params_b));
+	put(o, "computed_params_b", OPT_NUM(m, computed_params_b));
+	put(o, "active_params_b", OPT_NUM(m, active_params_b));
+	put(o, "layers", OPT_INT(m, layers));
+	put(o, "hidden", OPT_INT(m, hidden));
+	put(o, "heads", OPT_INT(m, heads));
+	put(o, "kv_heads", OPT_INT(m, kv_heads));
+	put(o, "head_dim", OPT_INT(m, head_dim));
+	put(o, "ffn_hidden", OPT_INT(m, ffn_hidden));
+	put(o, "vocab", OPT_INT(m, vocab));
+	put(o, "max_seq", OPT_INT(m, max_seq));
+	put(o, "experts", OPT_INT(m, experts));
+	put(o, "top_k", OPT_INT(m, top_k));
+	put(o, "mla", json_object_new_boolean(m->has_mla && m->mla));
+	return o;
+}
+
+void report_catalog(FILE *f, const Advisor__CatalogResponse *r, bool json)
+{
+	char b[10][48];
+
+	if (json) {
+		json_object *o = json_object_new_object(), *g = json_object_new_array(),
+			    *m = json_object_new_array();
+
+		for (size_t i = 0; i < r->n_gpus; i++)
+			json_object_array_add(g, gpu_json(r->gpus[i]));
+		for (size_t i = 0; i < r->n_models; i++)
+			json_object_array_add(m, model_json(r->models[i]));
+		put(o, "gpus", g);
+		put(o, "models", m);
+		print_json(f, o);
+		return;
+	}
+	if (r->n_gpus) {
+		static const char *const hdr[] = { "GPU", "VENDOR", "MEM GiB", "BF16 TF", "FP8 TF",
+						   "HBM TB/s", "LINK GB/s", "PER NODE", "$/h",
+						   "ALIASES" };
+		static const bool right[] = { 0, 0, 1, 1, 1, 1, 1, 1, 1, 0 };
+		struct table t;
+
+		table_init(&t, 10, hdr, right);
+		for (size_t i = 0; i < r->n_gpus; i++) {
+			const Advisor__GpuInfo *g = r->gpus[i];
+			char aliases[256] = "";
+			const char *row[10];
+
+			for (size_t k = 0; k < g->n_aliases; k++) {
+				if (k)
+					adv_strlcat(aliases, ", ", sizeof(aliases));
+				adv_strlcat(aliases, g->aliases[k], sizeof(aliases));
+			}
+			snprintf(b[2], sizeof(b[2]), "%.2f", g->memory_gib);
+			snprintf(b[3], sizeof(b[3]), "%.0f", g->bf16_tflops);
+			snprintf(b[4], sizeof(b[4]), g->fp8_tflops > 0 ? "%.0f" : "-", g->fp8_tflops);
+			snprintf(b[5], sizeof(b[5]), "%.2f", g->memory_bandwidth_tbs);
+			snprintf(b[6], sizeof(b[6]), "%.0f", g->interconnect_gbs);
+			snprintf(b[7], sizeof(b[7]), "%d", g->gpus_per_node);
+			snprintf(b[8], sizeof(b[8]), "%.2f", g->price_per_hour_usd);
+			row[0] = g->name; row[1] = g->vendor; row[2] = b[2]; row[3] = b[3];
+			row[4] = b[4]; row[5] = b[5]; row[6] = b[6]; row[7] = b[7]; row[8] = b[8];
+			row[9] = aliases;
+			table_row(&t, row);
+		}
+		table_print(f, &t);
+	}
+	if (r->n_gpus && r->n_models)
+		fputc('\n', f);
+	if (r->n_models) {
+		static const char *const hdr[] = { "MODEL", "PARAMS B", "ACTIVE B", "LAYERS",
+						   "HIDDEN", "HEADS", "KV", "FFN", "VOCAB",
+						   "MAX SEQ", "MOE" };
+		static const bool right[] = { 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0 };
+		struct table t;
+
+		table_init(&t, 11, hdr, right);
+		for (size_t i = 0; i < r->n_models; i++) {
+			const Advisor__ModelInfo *m = r->models[i];
+			char moe[32] = "-", c[11][24];
+			const char *row[11];
+
+			snprintf(c[1], sizeof(c[1]), "%.1f", m->has_params_b ? m->params_b
+								 : m->computed_params_b);
+			snprintf(c[2], sizeof(c[2]), "%.1f", m->active_params_b);
+			snprintf(c[3], sizeof(c[3]), "%d", m->layers);
+			snprintf(c[4], sizeof(c[4]), "%d", m->hidden);
+			snprintf(c[5], sizeof(c[5]), "%d", m->heads);
+			snprintf(c[6], sizeof(c[6]), "%d", m->kv_heads);
+			snprintf(c[7], sizeof(c[7]), "%d", m->ffn_hidden);
+			snprintf(c[8], sizeof(c[8]), "%d", m->vocab);
+			snprintf(c[9], sizeof(c[9]), "%d", m->max_seq);
+			if (m->has_experts && m->experts > 0)
+				snprintf(moe, sizeof(moe), "%d experts, top-%d", m->experts, m->top_k);
+			row[0] = m->name;
+			for (int k = 1; k <= 9; k++)
+				row[k] = c[k];
+			row[10] = moe;
+			table_row(&t, row);
+		}
+		table_print(f, &t);
+	}
+}
+
+void report_policy(FILE *f, const Advisor__PolicyResponse *r, bool json)
+{
+	if (json) {
+		json_object *o = json_object_new_object();
+
+		put(o, "file", jstr(r->file));
+		put(o, "yaml", jstr(r->yaml));
+		print_json(f, o);
+		return;
+	}
+	fputs(r->yaml ? r->yaml : "", f);
+}
+
+/* ---- history ----------------------------------------------------------------- */
+
+static const char *context_name(int c)
+{
+	return engine_context_name((enum adv_context)(c < 0 || c > ADV_CTX_STEP ? 0 : c));
+}
+
+static void iso_time(int64_t t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!localtime_r(&tt, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		adv_snprintf(buf, len, "%lld", (long long)t);
+}
+
+void report_history(FILE *f, const Advisor__HistoryResponse *r, bool json)
+{
+	if (json) {
+		json_object *o = json_object_new_object(), *a = json_object_new_array();
+
+		for (size_t i = 0; i < r->n_decisions; i++) {
+			const Advisor__Decision *d = r->decisions[i];
+			json_object *x = json_object_new_object();
+
+			put(x, "id", jstr(d->id));
+			put(x, "time", json_object_new_int64(d->time));
+			put(x, "uid", json_object_new_int64(d->uid));
+			put(x, "user", jstr(d->user));
+			put(x, "job_id", d->has_job_id ? json_object_new_int64(d->job_id) : NULL);
+			put(x, "context", jstr(context_name(d->context)));
+			put(x, "gpu", jstr(d->gpu));
+			put(x, "gpus", json_object_new_int(d->gpus));
+			put(x, "nodes", json_object_new_int(d->nodes));
+			put(x, "partition", jstr(d->partition));
+			put(x, "model", jstr(d->model));
+			put(x, "layout", jstr(d->layout));
+			put(x, "verdict", jstr(verdict_name(d->verdict)));
+			put(x, "codes", strings_json(d->codes, d->n_codes));
+			put(x, "mem_gib", d->has_mem_gib ? jnum(d->mem_gib) : NULL);
+			put(x, "ckpt_interval_s", d->has_ckpt_interval_s ? jnum(d->ckpt_interval_s)
+									  : NULL);
+			json_object_array_add(a, x);
+		}
+		put(o, "decisions", a);
+		print_json(f, o);
+		return;
+	}
+	if (r->n_decisions == 0) {
+		fprintf(f, "no decisions match\n");
+		return;
+	}
+	{
+		static const char *const hdr[] = { "TIME", "DECISION", "USER", "JOB", "FROM",
+						   "MODEL", "GPUS", "LAYOUT", "MEM GiB", "VERDICT",
+						   "FINDINGS" };
+		static const bool right[] = { 0, 0, 0, 1, 0, 0, 1, 0, 1, 0, 0 };
+		struct table t;
+
+		table_init(&t, 11, hdr, right);
+		for (size_t i = 0; i < r->n_decisions; i++) {
+			const Advisor__Decision *d = r->decisions[i];
+			char when[32], job[16] = "-", gpus[16], mem[16] = "-", codes[512] = "";
+			const char *row[11];
+
+			iso_time(d->time, when, sizeof(when));
+			if (d->has_job_id)
+				snprintf(job, sizeof(job), "%u", d->job_id);
+			snprintf(gpus, sizeof(gpus), "%d", d->gpus);
+			if (d->has_mem_gib)
+				snprintf(mem, sizeof(mem), "%.1f", d->mem_gib);
+			for (size_t k = 0; k < d->n_codes; k++) {
+				if (k)
+					adv_strlcat(codes, ",", sizeof(codes));
+				adv_strlcat(codes, d->codes[k], sizeof(codes));
+			}
+			row[0] = when; row[1] = d->id; row[2] = d->user; row[3] = job;
+			row[4] = context_name(d->context); row[5] = d->model ? d->model : "-";
+			row[6] = gpus; row[7] = d->layout ? d->layout : "-"; row[8] = mem;
+			row[9] = verdict_name(d->verdict); row[10] = codes[0] ? codes : "-";
+			table_row(&t, row);
+		}
+		table_print(f, &t);
+	}
+}
+
+/* ---- stats, reload, status --------------------------------------------------- */
+
+void report_stats(FILE *f, const Advisor__StatsResponse *r, bool json)
+{
+	char since[32];
+
+	if (json) {
+		json_object *o = json_object_new_object();
+
+		put(o, "requests", json_object_new_uint64(r->requests));
+		put(o, "accept", json_object_new_uint64(r->accept));
+		put(o, "warn", json_object_new_uint64(r->warn));
+		put(o, "reject", json_object_new_uint64(r->reject));
+		put(o, "errors", json_object_new_uint64(r->errors));
+		put(o, "p50_ms", jnum(r->p50_ms));
+		put(o, "p99_ms", jnum(r->p99_ms));
+		put(o, "started", json_object_new_int64(r->started));
+		put(o, "connections", json_object_new_uint64(r->connections));
+		put(o, "reloads", json_object_new_uint64(r->reloads));
+		put(o, "last_reload_ok", json_object_new_boolean(r->last_reload_ok));
+		put(o, "log_queue", json_object_new_uint64(r->log_queue));
+		put(o, "logged", json_object_new_uint64(r->logged));
+		print_json(f, o);
+		return;
+	}
+	iso_time(r->started, since, sizeof(since));
+	fprintf(f, "%-12s %llu (accept %llu, warn %llu, reject %llu), %llu errors\n", "requests",
+		(unsigned long long)r->requests, (unsigned long long)r->accept,
+		(unsigned long long)r->warn, (unsigned long long)r->reject,
+		(unsigned long long)r->errors);
+	fprintf(f, "%-12s p50 %.3f ms, p99 %.3f ms\n", "latency", r->p50_ms, r->p99_ms);
+	fprintf(f, "%-12s %llu\n", "connections", (unsigned long long)r->connections);
+	fprintf(f, "%-12s %llu%s\n", "reloads", (unsigned long long)r->reloads,
+		r->reloads ? (r->last_reload_ok ? " (last ok)" : " (last FAILED)") : "");
+	fprintf(f, "%-12s %llu logged, %llu queued\n", "decisions",
+		(unsigned long long)r->logged, (unsigned long long)r->log_queue);
+	fprintf(f, "%-12s %s\n", "since", since);
+}
+
+void report_reload(FILE *f, const Advisor__ReloadResponse *r, bool json)
+{
+	if (json) {
+		json_object *o = json_object_new_object();
+
+		put(o, "ok", json_object_new_boolean(r->ok));
+		put(o, "message", jstr(r->message));
+		print_json(f, o);
+		return;
+	}
+	fprintf(f, "%s\n", r->message ? r->message : (r->ok ? "reloaded" : "reload failed"));
+}
+
+void report_status(FILE *f, const Advisor__StatusResponse *r, bool json)
+{
+	char since[32], loaded[32];
+
+	if (json) {
+		json_object *o = json_object_new_object();
+
+		put(o, "up", json_object_new_boolean(1));
+		put(o, "version", jstr(r->version));
+		put(o, "pid", json_object_new_int(r->pid));
+		put(o, "started", json_object_new_int64(r->started));
+		put(o, "loaded", json_object_new_int64(r->loaded));
+		put(o, "socket", jstr(r->socket));
+		put(o, "db", jstr(r->db));
+		put(o, "catalog_files", strings_json(r->catalog_files, r->n_catalog_files));
+		put(o, "policy_file", jstr(r->policy_file));
+		print_json(f, o);
+		return;
+	}
+	iso_time(r->started, since, sizeof(since));
+	iso_time(r->loaded, loaded, sizeof(loaded));
+	fprintf(f, "advisord %s is up (pid %d) since %s\n", r->version ? r->version : "?",
+		r->pid, since);
+	fprintf(f, "  %-8s %s\n", "socket", r->socket ? r->socket : "-");
+	fprintf(f, "  %-8s %s\n", "log", r->db ? r->db : "-");
+	for (size_t i = 0; i < r->n_catalog_files; i++)
+		fprintf(f, "  %-8s %s\n", i ? "" : "catalog", r->catalog_files[i]);
+	fprintf(f, "  %-8s %s\n", "policy", r->policy_file ? r->policy_file : "-");
+	fprintf(f, "  %-8s %s\n", "loaded", loaded);
+}

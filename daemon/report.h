@@ -1,0 +1,24 @@
+/*
+ * report.h - advisorctl's output: short verdict lines and aligned tables
+ * for people, the JSON objects of design.md for scripts (--json).
+ */
+#ifndef ADVISOR_REPORT_H
+#define ADVISOR_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "advisor.pb-c.h"
+#include "engine.h"
+
+void report_check(FILE *f, const struct adv_result *res, const char *decision_id, bool json);
+void report_ckpt(FILE *f, const Advisor__CkptResponse *r, bool json);
+void report_plan(FILE *f, const Advisor__PlanResponse *r, bool json);
+void report_catalog(FILE *f, const Advisor__CatalogResponse *r, bool json);
+void report_policy(FILE *f, const Advisor__PolicyResponse *r, bool json);
+void report_history(FILE *f, const Advisor__HistoryResponse *r, bool json);
+void report_stats(FILE *f, const Advisor__StatsResponse *r, bool json);
+void report_reload(FILE *f, const Advisor__ReloadResponse *r, bool json);
+void report_status(FILE *f, const Advisor__StatusResponse *r, bool json);
+
+#endif

@@ -1,0 +1,634 @@
+/*
+ * server.c - epoll event loops on the daemon's unix socket.
+ *
+ * A few worker threads (one per core by default) each run an epoll loop.
+ * All of them watch the listening socket with EPOLLEXCLUSIVE, so the kernel
+ * wakes one worker per incoming connection, and the worker that accepted a
+ * connection serves it to the end: no locks on the connection path.  A
+ * request is answered inline (the engine needs microseconds), so a client
+ * that connects and never sends, or sends half a frame, only occupies a file
+ * descriptor until its timeout: it never delays anyone else.
+ *
+ * Timeouts use two lists per worker, each ordered by deadline because each
+ * has one fixed timeout: connections waiting between requests (idle) and
+ * connections in the middle of a frame or of an answer (busy).  Expiry is a
+ * look at two list heads per loop.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "advisor.pb-c.h"
+#include "handler.h"
+#include "msg.h"
+#include "server.h"
+#include "stats.h"
+#include "util.h"
+#include "wire.h"
+
+#define SMALL_IN 4096
+#define MAX_EVENTS 128
+#define ACCEPT_BATCH 64
+#define FREE_CONNS 256
+
+enum { LIST_NONE = 0, LIST_IDLE, LIST_BUSY };
+
+struct conn {
+	int fd;
+	struct peer peer;
+	uint8_t *in;
+	size_t in_len, in_cap;
+	struct outbuf out;
+	size_t out_off;
+	bool closing;          /* close once out is flushed */
+	bool want_out;         /* registered for EPOLLOUT */
+	int list;
+	long long deadline;
+	struct conn *prev, *next;
+	uint8_t small[SMALL_IN];
+};
+
+struct clist {
+	struct conn *head, *tail;
+};
+
+struct worker {
+	pthread_t thread;
+	int epfd, wakefd;
+	struct handler h;
+	struct clist idle, busy;
+	int nconns;
+	struct conn *free_list;
+	int n_free;
+	bool draining;
+	long long drain_deadline;
+};
+
+static struct {
+	int lfd;
+	struct server_opts o;
+	struct worker *w;
+	int nw;
+} S = { .lfd = -1 };
+
+/* Tags for the two fds that are not connections. */
+static char tag_listen, tag_wake;
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- socket setup ------------------------------------------------------------ */
+
+static int make_dirs(const char *dir)
+{
+	char tmp[PATH_MAX];
+
+	adv_strlcpy(tmp, dir, sizeof(tmp));
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0755) != 0)
+		return errno == EEXIST ? 0 : -1;
+	/* Only a directory we made gets our mode; an admin's stays as it is. */
+	return chmod(tmp, 0755);
+}
+
+int server_listen(const char *path, int *lock_fd, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[PATH_MAX], lockpath[PATH_MAX + 8];
+	struct stat st;
+	int fd, lfd;
+
+	*lock_fd = -1;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		adv_snprintf(err, errlen, "socket path %s is longer than %zu bytes", path,
+			     sizeof(sa.sun_path) - 1);
+		return -1;
+	}
+	adv_strlcpy(dir, path, sizeof(dir));
+	if (make_dirs(dirname(dir)) != 0) {
+		adv_snprintf(err, errlen, "cannot create the socket directory for %s: %s", path,
+			     strerror(errno));
+		return -1;
+	}
+	/* The lock, not the socket file, says whether a daemon is alive. */
+	adv_snprintf(lockpath, sizeof(lockpath), "%s.lock", path);
+	lfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lfd < 0) {
+		adv_snprintf(err, errlen, "cannot open %s: %s", lockpath, strerror(errno));
+		return -1;
+	}
+	if (flock(lfd, LOCK_EX | LOCK_NB) != 0) {
+		char pid[32] = "";
+		ssize_t n = pread(lfd, pid, sizeof(pid) - 1, 0);
+
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		adv_snprintf(err, errlen, "another advisord%s%s is already serving %s; stop it "
+			     "first or choose another --socket", pid[0] ? " (pid " : "",
+			     pid[0] ? strcat(pid, ")") : "", path);
+		close(lfd);
+		return -1;
+	}
+	if (ftruncate(lfd, 0) == 0) {
+		char pid[32];
+		size_t n = adv_snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+
+		if (pwrite(lfd, pid, n, 0) < 0)
+			msg_log(LOG_WARNING, "cannot write pid to %s: %s", lockpath, strerror(errno));
+	}
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			adv_snprintf(err, errlen, "%s exists and is not a socket; not removing it", path);
+			goto fail;
+		}
+		/* We hold the lock, so whoever made this socket is gone. */
+		msg_log(LOG_INFO, "replacing stale socket %s", path);
+		if (unlink(path) != 0) {
+			adv_snprintf(err, errlen, "cannot remove stale socket %s: %s", path,
+				     strerror(errno));
+			goto fail;
+		}
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		adv_snprintf(err, errlen, "socket: %s", strerror(errno));
+		goto fail;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    chmod(path, 0666) != 0 || listen(fd, SOMAXCONN) != 0) {
+		adv_snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(errno));
+		close(fd);
+		goto fail;
+	}
+	*lock_fd = lfd;
+	return fd;
+fail:
+	close(lfd);
+	return -1;
+}
+
+/* ---- connection lists -------------------------------------------------------- */
+
+static void list_remove(struct worker *w, struct conn *c)
+{
+	struct clist *l = c->list == LIST_IDLE ? &w->idle : &w->busy;
+
+	if (c->list == LIST_NONE)
+		return;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		l->head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		l->tail = c->prev;
+	c->prev = c->next = NULL;
+	c->list = LIST_NONE;
+}
+
+static void list_append(struct worker *w, struct conn *c, int which, long long deadline)
+{
+	struct clist *l = which == LIST_IDLE ? &w->idle : &w->busy;
+
+	c->list = which;
+	c->deadline = deadline;
+	c->prev = l->tail;
+	c->next = NULL;
+	if (l->tail)
+		l->tail->next = c;
+	else
+		l->head = c;
+	l->tail = c;
+}
+
+/* Busy deadlines run from the first byte of a frame: trickling cannot extend them. */
+static void set_timer(struct worker *w, struct conn *c)
+{
+	bool busy = c->in_len > 0 || c->out.len > c->out_off;
+
+	if (busy && c->list == LIST_BUSY)
+		return;
+	list_remove(w, c);
+	if (busy)
+		list_append(w, c, LIST_BUSY, now_ms() + S.o.read_timeout_ms);
+	else
+		list_append(w, c, LIST_IDLE, now_ms() + S.o.idle_timeout_ms);
+}
+
+/* ---- connections ------------------------------------------------------------- */
+
+static struct conn *conn_new(struct worker *w)
+{
+	struct conn *c = w->free_list;
+
+	if (c) {
+		w->free_list = c->next;
+		w->n_free--;
+	} else {
+		c = malloc(sizeof(*c));
+		if (!c)
+			return NULL;
+		c->out.data = NULL;
+		c->out.cap = 0;
+	}
+	c->in = c->small;
+	c->in_cap = SMALL_IN;
+	c->in_len = 0;
+	c->out.len = 0;
+	c->out_off = 0;
+	c->closing = c->want_out = false;
+	c->list = LIST_NONE;
+	c->prev = c->next = NULL;
+	return c;
+}
+
+static void conn_close(struct worker *w, struct conn *c)
+{
+	list_remove(w, c);
+	close(c->fd);
+	w->nconns--;
+	if (c->in != c->small)
+		free(c->in);
+	/* Keep big answer buffers from living on in the free list. */
+	if (c->out.cap > 64 * 1024)
+		outbuf_free(&c->out);
+	if (w->n_free < FREE_CONNS) {
+		c->next = w->free_list;
+		w->free_list = c;
+		w->n_free++;
+	} else {
+		outbuf_free(&c->out);
+		free(c);
+	}
+}
+
+static int epoll_set(struct worker *w, struct conn *c, bool want_out)
+{
+	struct epoll_event ev = { .events = want_out ? EPOLLOUT : EPOLLIN, .data.ptr = c };
+
+	if (want_out == c->want_out)
+		return 0;
+	c->want_out = want_out;
+	return epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+/* Sends what is pending; false when the connection is dead. */
+static bool flush_out(struct conn *c)
+{
+	while (c->out_off < c->out.len) {
+		ssize_t n = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n > 0) {
+			c->out_off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+	}
+	c->out.len = c->out_off = 0;
+	return true;
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Makes room for a whole frame of total bytes (header included). */
+static bool grow_in(struct conn *c, size_t total)
+{
+	uint8_t *p;
+
+	if (total <= c->in_cap)
+		return true;
+	p = malloc(total);
+	if (!p)
+		return false;
+	memcpy(p, c->in, c->in_len);
+	if (c->in != c->small)
+		free(c->in);
+	c->in = p;
+	c->in_cap = total;
+	return true;
+}
+
+/* Answers every complete frame in the input buffer. */
+static void process_frames(struct worker *w, struct conn *c)
+{
+	size_t off = 0;
+
+	while (!c->closing && c->in_len - off >= 4) {
+		uint32_t n = be32(c->in + off);
+
+		if (n > WIRE_MAX_FRAME) {
+			char m[96];
+
+			adv_snprintf(m, sizeof(m), "frame of %u bytes refused: the limit is %u bytes",
+				     n, WIRE_MAX_FRAME);
+			handler_refuse(&w->h, ADVISOR__ERROR_CODE__ERR_TOO_LARGE, m, &c->out);
+			c->closing = true;
+			break;
+		}
+		if (c->in_len - off < 4 + (size_t)n) {
+			if (off == 0 && !grow_in(c, 4 + (size_t)n)) {
+				handler_refuse(&w->h, ADVISOR__ERROR_CODE__ERR_INTERNAL,
+					       "out of memory", &c->out);
+				c->closing = true;
+			}
+			break;
+		}
+		if (handler_frame(&w->h, &c->peer, c->in + off + 4, n, &c->out))
+			c->closing = true;
+		off += 4 + (size_t)n;
+	}
+	if (c->closing) {
+		c->in_len = 0;
+	} else if (off) {
+		memmove(c->in, c->in + off, c->in_len - off);
+		c->in_len -= off;
+	}
+	/* Back to the inline buffer once a big frame is done. */
+	if (c->in != c->small && c->in_len <= SMALL_IN) {
+		memcpy(c->small, c->in, c->in_len);
+		free(c->in);
+		c->in = c->small;
+		c->in_cap = SMALL_IN;
+	}
+}
+
+/* After any progress: send, and decide what the connection waits for next. */
+static void settle(struct worker *w, struct conn *c)
+{
+	bool pending;
+
+	if (!flush_out(c)) {
+		conn_close(w, c);
+		return;
+	}
+	pending = c->out.len > c->out_off;
+	if (!pending && (c->closing || w->draining)) {
+		if (c->closing || c->in_len == 0) {
+			conn_close(w, c);
+			return;
+		}
+	}
+	if (epoll_set(w, c, pending) != 0) {
+		conn_close(w, c);
+		return;
+	}
+	set_timer(w, c);
+}
+
+static void on_readable(struct worker *w, struct conn *c)
+{
+	ssize_t n;
+
+	if (c->in_len == c->in_cap && !grow_in(c, c->in_cap * 2)) {
+		conn_close(w, c);
+		return;
+	}
+	n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return;
+	if (n <= 0) {
+		if (n == 0 && c->in_len > 0) {
+			/* Half a frame, then EOF: say why before closing (the peer may only have shut down writing). */
+			handler_refuse(&w->h, ADVISOR__ERROR_CODE__ERR_MALFORMED,
+				       "truncated frame: the connection ended inside it", &c->out);
+			c->closing = true;
+			c->in_len = 0;
+			settle(w, c);
+			return;
+		}
+		conn_close(w, c);
+		return;
+	}
+	c->in_len += (size_t)n;
+	process_frames(w, c);
+	settle(w, c);
+}
+
+static void accept_some(struct worker *w)
+{
+	for (int i = 0; i < ACCEPT_BATCH; i++) {
+		struct epoll_event ev = { .events = EPOLLIN };
+		struct ucred cr;
+		socklen_t sl = sizeof(cr);
+		struct conn *c;
+		int fd = accept4(S.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE)
+				msg_log(LOG_ERR, "accept: %s", strerror(errno));
+			return;
+		}
+		stats_connection();
+		if (w->nconns >= S.o.max_conns ||
+		    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl) != 0 || !(c = conn_new(w))) {
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		c->peer.uid = cr.uid;
+		c->peer.gid = cr.gid;
+		c->peer.pid = cr.pid;
+		ev.data.ptr = c;
+		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+			close(fd);
+			c->next = w->free_list;
+			w->free_list = c;
+			w->n_free++;
+			continue;
+		}
+		w->nconns++;
+		set_timer(w, c);
+	}
+}
+
+static void expire(struct worker *w)
+{
+	long long now = now_ms();
+
+	while (w->busy.head && w->busy.head->deadline <= now)
+		conn_close(w, w->busy.head);
+	while (w->idle.head && (w->idle.head->deadline <= now || w->draining))
+		conn_close(w, w->idle.head);
+}
+
+static int next_timeout(struct worker *w)
+{
+	long long now = now_ms(), t = -1;
+
+	if (w->busy.head)
+		t = w->busy.head->deadline;
+	if (w->idle.head && (t < 0 || w->idle.head->deadline < t))
+		t = w->idle.head->deadline;
+	if (w->draining && (t < 0 || w->drain_deadline < t))
+		t = w->drain_deadline;
+	if (t < 0)
+		return -1;
+	/* +1: the coarse clock must have passed the deadline when we wake. */
+	return t <= now ? 0 : (int)(t - now) + 1;
+}
+
+static void start_drain(struct worker *w)
+{
+	uint64_t v;
+
+	if (read(w->wakefd, &v, sizeof(v)) < 0) {
+		/* eventfd counter already consumed: nothing to do */
+	}
+	if (w->draining)
+		return;
+	w->draining = true;
+	w->drain_deadline = now_ms() + S.o.drain_ms;
+	epoll_ctl(w->epfd, EPOLL_CTL_DEL, S.lfd, NULL);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct epoll_event ev[MAX_EVENTS];
+
+	for (;;) {
+		int n = epoll_wait(w->epfd, ev, MAX_EVENTS, next_timeout(w));
+
+		if (n < 0 && errno != EINTR) {
+			msg_log(LOG_ERR, "epoll_wait: %s", strerror(errno));
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			void *p = ev[i].data.ptr;
+
+			if (p == &tag_listen)
+				accept_some(w);
+			else if (p == &tag_wake)
+				start_drain(w);
+			else if (ev[i].events & EPOLLOUT)
+				settle(w, p);
+			else
+				on_readable(w, p);
+		}
+		expire(w);
+		if (w->draining && (w->nconns == 0 || now_ms() >= w->drain_deadline))
+			break;
+	}
+	while (w->busy.head)
+		conn_close(w, w->busy.head);
+	while (w->idle.head)
+		conn_close(w, w->idle.head);
+	return NULL;
+}
+
+static int worker_init(struct worker *w, char *err, size_t errlen)
+{
+	struct epoll_event lev = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = &tag_listen };
+	struct epoll_event wev = { .events = EPOLLIN, .data.ptr = &tag_wake };
+
+	memset(w, 0, sizeof(*w));
+	handler_init(&w->h);
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	w->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->epfd < 0 || w->wakefd < 0 ||
+	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, S.lfd, &lev) != 0 ||
+	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wakefd, &wev) != 0) {
+		adv_snprintf(err, errlen, "cannot set up the event loop: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void worker_free(struct worker *w)
+{
+	while (w->free_list) {
+		struct conn *c = w->free_list;
+
+		w->free_list = c->next;
+		outbuf_free(&c->out);
+		free(c);
+	}
+	if (w->epfd >= 0)
+		close(w->epfd);
+	if (w->wakefd >= 0)
+		close(w->wakefd);
+	handler_destroy(&w->h);
+}
+
+int server_start(int listen_fd, const struct server_opts *o, char *err, size_t errlen)
+{
+	S.lfd = listen_fd;
+	S.o = *o;
+	S.nw = o->workers > 0 ? o->workers : 1;
+	S.w = calloc((size_t)S.nw, sizeof(*S.w));
+	if (!S.w) {
+		adv_snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < S.nw; i++) {
+		int rc;
+
+		if (worker_init(&S.w[i], err, errlen) != 0) {
+			S.nw = i + 1;
+			server_stop();
+			return -1;
+		}
+		rc = pthread_create(&S.w[i].thread, NULL, worker_main, &S.w[i]);
+		if (rc) {
+			adv_snprintf(err, errlen, "cannot start worker: %s", strerror(rc));
+			S.w[i].thread = 0;
+			S.nw = i + 1;
+			server_stop();
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void server_stop(void)
+{
+	uint64_t one = 1;
+
+	for (int i = 0; i < S.nw; i++)
+		if (S.w[i].wakefd >= 0 && write(S.w[i].wakefd, &one, sizeof(one)) < 0)
+			msg_log(LOG_ERR, "cannot wake worker %d: %s", i, strerror(errno));
+	for (int i = 0; i < S.nw; i++) {
+		if (S.w[i].thread)
+			pthread_join(S.w[i].thread, NULL);
+		worker_free(&S.w[i]);
+	}
+	free(S.w);
+	S.w = NULL;
+	S.nw = 0;
+}

@@ -1,0 +1,27 @@
+/*
+ * server.h - the daemon's socket: listening, worker threads, timeouts.
+ */
+#ifndef ADVISOR_SERVER_H
+#define ADVISOR_SERVER_H
+
+#include <stddef.h>
+
+struct server_opts {
+	int workers;           /* event-loop threads */
+	int read_timeout_ms;   /* a started frame must complete within this */
+	int idle_timeout_ms;   /* a connection may wait this long between requests */
+	int max_conns;         /* per worker */
+	int drain_ms;          /* on stop, how long answers in flight may take */
+};
+
+/*
+ * Creates the socket directory (0755) and binds path (0666).  A stale socket
+ * of a dead daemon is replaced; a live daemon's is not: -1 with a message.
+ * The returned lock_fd (held for the daemon's life) proves ownership.
+ */
+int server_listen(const char *path, int *lock_fd, char *err, size_t errlen);
+int server_start(int listen_fd, const struct server_opts *o, char *err, size_t errlen);
+/* Stops accepting, lets answers in flight finish (drain_ms), joins the workers. */
+void server_stop(void);
+
+#endif

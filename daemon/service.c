@@ -1,0 +1,427 @@
+/*
+ * service.c - the answers advisord and `advisorctl --local` share.
+ *
+ * The CLI's --local mode runs exactly these functions in-process, so a
+ * report printed from the daemon's answer and one printed locally come from
+ * the same code and the same protobuf messages; only the transport differs.
+ * The checkpoint arithmetic of the raw `ckpt` form is checkpoint.c's
+ * (Young 1974, Daly 2006, the exact exponential waste model); the verdict
+ * uses the policy's extra-waste thresholds like the engine does.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "checkpoint.h"
+#include "convert.h"
+#include "options.h"
+#include "service.h"
+#include "util.h"
+
+void service_error(Advisor__Response *resp, struct arena *a, int code, const char *msg)
+{
+	Advisor__Error *e = ARENA_NEW(a, Advisor__Error);
+
+	if (!e)
+		return;
+	advisor__error__init(e);
+	e->has_code = 1;
+	e->code = (Advisor__ErrorCode)code;
+	e->message = arena_strdup(a, msg);
+	resp->error = e;
+}
+
+int service_check_request(const Advisor__CheckRequest *m, const char *user,
+			  struct adv_request *req, char *err, size_t errlen)
+{
+	if (convert_request_from_pb(m, req, err, errlen) != 0)
+		return ADVISOR__ERROR_CODE__ERR_BAD_REQUEST;
+	adv_strlcpy(req->user, user ? user : "", sizeof(req->user));
+	return 0;
+}
+
+Advisor__CheckResponse *service_check_answer(struct arena *a, const struct adv_result *res,
+					     const char *decision_id)
+{
+	struct convert_result_pb *buf = ARENA_NEW(a, struct convert_result_pb);
+
+	if (!buf)
+		return NULL;
+	return convert_result_to_pb(res, decision_id, buf);
+}
+
+/* ---- ckpt -------------------------------------------------------------------- */
+
+static Advisor__Finding **findings_pb(struct arena *a, const struct adv_finding *f, size_t n)
+{
+	Advisor__Finding **ptrs = ARENA_ARRAY(a, Advisor__Finding *, n ? n : 1);
+	Advisor__Finding *msgs = ARENA_ARRAY(a, Advisor__Finding, n ? n : 1);
+
+	if (!ptrs || !msgs)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		ptrs[i] = convert_finding_to_pb(&f[i], &msgs[i]);
+		/* The source findings live on the stack: copy the strings. */
+		ptrs[i]->code = arena_strdup(a, f[i].code);
+		ptrs[i]->message = arena_strdup(a, f[i].message);
+		ptrs[i]->fix = f[i].fix[0] ? arena_strdup(a, f[i].fix) : NULL;
+	}
+	return ptrs;
+}
+
+static void add_finding(struct adv_finding *f, size_t *n, const char *code,
+			enum adv_severity sev, const char *fix, const char *message)
+{
+	struct adv_finding *x = &f[*n];
+
+	memset(x, 0, sizeof(*x));
+	adv_strlcpy(x->code, code, sizeof(x->code));
+	x->severity = sev;
+	adv_strlcpy(x->message, message, sizeof(x->message));
+	adv_strlcpy(x->fix, fix ? fix : "", sizeof(x->fix));
+	(*n)++;
+}
+
+/* Scores the interval of the raw form against the policy's extra-waste thresholds. */
+static void ckpt_raw_findings(const struct adv_policy *pol, const struct ckpt_input *in,
+			      const struct ckpt_output *out, struct adv_finding *f, size_t *n)
+{
+	char t[32], opt[32], fix[64], msg[ADV_MSG_MAX];
+	double extra = out->waste - out->optimal_waste;
+	enum adv_severity sev;
+
+	if (in->interval_s <= 0)
+		return;
+	options_format_duration(in->interval_s, t, sizeof(t));
+	options_format_duration(out->optimal_s, opt, sizeof(opt));
+	adv_snprintf(fix, sizeof(fix), "--llm-ckpt=%s", opt);
+	if (in->write_s > in->interval_s) {
+		adv_snprintf(msg, sizeof(msg), "a checkpoint takes %.0f s to write, longer than "
+			     "the interval of %s", in->write_s, t);
+		add_finding(f, n, "CKPT_WRITE_EXCEEDS_INTERVAL", ADV_SEV_REJECT, fix, msg);
+	}
+	if (extra >= pol->reject_extra_waste)
+		sev = ADV_SEV_REJECT;
+	else if (extra >= pol->warn_extra_waste)
+		sev = ADV_SEV_WARN;
+	else
+		return;
+	adv_snprintf(msg, sizeof(msg), "checkpointing every %s loses %.1f%% of the run, "
+		     "%.1f points more than every %s (%.1f%%)", t, 100 * out->waste,
+		     100 * extra, opt, 100 * out->optimal_waste);
+	add_finding(f, n, in->interval_s > out->optimal_s ? "CKPT_TOO_LONG" : "CKPT_TOO_SHORT",
+		    sev, fix, msg);
+}
+
+static int ckpt_raw(const struct snapshot *s, const Advisor__CkptRequest *m,
+		    struct arena *a, Advisor__CkptResponse *r, char *err, size_t errlen)
+{
+	struct adv_finding f[4];
+	struct adv_checkpoint c = { 0 };
+	struct ckpt_input in = { 0 };
+	struct ckpt_output out;
+	size_t n = 0;
+	int verdict = ADV_ACCEPT;
+
+	if (!m->has_job_mtbf_hours || !m->has_write_seconds) {
+		adv_snprintf(err, errlen, "the raw ckpt form needs --job-mtbf-hours and --write-seconds");
+		return ADVISOR__ERROR_CODE__ERR_BAD_REQUEST;
+	}
+	in.mtbf_s = m->job_mtbf_hours * 3600.0;
+	in.write_s = m->write_seconds;
+	in.restart_s = m->has_restart_seconds ? m->restart_seconds
+					      : s->pol->restart_minutes * 60.0;
+	in.interval_s = m->has_interval_s ? m->interval_s : 0;
+	if (!(in.mtbf_s > 0) || !isfinite(in.mtbf_s) || !(in.write_s >= 0) ||
+	    !isfinite(in.write_s) || !(in.restart_s >= 0) || !isfinite(in.restart_s) ||
+	    !(in.interval_s >= 0) || !isfinite(in.interval_s)) {
+		adv_snprintf(err, errlen, "ckpt: the MTBF must be positive and the write, restart "
+			     "and interval times zero or positive");
+		return ADVISOR__ERROR_CODE__ERR_BAD_REQUEST;
+	}
+	ckpt_compute(&in, &out);
+	c.interval_s = in.interval_s > 0 ? in.interval_s : out.optimal_s;
+	c.optimal_s = out.optimal_s;
+	c.young_s = out.young_s;
+	c.daly_s = out.daly_s;
+	c.waste = out.waste;
+	c.optimal_waste = out.optimal_waste;
+	c.write_s = in.write_s;
+	c.job_mtbf_h = m->job_mtbf_hours;
+	ckpt_raw_findings(s->pol, &in, &out, f, &n);
+	for (size_t i = 0; i < n; i++)
+		if ((int)f[i].severity > verdict)
+			verdict = (int)f[i].severity;
+	r->checkpoint = convert_checkpoint_to_pb(&c, ARENA_NEW(a, Advisor__Checkpoint));
+	/* The size of a checkpoint is not known in the raw form. */
+	r->checkpoint->has_size_gb = 0;
+	r->findings = findings_pb(a, f, n);
+	r->n_findings = n;
+	r->has_verdict = 1;
+	r->verdict = verdict;
+	return r->findings ? 0 : ADVISOR__ERROR_CODE__ERR_INTERNAL;
+}
+
+static int ckpt_job(const struct snapshot *s, const Advisor__CkptRequest *m, const char *user,
+		    struct arena *a, Advisor__CkptResponse *r, char *err, size_t errlen)
+{
+	Advisor__CheckRequest cm = ADVISOR__CHECK_REQUEST__INIT;
+	struct adv_finding keep[ADV_MAX_FINDINGS];
+	struct adv_request req;
+	struct adv_result res;
+	size_t n = 0;
+	int verdict = ADV_ACCEPT;
+
+	cm.resources = m->resources;
+	cm.workload = m->workload;
+	if (service_check_request(&cm, user, &req, err, errlen))
+		return ADVISOR__ERROR_CODE__ERR_BAD_REQUEST;
+	engine_check(s->cat, s->pol, &req, &res);
+	/* Checkpoint findings, or everything that kept the engine from getting that far. */
+	for (int i = 0; i < res.n_findings; i++) {
+		const struct adv_finding *f = &res.findings[i];
+
+		if (strncmp(f->code, "CKPT_", 5) == 0 ||
+		    (!res.has_checkpoint && f->severity == ADV_SEV_REJECT))
+			keep[n++] = *f;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((int)keep[i].severity > verdict)
+			verdict = (int)keep[i].severity;
+	if (res.has_checkpoint)
+		r->checkpoint = convert_checkpoint_to_pb(&res.checkpoint,
+							 ARENA_NEW(a, Advisor__Checkpoint));
+	r->findings = findings_pb(a, keep, n);
+	r->n_findings = n;
+	r->has_verdict = 1;
+	r->verdict = verdict;
+	return r->findings ? 0 : ADVISOR__ERROR_CODE__ERR_INTERNAL;
+}
+
+int service_ckpt(const struct snapshot *s, const Advisor__CkptRequest *m, const char *user,
+		 struct arena *a, Advisor__CkptResponse **out, char *err, size_t errlen)
+{
+	Advisor__CkptResponse *r = ARENA_NEW(a, Advisor__CkptResponse);
+
+	*out = NULL;
+	if (!r)
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	advisor__ckpt_response__init(r);
+	*out = r;
+	if (m->has_job_mtbf_hours || m->has_write_seconds || m->has_restart_seconds)
+		return ckpt_raw(s, m, a, r, err, errlen);
+	return ckpt_job(s, m, user, a, r, err, errlen);
+}
+
+/* ---- catalog ----------------------------------------------------------------- */
+
+static Advisor__GpuInfo *gpu_pb(struct arena *a, const struct adv_gpu *g)
+{
+	Advisor__GpuInfo *m = ARENA_NEW(a, Advisor__GpuInfo);
+
+	if (!m)
+		return NULL;
+	advisor__gpu_info__init(m);
+	/* Strings point into the snapshot, which outlives the packed answer. */
+	m->name = (char *)(uintptr_t)g->name;
+	m->aliases = g->aliases;
+	m->n_aliases = g->n_aliases;
+	m->vendor = g->vendor[0] ? (char *)(uintptr_t)g->vendor : NULL;
+#define D(f) do { m->has_##f = 1; m->f = g->f; } while (0)
+	D(memory_gib); D(memory_bandwidth_tbs); D(bf16_tflops); D(fp8_tflops); D(fp32_tflops);
+	D(interconnect_gbs); D(gpus_per_node); D(tdp_w); D(price_per_hour_usd); D(network_gbs);
+#undef D
+	return m;
+}
+
+static Advisor__ModelInfo *model_pb(struct arena *a, const struct adv_model *md)
+{
+	Advisor__ModelInfo *m = ARENA_NEW(a, Advisor__ModelInfo);
+	struct adv_params p;
+
+	if (!m)
+		return NULL;
+	advisor__model_info__init(m);
+	catalog_model_params(md, &p);
+	m->name = (char *)(uintptr_t)md->name;
+	m->aliases = md->aliases;
+	m->n_aliases = md->n_aliases;
+	if (md->params_b > 0) {
+		m->has_params_b = 1;
+		m->params_b = md->params_b;
+	}
+	m->has_computed_params_b = 1;
+	m->computed_params_b = p.total / 1e9;
+	m->has_active_params_b = 1;
+	m->active_params_b = p.active / 1e9;
+#define I(f) do { m->has_##f = 1; m->f = md->f; } while (0)
+	I(layers); I(hidden); I(heads); I(kv_heads); I(head_dim); I(ffn_hidden); I(vocab);
+	I(max_seq);
+#undef I
+	if (md->has_moe) {
+		m->has_experts = m->has_top_k = 1;
+		m->experts = md->moe.experts;
+		m->top_k = md->moe.top_k;
+	}
+	m->has_mla = 1;
+	m->mla = md->has_mla;
+	return m;
+}
+
+int service_catalog(const struct snapshot *s, const Advisor__CatalogRequest *m,
+		    struct arena *a, Advisor__CatalogResponse **out, char *err, size_t errlen)
+{
+	const char *kind = m->kind ? m->kind : "";
+	const char *name = (m->name && *m->name) ? m->name : NULL;
+	bool want_gpus = !*kind || strcmp(kind, "gpus") == 0;
+	bool want_models = !*kind || strcmp(kind, "models") == 0;
+	Advisor__CatalogResponse *r = ARENA_NEW(a, Advisor__CatalogResponse);
+	size_t ng = catalog_gpu_count(s->cat), nm = catalog_model_count(s->cat);
+
+	*out = NULL;
+	if (!want_gpus && !want_models) {
+		adv_snprintf(err, errlen, "catalog: unknown kind '%s'; accepted: gpus, models", kind);
+		return ADVISOR__ERROR_CODE__ERR_BAD_REQUEST;
+	}
+	if (!r)
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	advisor__catalog_response__init(r);
+	r->gpus = ARENA_ARRAY(a, Advisor__GpuInfo *, ng + 1);
+	r->models = ARENA_ARRAY(a, Advisor__ModelInfo *, nm + 1);
+	if (!r->gpus || !r->models)
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	if (name) {
+		const struct adv_gpu *g = want_gpus ? catalog_find_gpu(s->cat, name) : NULL;
+		const struct adv_model *md = want_models ? catalog_find_model(s->cat, name) : NULL;
+
+		if (g)
+			r->gpus[r->n_gpus++] = gpu_pb(a, g);
+		if (md)
+			r->models[r->n_models++] = model_pb(a, md);
+		if (!g && !md) {
+			adv_snprintf(err, errlen, "catalog: no %s named '%s'",
+				     !*kind ? "GPU or model" : want_gpus ? "GPU" : "model", name);
+			return ADVISOR__ERROR_CODE__ERR_BAD_REQUEST;
+		}
+	} else {
+		for (size_t i = 0; want_gpus && i < ng; i++)
+			r->gpus[r->n_gpus++] = gpu_pb(a, catalog_gpu_at(s->cat, i));
+		for (size_t i = 0; want_models && i < nm; i++)
+			r->models[r->n_models++] = model_pb(a, catalog_model_at(s->cat, i));
+	}
+	for (size_t i = 0; i < r->n_gpus; i++)
+		if (!r->gpus[i])
+			return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	for (size_t i = 0; i < r->n_models; i++)
+		if (!r->models[i])
+			return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	*out = r;
+	return 0;
+}
+
+/* ---- policy ------------------------------------------------------------------ */
+
+/* The policy in force as YAML (policy.c renders it); grows until it fits. */
+static char *render_policy(struct arena *a, const struct adv_policy *p)
+{
+	for (size_t len = 8192; len <= 4u << 20; len *= 4) {
+		char *buf = arena_alloc(a, len);
+
+		if (!buf)
+			return NULL;
+		if (policy_render_yaml(p, buf, len) >= 0)
+			return buf;
+	}
+	return NULL;
+}
+
+int service_policy(const struct snapshot *s, struct arena *a, Advisor__PolicyResponse **out,
+		   char *err, size_t errlen)
+{
+	Advisor__PolicyResponse *r = ARENA_NEW(a, Advisor__PolicyResponse);
+
+	*out = NULL;
+	if (!r)
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	advisor__policy_response__init(r);
+	r->yaml = render_policy(a, s->pol);
+	r->file = s->pol->file;
+	if (!r->yaml) {
+		adv_snprintf(err, errlen, "out of memory");
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	}
+	*out = r;
+	return 0;
+}
+
+/* ---- plan -------------------------------------------------------------------- */
+
+int service_plan(const struct snapshot *s, const Advisor__PlanRequest *m, struct arena *a,
+		 Advisor__PlanResponse **out, char *err, size_t errlen)
+{
+	(void)s;
+	(void)m;
+	(void)a;
+	*out = NULL;
+	adv_snprintf(err, errlen, "plan is not available yet: this advisor was built without "
+		     "the layout planner");
+	return ADVISOR__ERROR_CODE__ERR_UNAVAILABLE;
+}
+
+/* ---- local mode -------------------------------------------------------------- */
+
+void service_local(const struct snapshot *s, const Advisor__Request *req, const char *user,
+		   struct arena *a, Advisor__Response *resp)
+{
+	char err[ADV_ERR_MAX] = "";
+	int rc = 0;
+
+	advisor__response__init(resp);
+	resp->has_version = 1;
+	resp->version = 1;
+	resp->has_id = req->has_id;
+	resp->id = req->id;
+	switch (req->body_case) {
+	case ADVISOR__REQUEST__BODY_CHECK: {
+		struct adv_request r;
+		struct adv_result *res = ARENA_NEW(a, struct adv_result);
+
+		rc = res ? service_check_request(req->check, user, &r, err, sizeof(err))
+			 : ADVISOR__ERROR_CODE__ERR_INTERNAL;
+		if (rc)
+			break;
+		engine_check(s->cat, s->pol, &r, res);
+		resp->check = service_check_answer(a, res, NULL);
+		resp->body_case = ADVISOR__RESPONSE__BODY_CHECK;
+		break;
+	}
+	case ADVISOR__REQUEST__BODY_CKPT:
+		rc = service_ckpt(s, req->ckpt, user, a, &resp->ckpt, err, sizeof(err));
+		resp->body_case = ADVISOR__RESPONSE__BODY_CKPT;
+		break;
+	case ADVISOR__REQUEST__BODY_CATALOG:
+		rc = service_catalog(s, req->catalog, a, &resp->catalog, err, sizeof(err));
+		resp->body_case = ADVISOR__RESPONSE__BODY_CATALOG;
+		break;
+	case ADVISOR__REQUEST__BODY_POLICY:
+		rc = service_policy(s, a, &resp->policy, err, sizeof(err));
+		resp->body_case = ADVISOR__RESPONSE__BODY_POLICY;
+		break;
+	case ADVISOR__REQUEST__BODY_PLAN:
+		rc = service_plan(s, req->plan, a, &resp->plan, err, sizeof(err));
+		resp->body_case = ADVISOR__RESPONSE__BODY_PLAN;
+		break;
+	default:
+		rc = ADVISOR__ERROR_CODE__ERR_UNAVAILABLE;
+		adv_snprintf(err, sizeof(err), "this command needs the running daemon; "
+			     "drop --local");
+		break;
+	}
+	if (rc) {
+		resp->body_case = ADVISOR__RESPONSE__BODY__NOT_SET;
+		service_error(resp, a, rc, err);
+	}
+}
