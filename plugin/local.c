@@ -227,7 +227,11 @@ int local_check(spank_t sp, struct plugin_state *st)
 	if (rc != WIRE_OK) {
 		char why[320];
 
-		adv_snprintf(why, sizeof(why), "%s%s%s", wire_strerror(rc), err[0] ? ": " : "", err);
+		/* err often repeats wire_strerror(rc): say it once. */
+		if (err[0] && strstr(err, wire_strerror(rc)))
+			adv_strlcpy(why, err, sizeof(why));
+		else
+			adv_snprintf(why, sizeof(why), "%s%s%s", wire_strerror(rc), err[0] ? ": " : "", err);
 		return local_unavailable(st, why);
 	}
 	return local_apply(sp, st, &req, &res, id);

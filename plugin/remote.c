@@ -115,8 +115,12 @@ void remote_check(spank_t sp, struct plugin_state *st)
 	rc = wire_client_check(st->args.socket, st->args.timeout_ms, &req, ADV_CTX_STEP, job_id,
 			       parent, &res, id, sizeof(id), err, sizeof(err));
 	if (rc != WIRE_OK) {
-		adv_snprintf(line, sizeof(line), "advisor: daemon unavailable at %s (%s%s%s)",
-			     st->args.socket, wire_strerror(rc), err[0] ? ": " : "", err);
+		if (err[0] && strstr(err, wire_strerror(rc)))
+			adv_snprintf(line, sizeof(line), "advisor: daemon unavailable at %s (%s)",
+				     st->args.socket, err);
+		else
+			adv_snprintf(line, sizeof(line), "advisor: daemon unavailable at %s (%s%s%s)",
+				     st->args.socket, wire_strerror(rc), err[0] ? ": " : "", err);
 		if (st->args.deny_unavailable) {
 			remote_fail(st, line);
 			remote_fail(st, "advisor: step not started: this cluster requires a check "
@@ -126,8 +130,9 @@ void remote_check(spank_t sp, struct plugin_state *st)
 		}
 		return;
 	}
-	slurm_info("advisor: job %u node check: %s (decision %s, parent %s)", job_id,
-		   engine_verdict_name(res.verdict), id, parent ? parent : "none");
+	slurm_info("advisor: job %u node check: %s (model '%s', %d --llm options, %d GPUs on %d nodes; "
+		   "decision %s, parent %s)", job_id, engine_verdict_name(res.verdict), req.wl.model,
+		   st->n_llm, req.res.gpus, req.res.nodes, id, parent ? parent : "none");
 	if (res.verdict == ADV_REJECT) {
 		report_lines(&res, &req, false, &lines);
 		for (i = 0; i < lines.n; i++)

@@ -41,10 +41,10 @@ static void report_summary(const struct adv_result *res, const struct adv_reques
 
 	if (res->has_layout)
 		engine_layout_string(&res->layout, layout, sizeof(layout));
-	adv_snprintf(what, sizeof(what), "%s%s%d x %s%s%s",
+	adv_snprintf(what, sizeof(what), "%s%s%d %s%s%s%s",
 		     req->wl.model[0] ? req->wl.model : "", req->wl.model[0] ? " on " : "",
 		     res->has_layout ? res->layout.gpus : req->res.gpus,
-		     req->res.gpu[0] ? req->res.gpu : "GPU",
+		     req->res.gpu[0] ? req->res.gpu : "", req->res.gpu[0] ? " GPUs" : "GPUs",
 		     layout[0] ? ", layout " : "", layout);
 	if (res->verdict == ADV_REJECT)
 		report_add(out, "advisor: job rejected (%s): it cannot work as submitted", what);

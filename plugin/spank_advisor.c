@@ -19,6 +19,12 @@
 #include "options.h"
 #include "util.h"
 
+/*
+ * The build hides every symbol (-fvisibility=hidden); the SPANK ones must
+ * be visible again for Slurm's dlsym().  Everything else in this file is
+ * static.
+ */
+#pragma GCC visibility push(default)
 SPANK_PLUGIN(advisor, 1);
 
 static struct plugin_state advisor_state;
@@ -143,3 +149,4 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	}
 	return remote_task_init(sp, &advisor_state);
 }
+#pragma GCC visibility pop

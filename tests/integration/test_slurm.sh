@@ -1,0 +1,376 @@
+#!/bin/sh
+# The SPANK plugin on a real Slurm cluster: a private slurmctld with six
+# slurmd (gpu[1-4]: 8 fake H100 each, partitions h100 and debug; gpu[5-6]:
+# 8 fake H200 each, partition h200) and a private advisord, all in a scratch
+# directory on non-default ports (scripts/cluster).  Every case runs real
+# sbatch, salloc or srun and checks the exit status, what the user saw on
+# stderr, and what the job saw in its environment.
+#
+# Skips (77) only when not root or when Slurm/munge are not installed, or
+# when ADVISOR_SKIP_SLURM is set (make distcheck runs without a cluster).
+set -u
+
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+
+skip() { echo "SKIP: $*"; exit 77; }
+[ -z "${ADVISOR_SKIP_SLURM:-}" ] || skip "ADVISOR_SKIP_SLURM is set"
+[ "$(id -u)" -eq 0 ] || skip "needs root to run a private Slurm cluster (slurmd, munged)"
+for b in slurmctld slurmd sbatch salloc srun squeue sinfo munged nm; do
+	command -v "$b" >/dev/null 2>&1 || skip "$b not found (Debian packages slurm-wlm, munge, binutils)"
+done
+
+plugin=$top_builddir/plugin/.libs/spank_advisor.so
+advisord=$top_builddir/daemon/advisord
+advisorctl=$top_builddir/daemon/advisorctl
+for f in "$plugin" "$advisord" "$advisorctl"; do
+	[ -x "$f" ] || [ -f "$f" ] || { echo "FAIL: $f not built"; exit 1; }
+done
+
+CLUSTER_DIR=$(mktemp -d /tmp/advisor-slurm-test.XXXXXX)
+CLUSTER_PORT=${ADVISOR_TEST_PORT:-26817}
+export CLUSTER_DIR CLUSTER_PORT
+export SLURM_CONF=$CLUSTER_DIR/slurm.conf
+sock=$CLUSTER_DIR/advisord.sock
+export ADVISOR_SOCKET=$sock
+out=$CLUSTER_DIR/out
+mkdir -p "$out"
+chmod 755 "$CLUSTER_DIR"
+daemon_pid=
+failures=0
+cases=0
+
+stop_daemon() {
+	if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
+		kill "$daemon_pid" 2>/dev/null
+		i=0
+		while kill -0 "$daemon_pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+		kill -9 "$daemon_pid" 2>/dev/null || :
+	fi
+	daemon_pid=
+}
+
+cleanup() {
+	rc=$?
+	stop_daemon
+	"$top_srcdir/scripts/cluster" stop >/dev/null 2>&1 || :
+	if [ "$failures" -ne 0 ] || [ "$rc" -ne 0 ]; then
+		echo "---- logs kept in $CLUSTER_DIR"
+		tail -n 20 "$CLUSTER_DIR/advisord.log" 2>/dev/null
+	else
+		rm -rf "$CLUSTER_DIR"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+cat > "$CLUSTER_DIR/policy.yaml" <<'EOF'
+mode: enforce
+user_mode_override: false
+partitions:
+  h100:  { gpu: h100-sxm, gpus_per_node: 8, mode: enforce }
+  # no gpu: the type comes from the live cluster (Gres=gpu:h200:8)
+  h200:  { mode: enforce }
+  debug: { gpu: h100-sxm, mode: warn }
+EOF
+
+start_daemon() {
+	rm -f "$sock"
+	"$advisord" -f -c "$top_srcdir/etc/catalog.yaml" -p "$CLUSTER_DIR/policy.yaml" \
+		-s "$sock" -d "$CLUSTER_DIR/decisions.db" >> "$CLUSTER_DIR/advisord.log" 2>&1 &
+	daemon_pid=$!
+	i=0
+	until [ -S "$sock" ] && "$advisorctl" --socket "$sock" status >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -le 100 ] || { echo "FAIL: advisord did not start"; cat "$CLUSTER_DIR/advisord.log"; exit 1; }
+		sleep 0.1
+	done
+}
+
+plugstack() {
+	printf 'required %s socket=%s %s\n' "$plugin" "$sock" "$*" > "$CLUSTER_DIR/plugstack.conf"
+}
+
+# run NAME CMD...: stdout, stderr and status of one command, bounded in time.
+run() {
+	name=$1; shift
+	timeout 60 "$@" > "$out/$name.stdout" 2> "$out/$name.stderr"
+	status=$?
+	last=$name
+}
+
+fail() {
+	failures=$((failures + 1))
+	echo "FAIL [$current]: $*"
+	for f in "$out/$last.stderr" "$out/$last.stdout"; do
+		[ -s "$f" ] && { echo "  --- $f"; sed 's/^/  | /' "$f" | head -n 30; }
+	done
+}
+
+begin() { current=$1; cases=$((cases + 1)); case_failures=$failures; }
+pass() {
+	if [ "$failures" -eq "$case_failures" ]; then echo "ok $cases - $current"
+	else echo "not ok $cases - $current"; fi
+}
+
+expect_status() { [ "$status" -eq "$1" ] || fail "exit status $status, expected $1"; }
+expect_status_not() { [ "$status" -ne "$1" ] || fail "exit status $status, expected anything else"; }
+expect_err() { grep -qF -- "$1" "$out/$last.stderr" || fail "stderr lacks '$1'"; }
+expect_no_err() { ! grep -qF -- "$1" "$out/$last.stderr" || fail "stderr has '$1'"; }
+expect_file() { grep -qF -- "$2" "$1" 2>/dev/null || { fail "$(basename "$1") lacks '$2'"; [ -f "$1" ] && sed 's/^/  | /' "$1" | head -n 20; }; }
+no_job_named() {
+	[ -z "$(squeue -h --states=all -n "$1" -o %i 2>/dev/null)" ] || fail "a job named $1 exists"
+}
+job_id() { sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p' "$out/$last.stdout"; }
+wait_job() {
+	i=0
+	while [ -n "$(squeue -h -j "$1" -o %i 2>/dev/null)" ]; do
+		i=$((i + 1))
+		[ $i -le 120 ] || { fail "job $1 still in the queue after 60 s"; return 1; }
+		sleep 0.5
+	done
+}
+all_idle() {
+	bad=$(sinfo -h -N -o '%N %t' | awk '$2 != "idle"' | sort -u)
+	[ -z "$bad" ] || fail "nodes not idle: $bad"
+}
+
+# ---------------------------------------------------------------- setup
+"$top_srcdir/scripts/cluster" start "$plugin" > "$out/cluster.log" 2>&1 || {
+	cat "$out/cluster.log"; echo "FAIL: cannot start the private cluster"; exit 1; }
+start_daemon
+plugstack timeout_ms=2000
+cd "$CLUSTER_DIR" || exit 1
+
+good="--llm-model=llama3-70b --llm-layout=tp8,pp4 --llm-zero=1"
+
+# ---------------------------------------------------------------- cases
+begin "plugin exports only the SPANK symbols"
+syms=$(nm -D --defined-only "$plugin" | awk '{print $3}' | sort | tr '\n' ' ')
+case $syms in
+"plugin_name plugin_type plugin_version slurm_spank_"*) ;;
+*) fail "exported: $syms" ;;
+esac
+extra=$(nm -D --defined-only "$plugin" | awk '{print $3}' |
+	grep -v -E '^(slurm_spank_[a-z_]+|plugin_name|plugin_type|plugin_version|spank_plugin_version)$')
+[ -z "$extra" ] || fail "exports more than SPANK symbols: $extra"
+pass
+
+begin "--llm-* options listed in sbatch --help"
+run help sbatch --help
+expect_status 0
+grep -q -- '--llm-layout' "$out/help.stdout" || fail "--llm-layout not in sbatch --help"
+grep -q -- 'bf16, fp16, fp8 or fp32' "$out/help.stdout" || fail "accepted precisions not in --help"
+pass
+
+begin "bad option value names the option and the accepted values"
+run badopt sbatch -N1 --gres=gpu:8 --llm-precision=fp12 --wrap true
+expect_status_not 0
+expect_err "--llm-precision"
+expect_err "bf16"
+pass
+
+begin "accepted job: silent, and the job sees ADVISOR_VERDICT and ADVISOR_LAYOUT"
+run accept sbatch -J adv-accept -N4 --gres=gpu:8 $good -o "$out/accept.job" \
+	--wrap 'env | grep -E "^(SLURM_SPANK_)?ADVISOR_" | sort'
+expect_status 0
+expect_no_err "advisor:"
+id=$(job_id); [ -n "$id" ] && wait_job "$id"
+expect_file "$out/accept.job" "ADVISOR_VERDICT=accept"
+expect_file "$out/accept.job" "ADVISOR_LAYOUT=tp8.pp4."
+expect_file "$out/accept.job" "ADVISOR_DECISION_ID=d-"
+expect_file "$out/accept.job" "SLURM_SPANK_ADVISOR_DECISION_ID=d-"
+expect_file "$out/accept.job" "ADVISOR_MEM_GIB="
+pass
+
+begin "layout that does not divide the GPUs: rejected at sbatch with the fix, no job"
+run badlayout sbatch -J adv-badlayout -N4 --gres=gpu:8 --llm-model=llama3-70b --llm-layout=tp8,pp3 --wrap true
+expect_status 1
+expect_err "advisor: job rejected"
+expect_err "GPU_COUNT_MISMATCH"
+expect_err "advisor:   fix: request 24 or 48 GPUs"
+expect_err "init_post_opt() failed"
+no_job_named adv-badlayout
+pass
+
+begin "tensor parallel size that does not divide the heads: the fix names a layout"
+run badtp sbatch -J adv-badtp -N4 --gres=gpu:8 --llm-model=llama3-70b --llm-layout=tp3 --wrap true
+expect_status 1
+expect_err "TP_NOT_DIVIDE_HEADS"
+expect_err "fix: --llm-layout=tp4"
+no_job_named adv-badtp
+pass
+
+begin "model that does not fit: rejected with a fitting alternative"
+run nofit sbatch -J adv-nofit -N1 --gres=gpu:8 --llm-model=llama3-405b --llm-layout=tp8 --wrap true
+expect_status 1
+expect_err "MEM_OVER_CAPACITY"
+expect_err "fix: request at least"
+no_job_named adv-nofit
+pass
+
+begin "warn-mode partition lets the same job through with warnings"
+run warnpart sbatch -J adv-warn -p debug -N4 --gres=gpu:8 --llm-model=llama3-70b --llm-layout=tp3 \
+	-o "$out/warn.job" --wrap 'echo verdict=$ADVISOR_VERDICT'
+expect_status 0
+expect_err "advisor: job accepted with warnings"
+expect_err "warning: TP_NOT_DIVIDE_HEADS"
+id=$(job_id); [ -n "$id" ] && wait_job "$id"
+expect_file "$out/warn.job" "verdict=warn"
+pass
+
+begin "job described by #SBATCH lines only"
+cat > "$CLUSTER_DIR/good.sbatch" <<EOF
+#!/bin/sh
+# a Llama 3 70B pretraining job
+#SBATCH -J adv-script
+#SBATCH --nodes=4
+#SBATCH --gres=gpu:h100:8
+#SBATCH --llm-model=llama3-70b
+#SBATCH --llm-layout=tp8,pp4
+#SBATCH --llm-zero=1
+#SBATCH -o $out/script.job
+env | grep ^ADVISOR_
+EOF
+sed -e 's/tp8,pp4/tp8,pp3/' -e 's/adv-script/adv-script-bad/' "$CLUSTER_DIR/good.sbatch" > "$CLUSTER_DIR/bad.sbatch"
+run script sbatch "$CLUSTER_DIR/good.sbatch"
+expect_status 0
+id=$(job_id); [ -n "$id" ] && wait_job "$id"
+expect_file "$out/script.job" "ADVISOR_LAYOUT=tp8.pp4."
+run scriptbad sbatch "$CLUSTER_DIR/bad.sbatch"
+expect_status 1
+expect_err "32 GPUs cannot be split"
+no_job_named adv-script-bad
+run scriptstdin sh -c "sbatch < '$CLUSTER_DIR/bad.sbatch'"
+expect_status 1
+expect_err "32 GPUs cannot be split"
+pass
+
+begin "--gpus, --gres, --gpus-per-node, -G and SBATCH_GPUS_PER_NODE forms give the same 32 GPUs"
+for form in "-N4 --gpus=32" "-N4 --gres=gpu:h100:8" "-N 4 --gres gres:gpu:8" "-N4 --gpus-per-node=8" \
+	"-N4 -G 32" "-n 32 --ntasks-per-node=8 --gpus-per-task=1"; do
+	# shellcheck disable=SC2086
+	run form sbatch -J adv-form $form --llm-model=llama3-70b --llm-layout=tp8,pp3 --wrap true
+	expect_status 1
+	expect_err "32 GPUs cannot be split"
+done
+run formenv env SBATCH_GPUS_PER_NODE=h100:8 sbatch -J adv-form -N4 --llm-model=llama3-70b \
+	--llm-layout=tp8,pp3 --wrap true
+expect_status 1
+expect_err "32 GPUs cannot be split"
+no_job_named adv-form
+pass
+
+begin "H200 partition: GPU type from the live cluster's Gres"
+run h200 sbatch -J adv-h200 -p h200 -N1 --gres=gpu:8 --llm-model=llama3-70b --llm-layout=tp8 --wrap true
+expect_status 1
+expect_err "usable on h200"
+pass
+
+begin "srun inside an salloc allocation"
+run salloc salloc -J adv-salloc -N2 -G16 sh -c \
+	'srun --llm-model=llama3-70b --llm-layout=tp3 true; echo "bad_rc=$?";
+	 srun --llm-model=llama3-8b --llm-layout=tp8 sh -c "echo step_verdict=\$ADVISOR_VERDICT"; echo "good_rc=$?"'
+expect_status 0
+expect_err "srun: error: advisor: job rejected"
+expect_err "TP_NOT_DIVIDE_HEADS"
+grep -q "bad_rc=1" "$out/salloc.stdout" || fail "bad srun did not fail"
+grep -q "step_verdict=accept" "$out/salloc.stdout" || fail "good step did not see ADVISOR_VERDICT=accept"
+grep -q "good_rc=0" "$out/salloc.stdout" || fail "good srun failed"
+pass
+
+begin "--llm-advisor=off refused when policy forbids user override"
+run override sbatch -J adv-override -N4 --gres=gpu:8 --llm-model=llama3-70b --llm-layout=tp3 \
+	--llm-advisor=off --wrap true
+expect_status 1
+expect_err "POLICY_MODE_OVERRIDE_DENIED"
+no_job_named adv-override
+pass
+
+begin "bypass at submission caught on the node in task_init; node stays idle"
+: > "$CLUSTER_DIR/empty-plugstack.conf"
+sed "s|^PlugStackConfig=.*|PlugStackConfig=$CLUSTER_DIR/empty-plugstack.conf|" "$SLURM_CONF" \
+	> "$CLUSTER_DIR/user-slurm.conf"
+run bypass env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" \
+	SLURM_SPANK__SLURM_SPANK_OPTION_advisor_llm_model=llama3-70b \
+	SLURM_SPANK__SLURM_SPANK_OPTION_advisor_llm_layout=tp3 \
+	sbatch -J adv-bypass -N4 --gres=gpu:8 -o "$out/bypass.job" \
+	--wrap "export SLURM_CONF=$SLURM_CONF; srun -N4 true; echo srun_rc=\$?"
+expect_status 0
+id=$(job_id); [ -n "$id" ] && wait_job "$id"
+expect_file "$out/bypass.job" "advisor: step rejected on the node"
+expect_file "$out/bypass.job" "TP_NOT_DIVIDE_HEADS"
+expect_file "$out/bypass.job" "task_init() failed"
+expect_file "$out/bypass.job" "srun_rc=1"
+all_idle
+pass
+
+begin "no --llm-* option and no GPU: no daemon call, nothing printed"
+before=$("$advisorctl" --socket "$sock" --json stats 2>/dev/null | tr -d ' \n' | sed -n 's/.*"requests":\([0-9]*\).*/\1/p')
+run nogpu sbatch -J adv-nogpu -N2 -o /dev/null --wrap true
+expect_status 0
+expect_no_err "advisor"
+id=$(job_id); [ -n "$id" ] && wait_job "$id"
+after=$("$advisorctl" --socket "$sock" --json stats 2>/dev/null | tr -d ' \n' | sed -n 's/.*"requests":\([0-9]*\).*/\1/p')
+# advisorctl's own stats call is one request.
+[ -n "$before" ] || fail "advisorctl --json stats gave no request count"
+[ "$after" = "$((before + 1))" ] || fail "daemon saw requests: $before -> $after"
+pass
+
+begin "decisions recorded with the job id (submission and node)"
+run history "$advisorctl" --socket "$sock" history --limit 200
+expect_status 0
+grep -q "reject" "$out/history.stdout" || fail "history has no reject"
+pass
+
+begin "daemon stopped, on_unavailable=allow: one warning, job submitted"
+stop_daemon
+run unavail_allow sbatch -J adv-unavail -N4 --gres=gpu:8 $good -o /dev/null --wrap true
+expect_status 0
+expect_err "advisor: daemon unavailable at $sock"
+expect_err "job not checked"
+[ "$(grep -c 'advisor:' "$out/unavail_allow.stderr")" -eq 1 ] || fail "more than one advisor line"
+run unavail_nogpu sbatch -J adv-unavail2 -N1 -o /dev/null --wrap true
+expect_status 0
+expect_no_err "advisor"
+pass
+
+begin "daemon stopped, on_unavailable=deny: rejected, saying the advisor is unavailable"
+plugstack timeout_ms=300 on_unavailable=deny
+run unavail_deny sbatch -J adv-deny -N4 --gres=gpu:8 $good --wrap true
+expect_status 1
+expect_err "the advisor is unavailable"
+no_job_named adv-deny
+pass
+
+begin "daemon hung (accepts, never answers): bounded by timeout_ms"
+# A listening socket nobody reads: connect succeeds, the answer never comes.
+if command -v python3 >/dev/null 2>&1; then
+	python3 -c "
+import socket, time, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(16); time.sleep(30)" "$sock" &
+	hung=$!
+	sleep 0.5
+	plugstack timeout_ms=300 on_unavailable=allow
+	run hung timeout 10 sbatch -J adv-hung -N4 --gres=gpu:8 $good -o /dev/null --wrap true
+	expect_status 0
+	expect_err "advisor: daemon unavailable"
+	kill "$hung" 2>/dev/null
+	wait "$hung" 2>/dev/null
+	rm -f "$sock"
+fi
+pass
+
+begin "plugstack.conf with an unknown key: error in the log, key ignored"
+start_daemon
+plugstack timeout_ms=2000 colour=blue
+run badkey sbatch -J adv-badkey -N4 --gres=gpu:8 $good -o /dev/null --wrap true
+expect_status 0
+expect_err "unknown plugstack.conf argument"
+expect_err "colour=blue"
+plugstack timeout_ms=2000
+pass
+
+all_idle
+echo "# $cases cases, $failures failed checks"
+[ "$failures" -eq 0 ]
