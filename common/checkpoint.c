@@ -67,8 +67,10 @@ double ckpt_optimal(double c, double m)
 
 	if (m <= 0)
 		return 0;
-	u = fmin(1.0, 2.0 * sqrt(2.0 * k) + k);
-	if (u + expm1(-(u + k)) < 0)
+	/* Daly's estimate is within a few per cent: Newton needs a few steps
+	 * (from the left the first step lands right of the root). */
+	u = k < 2.0 ? ckpt_daly(c, m) / m : 1.0;
+	if (u <= 0)
 		u = 1.0;
 	for (i = 0; i < CKPT_NEWTON_MAX_ITER; i++) {
 		double step;
@@ -141,19 +143,17 @@ static void suggest(double t, bool async, char *buf, size_t len)
 	adv_snprintf(buf, len, "--llm-ckpt=%s%s", d, async ? ",async" : "");
 }
 
-static void judge_interval(const struct adv_job *job, const struct adv_policy *pol,
-			   const struct adv_ckpt_req *req, const struct adv_checkpoint *out,
-			   double sync_write_s, struct adv_result *res)
+static void judge_interval(const struct adv_policy *pol, const struct adv_ckpt_req *req,
+			   const struct adv_checkpoint *out, double sync_write_s,
+			   struct adv_result *res)
 {
 	char fix[ADV_MSG_MAX], have[32], best[32];
 	double extra = out->waste - out->optimal_waste;
 	enum adv_severity sev;
 	bool too_long = req->interval_s > out->optimal_s;
 
-	suggest(out->optimal_s, req->async, fix, sizeof(fix));
-	options_format_duration(req->interval_s, have, sizeof(have));
-	options_format_duration(fmax(round(out->optimal_s), 1.0), best, sizeof(best));
 	if (sync_write_s > req->interval_s) {
+		options_format_duration(req->interval_s, have, sizeof(have));
 		suggest(fmax(out->optimal_s, sync_write_s * 2.0), req->async, fix, sizeof(fix));
 		engine_add_finding(res, "CKPT_WRITE_EXCEEDS_INTERVAL", ADV_SEV_REJECT, fix,
 				   "%s checkpoint write of %.0f GB takes %.0f s, longer than the %s interval",
@@ -167,6 +167,10 @@ static void judge_interval(const struct adv_job *job, const struct adv_policy *p
 		sev = ADV_SEV_WARN;
 	else
 		return;
+	/* Formatting only once a finding is certain: the check path is hot. */
+	suggest(out->optimal_s, req->async, fix, sizeof(fix));
+	options_format_duration(req->interval_s, have, sizeof(have));
+	options_format_duration(fmax(round(out->optimal_s), 1.0), best, sizeof(best));
 	engine_add_finding(res, too_long ? "CKPT_TOO_LONG" : "CKPT_TOO_SHORT", sev, fix,
 			   "checkpointing every %s wastes %.1f%% of the run, %.1f points more than every %s (%.1f%%; write %.0f s, job MTBF %.1f h)",
 			   have, out->waste * 100, extra * 100, best, out->optimal_waste * 100,
@@ -216,5 +220,5 @@ void ckpt_check(const struct adv_job *job, const struct adv_policy *pol,
 				   job->lay.gpus, out->job_mtbf_h);
 		return;
 	}
-	judge_interval(job, pol, req, out, sync_write, res);
+	judge_interval(pol, req, out, sync_write, res);
 }

@@ -118,60 +118,79 @@ static double mfu_of(const struct adv_policy *pol)
 	return pol->mfu > 0 ? pol->mfu : DEFAULT_MFU;
 }
 
-/* Seconds per step of the training layout with dp replicas. */
-static double train_step(const struct adv_job *job, const struct adv_policy *pol, int dp)
+/*
+ * The step time as a function of the data-parallel size d with everything
+ * else fixed: compute, TP, CP and EP traffic scale with the micro-batches
+ * per replica, m = GBS / (b d), so they are per_d / d; the bubble
+ * compute * (p-1) / (m v) is then independent of d; the gradient all-reduce
+ * is ring(d c) * grad bytes / bandwidth(d).
+ */
+struct step_terms {
+	double per_d;       /* seconds * d: compute, TP, CP, EP */
+	double bubble;      /* seconds */
+	double grad_bytes;  /* all-reduced per GPU per step */
+};
+
+static void train_terms(const struct adv_job *job, const struct adv_policy *pol,
+			struct step_terms *st)
 {
 	const struct adv_layout_out *l = &job->lay;
 	const struct adv_model *m = job->model;
 	double t = l->tp, c = l->cp, e = l->ep, s = (double)job->seq / l->cp, b = job->mbs;
-	double gpus = t * l->pp * c * dp, h = m->hidden;
-	double mb = (double)job->gbs / (b * dp), Ls = layout_stage_layers(job);
-	double tokens = (double)job->gbs * job->seq;
+	double h = m->hidden, Ls = layout_stage_layers(job);
+	double mb_d = (double)job->gbs / b;          /* micro-batches per step times d */
 	double r = job->recompute == ADV_RECOMPUTE_FULL ? FULL_RECOMPUTE_FACTOR : 1.0;
-	double compute, bubble, tp = 0, cp = 0, ep = 0, dpc = 0, grad_bytes, n_ar, moe_frac;
+	double compute_d, comm_d = 0, n_ar, moe_frac, ex, gb;
 
-	if (mb < 1)
-		mb = 1;
-	compute = estimate_flops_per_token(job) * tokens * r /
-		  (gpus * estimate_peak_flops(job->gpu, job->precision) * mfu_of(pol));
-	bubble = l->pp > 1 ? compute * (l->pp - 1) / (mb * l->vpp) : 0;
+	compute_d = estimate_flops_per_token(job) * (double)job->gbs * job->seq * r /
+		    (t * l->pp * c * estimate_peak_flops(job->gpu, job->precision) * mfu_of(pol));
+	st->bubble = l->pp > 1 ? compute_d * (l->pp - 1) / (mb_d * l->vpp) : 0;
 	if (l->tp > 1) {
 		n_ar = job->recompute == ADV_RECOMPUTE_FULL ? TP_ALLREDUCES_FULL_RECOMPUTE
 							    : TP_ALLREDUCES_PER_LAYER;
-		tp = Ls * mb * n_ar * ring(t) * s * b * h * ACT_BYTES /
-		     (link_gbs(job, l->tp) * GB);
+		comm_d += Ls * mb_d * n_ar * ring(t) * s * b * h * ACT_BYTES /
+			  (link_gbs(job, l->tp) * GB);
 	}
 	if (l->cp > 1) {
 		double kv = 2.0 * s * b * m->kv_heads * m->head_dim * ACT_BYTES / t;
-		cp = Ls * mb * CP_PASSES_PER_LAYER * (c - 1) * kv /
-		     (link_gbs(job, (long)l->tp * l->cp) * GB);
+		comm_d += Ls * mb_d * CP_PASSES_PER_LAYER * (c - 1) * kv /
+			  (link_gbs(job, (long)l->tp * l->cp) * GB);
 	}
 	moe_frac = m->has_moe ? (double)(m->layers - m->moe.dense_layers) / m->layers : 0;
 	if (l->ep > 1 && m->has_moe)
-		ep = Ls * moe_frac * mb * EP_ALL_TO_ALLS_PER_LAYER * s * b * h * ACT_BYTES *
-		     m->moe.top_k * (e - 1) / e / t / (link_gbs(job, (long)l->tp * l->ep) * GB);
-	if (dp * c > 1) {
-		/* Gradient bytes of one GPU: its share of the stage's parameters. */
-		double ex = job->params.expert_params;
-		double stage = ((job->params.total - ex) / t + ex / ((double)l->ep * l->etp)) / l->pp;
-		double gb = job->precision == ADV_PREC_FP32 ? 4.0
-			  : pol->grad_bytes > 0 ? pol->grad_bytes : 4.0;
-		grad_bytes = stage * gb * (l->zero >= 3 ? ZERO3_COMM_FACTOR : 1.0);
-		dpc = ring((double)dp * c) * grad_bytes /
-		      (link_gbs(job, (long)l->tp * l->cp * dp) * GB);
-	}
-	return compute + bubble + tp + cp + ep + dpc;
+		comm_d += Ls * moe_frac * mb_d * EP_ALL_TO_ALLS_PER_LAYER * s * b * h * ACT_BYTES *
+			  m->moe.top_k * (e - 1) / e / t /
+			  (link_gbs(job, (long)l->tp * l->ep) * GB);
+	st->per_d = compute_d + comm_d;
+	/* Gradient bytes of one GPU: its share of the stage's parameters. */
+	ex = job->params.expert_params;
+	gb = job->precision == ADV_PREC_FP32 ? 4.0 : pol->grad_bytes > 0 ? pol->grad_bytes : 4.0;
+	st->grad_bytes = ((job->params.total - ex) / t + ex / ((double)l->ep * l->etp)) / l->pp *
+			 gb * (l->zero >= 3 ? ZERO3_COMM_FACTOR : 1.0);
+}
+
+static double train_step(const struct adv_job *job, const struct step_terms *st, int dp)
+{
+	const struct adv_layout_out *l = &job->lay;
+	double n = (double)dp * l->cp;
+	double dpc = n > 1 ? ring(n) * st->grad_bytes /
+				     (link_gbs(job, (long)l->tp * l->cp * dp) * GB) : 0;
+
+	return st->per_d / dp + st->bubble + dpc;
 }
 
 static void estimate_train(const struct adv_job *job, const struct adv_policy *pol,
 			   struct adv_estimate *out)
 {
+	struct step_terms st;
 	int dp = job->lay.dp;
-	double best = train_step(job, pol, dp);
+	double best;
 
+	train_terms(job, pol, &st);
+	best = train_step(job, &st, dp);
 	while (dp % 2 == 0 && dp > 1) {
 		dp /= 2;
-		best = fmin(best, train_step(job, pol, dp));
+		best = fmin(best, train_step(job, &st, dp));
 	}
 	out->step_time_s = best;
 	out->tokens_per_s = (double)job->gbs * job->seq / best;

@@ -521,7 +521,7 @@ static void check_soft(const struct adv_job *job, const struct adv_layout *given
 		long m_ok = (long)need_m + 1;
 		adv_snprintf(fix, sizeof(fix), "--llm-gbs=%ld", m_ok * unit);
 		engine_add_finding(res, "PIPELINE_BUBBLE", ADV_SEV_WARN, fix,
-				   "pipeline bubble (p-1)/(m*v) = %d/(%d*%d) = %.0f%% of each step is idle (policy limit %.0f%%)",
+				   "pipeline bubble (p-1)/(m*v) = %d/(%d*%d): the pipeline idles for %.0f%% of the compute time (policy limit %.0f%%)",
 				   l->pp - 1, layout_microbatches(job), l->vpp, bubble * 100,
 				   pol->max_pipeline_bubble * 100);
 	}

@@ -1,1 +1,224 @@
-int main(void) { return 0; }
+/*
+ * bench.c - advisor benchmarks: figures to read, never a pass/fail test.
+ *
+ * Each benchmark is one function in the table below; it fills a figure
+ * (operations per second and microseconds per operation).  The program
+ * prints a readable line per benchmark and then one JSON line with all of
+ * them, so CI can keep the history.  Add a benchmark by adding a function
+ * and a table row (daemon round trips, planner runs, ...).
+ *
+ *   advisor-bench [--catalog FILE] [--seconds S] [--only NAME]
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "catalog.h"
+#include "engine.h"
+#include "options.h"
+#include "policy.h"
+#include "util.h"
+
+#ifndef SRCDIR
+#define SRCDIR "."
+#endif
+#define BENCH_DEFAULT_CATALOG SRCDIR "/etc/catalog.yaml"
+#define BENCH_DEFAULT_SECONDS 1.0
+#define BENCH_BATCH 1000
+
+struct bench_env {
+	catalog_t *cat;
+	struct adv_policy pol;
+	double seconds;
+};
+
+struct bench_figure {
+	double ops_per_s;
+	double us_per_op;
+	long ops;
+	char note[160];
+};
+
+typedef int (*bench_fn)(const struct bench_env *env, struct bench_figure *fig);
+
+/*
+ * CPU time of this thread: the figures are per core and stay meaningful on
+ * a loaded machine (CI runners, other builds), where wall time is not.
+ */
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int build_request(struct adv_request *r, const char *gpu, int gpus, const char *model,
+			 const char *const *opts)
+{
+	char err[256];
+
+	engine_request_init(r);
+	adv_strlcpy(r->res.gpu, gpu, sizeof(r->res.gpu));
+	r->res.gpus = gpus;
+	adv_strlcpy(r->wl.model, model, sizeof(r->wl.model));
+	for (; opts && opts[0]; opts += 2) {
+		if (options_apply(&r->wl, opts[0], opts[1], err, sizeof(err)) != 0) {
+			fprintf(stderr, "advisor-bench: %s\n", err);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Runs engine_check() on one request for env->seconds on one core. */
+static int time_checks(const struct bench_env *env, const struct adv_request *r,
+		       struct bench_figure *fig)
+{
+	static struct adv_result res;
+	double start = now_s(), el;
+	long n = 0;
+	int i;
+
+	do {
+		for (i = 0; i < BENCH_BATCH; i++)
+			engine_check(env->cat, &env->pol, r, &res);
+		n += BENCH_BATCH;
+		el = now_s() - start;
+	} while (el < env->seconds);
+	fig->ops = n;
+	fig->ops_per_s = n / el;
+	fig->us_per_op = el * 1e6 / n;
+	adv_snprintf(fig->note, sizeof(fig->note), "verdict %s, %d findings, %.1f GiB per GPU",
+		     engine_verdict_name(res.verdict), res.n_findings, res.memory.per_gpu_gib);
+	return 0;
+}
+
+/* Llama 3 405B on 16,384 H100 as Meta laid it out (TP8 PP16 DP128). */
+static int bench_check_405b(const struct bench_env *env, struct bench_figure *fig)
+{
+	static const char *const opts[] = { "layout", "tp8,pp16", "seq", "8192", "zero", "1",
+					    "recompute", "full", "gbs", "16384",
+					    "ckpt", "20m", "tokens", "15.6T", NULL };
+	struct adv_request r;
+
+	if (build_request(&r, "h100", 16384, "llama3-405b", opts) != 0)
+		return -1;
+	return time_checks(env, &r, fig);
+}
+
+/* The same job without ZeRO or recompute: rejected, with its fix search. */
+static int bench_check_405b_reject(const struct bench_env *env, struct bench_figure *fig)
+{
+	static const char *const opts[] = { "layout", "tp8,pp16", "seq", "8192", "zero", "0",
+					    "recompute", "none", "gbs", "16384",
+					    "ckpt", "20m", NULL };
+	struct adv_request r;
+
+	if (build_request(&r, "h100", 16384, "llama3-405b", opts) != 0)
+		return -1;
+	return time_checks(env, &r, fig);
+}
+
+static const struct {
+	const char *name;
+	const char *what;
+	bench_fn fn;
+} benches[] = {
+	{ "engine_check_405b_16k", "engine checks/s, Llama 3 405B on 16,384 H100", bench_check_405b },
+	{ "engine_reject_405b_16k", "engine checks/s, rejected 405B job incl. fix search",
+	  bench_check_405b_reject },
+};
+
+static int setup(struct bench_env *env, const char *catalog)
+{
+	char err[ADV_ERR_MAX];
+
+	env->cat = catalog_create();
+	if (!env->cat)
+		return -1;
+	if (catalog_load(env->cat, catalog, err, sizeof(err)) != CATALOG_OK) {
+		fprintf(stderr, "advisor-bench: %s\n", err);
+		return -1;
+	}
+	policy_defaults(&env->pol);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: advisor-bench [--catalog FILE] [--seconds S] [--only NAME]\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "catalog", required_argument, NULL, 'c' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "only", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct bench_env env = { .seconds = BENCH_DEFAULT_SECONDS };
+	struct bench_figure figs[ADV_ARRAY_SIZE(benches)];
+	const char *catalog = BENCH_DEFAULT_CATALOG, *only = NULL;
+	bool ran[ADV_ARRAY_SIZE(benches)] = { false };
+	size_t i;
+	int c, rc = 0, first = 1;
+
+	while ((c = getopt_long(argc, argv, "c:s:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			catalog = optarg;
+			break;
+		case 's':
+			if (adv_parse_double(optarg, &env.seconds) != 0 || env.seconds <= 0) {
+				fprintf(stderr, "advisor-bench: --seconds: '%s' is not a positive number\n",
+					optarg);
+				return 64;
+			}
+			break;
+		case 'o':
+			only = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 64;
+		}
+	}
+	if (setup(&env, catalog) != 0) {
+		catalog_destroy(env.cat);
+		return 65;
+	}
+	for (i = 0; i < ADV_ARRAY_SIZE(benches); i++) {
+		if (only && strcmp(only, benches[i].name))
+			continue;
+		memset(&figs[i], 0, sizeof(figs[i]));
+		if (benches[i].fn(&env, &figs[i]) != 0) {
+			rc = 1;
+			continue;
+		}
+		ran[i] = true;
+		printf("%-26s %12.0f /s %9.2f us  %s (%s)\n", benches[i].name, figs[i].ops_per_s,
+		       figs[i].us_per_op, benches[i].what, figs[i].note);
+	}
+	printf("{\"bench\": {");
+	for (i = 0; i < ADV_ARRAY_SIZE(benches); i++) {
+		if (!ran[i])
+			continue;
+		printf("%s\"%s\": {\"ops_per_s\": %.0f, \"us_per_op\": %.3f, \"ops\": %ld}",
+		       first ? "" : ", ", benches[i].name, figs[i].ops_per_s, figs[i].us_per_op,
+		       figs[i].ops);
+		first = 0;
+	}
+	printf("}}\n");
+	catalog_destroy(env.cat);
+	return rc;
+}

@@ -1,2 +1,338 @@
-/* placeholder: being written */
-int main(void) { return 77; }
+/*
+ * test_engine.c - the engine as a whole: name resolution, defaults, policy
+ * modes, verdicts, estimates (magnitude and monotonicity) and helpers.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine.h"
+#include "estimate.h"
+#include "layout.h"
+#include "options.h"
+#include "policy.h"
+
+#define SHIPPED SRCDIR "/etc/catalog.yaml"
+
+static const char policy_yaml[] =
+	"mode: enforce\n"
+	"user_mode_override: false\n"
+	"partitions:\n"
+	"  h100: { gpu: h100-sxm, gpus_per_node: 8 }\n"
+	"  debug: { gpu: h100-sxm, mode: warn }\n"
+	"  idle: { gpu: h100-sxm, mode: off }\n"
+	"exempt: { users: [bench], accounts: [] }\n";
+
+struct state {
+	catalog_t *cat;
+	struct adv_policy *pol;
+};
+
+static int setup(void **st)
+{
+	struct state *s = calloc(1, sizeof(*s));
+	char err[ADV_ERR_MAX];
+
+	if (!s)
+		return -1;
+	*st = s;
+	s->cat = catalog_create();
+	if (!s->cat || catalog_load(s->cat, SHIPPED, err, sizeof(err)) != CATALOG_OK ||
+	    policy_load_string("policy", policy_yaml, s->cat, &s->pol, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **st)
+{
+	struct state *s = *st;
+
+	policy_destroy(s->pol);
+	catalog_destroy(s->cat);
+	free(s);
+	return 0;
+}
+
+static void req(struct adv_request *r, const char *gpu, int gpus, const char *model, ...)
+{
+	const char *name;
+	char err[256];
+	va_list ap;
+
+	engine_request_init(r);
+	snprintf(r->res.gpu, sizeof(r->res.gpu), "%s", gpu);
+	r->res.gpus = gpus;
+	snprintf(r->wl.model, sizeof(r->wl.model), "%s", model);
+	va_start(ap, model);
+	while ((name = va_arg(ap, const char *)) != NULL) {
+		const char *value = va_arg(ap, const char *);
+		if (!strcmp(name, "partition"))
+			snprintf(r->res.partition, sizeof(r->res.partition), "%s", value);
+		else if (!strcmp(name, "user"))
+			snprintf(r->user, sizeof(r->user), "%s", value);
+		else if (options_apply(&r->wl, name, value, err, sizeof(err)) != 0)
+			fail_msg("%s", err);
+	}
+	va_end(ap);
+}
+
+static const struct adv_finding *finding(const struct adv_result *res, const char *code)
+{
+	int i;
+
+	for (i = 0; i < res->n_findings; i++)
+		if (!strcmp(res->findings[i].code, code))
+			return &res->findings[i];
+	return NULL;
+}
+
+static void test_defaults(void **st)
+{
+	struct state *s = *st;
+	struct adv_request r;
+	struct adv_result res;
+
+	/* Plain DDP keeps 18 B/param on every GPU: 8B needs 144 GB, so rejected. */
+	req(&r, "h100", 8, "llama3-8b", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_int_equal(res.verdict, ADV_REJECT);
+	assert_non_null(finding(&res, "MEM_OVER_CAPACITY"));
+	assert_int_equal(res.precision, ADV_PREC_BF16);
+	assert_int_equal(res.recompute, ADV_RECOMPUTE_SELECTIVE);
+	assert_int_equal(res.task, ADV_TASK_TRAIN);
+	assert_int_equal(res.framework, ADV_FW_GENERIC);
+	assert_int_equal(res.seq, 4096);
+	assert_int_equal(res.mbs, 1);
+	assert_int_equal(res.gbs, 8);
+	assert_int_equal(res.layout.zero, 0);
+	assert_int_equal(res.layout.dp, 8);
+	assert_int_equal(res.mode, ADV_MODE_ENFORCE);
+	assert_true(res.has_layout && res.has_memory && res.has_checkpoint && res.has_estimate);
+	/* With ZeRO-2 it fits and is accepted. */
+	req(&r, "h100", 8, "llama3-8b", "zero", "2", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_int_equal(res.verdict, ADV_ACCEPT);
+	assert_int_equal(res.n_findings, 0);
+	/* Short-context models default to their own max_seq. */
+	req(&r, "a100", 64, "gpt3-175b", "layout", "tp8,pp8", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_int_equal(res.seq, 2048);
+	assert_int_equal(res.gbs, 32);  /* m = 4 * PP with dp = 1 */
+}
+
+static void test_unknown_names(void **st)
+{
+	struct state *s = *st;
+	struct adv_request r;
+	struct adv_result res;
+	const struct adv_finding *f;
+
+	req(&r, "h100", 8, "llama3-7b", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	f = finding(&res, "MODEL_UNKNOWN");
+	assert_non_null(f);
+	assert_int_equal(f->severity, ADV_SEV_REJECT);
+	assert_non_null(strstr(f->fix, "--llm-model=llama3-8b"));
+	assert_int_equal(res.verdict, ADV_REJECT);
+	assert_false(res.has_memory);
+	/* Aliases resolve. */
+	req(&r, "NVIDIA H100 80GB HBM3", 8, "meta-llama/Meta-Llama-3-70B", "layout", "tp8", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_null(finding(&res, "MODEL_UNKNOWN"));
+	assert_null(finding(&res, "GPU_TYPE_UNKNOWN"));
+	/* Unknown GPU: a warning, the layout is still judged. */
+	req(&r, "tpu-v5p", 8, "llama3-8b", "layout", "tp3", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	f = finding(&res, "GPU_TYPE_UNKNOWN");
+	assert_non_null(f);
+	assert_int_equal(f->severity, ADV_SEV_WARN);
+	assert_non_null(finding(&res, "TP_NOT_DIVIDE_HEADS"));
+	assert_false(res.has_memory);
+	/* No model: only the layout. */
+	req(&r, "h100", 8, "", "layout", "tp8", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	f = finding(&res, "MODEL_NOT_GIVEN");
+	assert_non_null(f);
+	assert_int_equal(res.verdict, ADV_ACCEPT);
+}
+
+static void test_fp8(void **st)
+{
+	struct state *s = *st;
+	struct adv_request r;
+	struct adv_result res;
+
+	req(&r, "a100", 8, "llama3-8b", "precision", "fp8", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_non_null(finding(&res, "FP8_UNSUPPORTED"));
+	req(&r, "h100", 8, "llama3-8b", "precision", "fp8", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_null(finding(&res, "FP8_UNSUPPORTED"));
+}
+
+static void test_modes(void **st)
+{
+	struct state *s = *st;
+	struct adv_request r;
+	struct adv_result res;
+	const struct adv_finding *f;
+
+	/* warn partition: the reject becomes a warning, the code stays. */
+	req(&r, "", 48, "llama3-8b", "layout", "tp3", "partition", "debug", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_int_equal(res.mode, ADV_MODE_WARN);
+	assert_int_equal(res.verdict, ADV_WARN);
+	f = finding(&res, "TP_NOT_DIVIDE_HEADS");
+	assert_non_null(f);
+	assert_int_equal(f->severity, ADV_SEV_WARN);
+	assert_non_null(strstr(f->message, "not enforced"));
+	/* off partition: accepted, nothing checked. */
+	req(&r, "", 48, "llama3-8b", "layout", "tp3", "partition", "idle", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_int_equal(res.verdict, ADV_ACCEPT);
+	assert_int_equal(res.n_findings, 0);
+	/* Exempt users are not checked. */
+	req(&r, "h100", 48, "llama3-8b", "layout", "tp3", "user", "bench", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_int_equal(res.verdict, ADV_ACCEPT);
+	/* --llm-advisor without user_mode_override: denied. */
+	req(&r, "h100", 8, "llama3-8b", "advisor", "off", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	f = finding(&res, "POLICY_MODE_OVERRIDE_DENIED");
+	assert_non_null(f);
+	assert_string_equal(f->fix, "remove --llm-advisor");
+	assert_int_equal(res.verdict, ADV_REJECT);
+	/* With the override allowed the user's mode holds. */
+	s->pol->user_mode_override = true;
+	req(&r, "h100", 48, "llama3-8b", "layout", "tp3", "advisor", "warn", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	s->pol->user_mode_override = false;
+	assert_null(finding(&res, "POLICY_MODE_OVERRIDE_DENIED"));
+	assert_int_equal(res.mode, ADV_MODE_WARN);
+	assert_int_equal(res.verdict, ADV_WARN);
+}
+
+/* Llama 3 405B on 16,384 H100 for 15.6T tokens: Meta reports 54 days at
+ * 38-43% MFU; at the policy's 40% the model must land in the same range. */
+static void test_estimate_405b(void **st)
+{
+	struct state *s = *st;
+	struct adv_request r;
+	struct adv_result res;
+
+	req(&r, "h100", 16384, "llama3-405b", "layout", "tp8,pp16", "seq", "8192", "zero", "1",
+	    "recompute", "full", "tokens", "15.6T", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	print_message("405B: step %.2f s, %.0f tok/s, MFU %.2f, %.1f days, $%.0f, %.0f MWh\n",
+		      res.estimate.step_time_s, res.estimate.tokens_per_s, res.estimate.mfu,
+		      res.estimate.train_days, res.estimate.cost_usd, res.estimate.energy_mwh);
+	assert_true(fabs(res.estimate.params_b - 405) < 0.02 * 405);
+	assert_true(res.estimate.train_days > 40 && res.estimate.train_days < 150);
+	assert_true(res.estimate.mfu > 0.15 && res.estimate.mfu <= 0.40);
+	/* cost = GPU-hours x price, energy = GPU-hours x TDP x PUE */
+	assert_true(fabs(res.estimate.cost_usd - res.estimate.train_days * 24 * 16384 * 2.89) <
+		    1e-6 * res.estimate.cost_usd);
+	assert_true(fabs(res.estimate.energy_mwh -
+			 res.estimate.train_days * 24 * 16384 * 0.7 * 1.2 / 1000) <
+		    1e-6 * res.estimate.energy_mwh);
+}
+
+/* More GPUs never show slower for the same layout family and global batch. */
+static void test_estimate_monotone(void **st)
+{
+	static const char *const layouts[] = { "tp8", "tp8,pp4", "tp2", "tp8,pp2,cp2" };
+	struct state *s = *st;
+	struct adv_request r;
+	struct adv_result res;
+	size_t i;
+	int gpus;
+
+	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+		double prev = 0;
+		for (gpus = 32; gpus <= 16384; gpus *= 2) {
+			req(&r, "h100", gpus, "llama3-70b", "layout", layouts[i], "gbs", "4096",
+			    "tokens", "1T", NULL);
+			engine_check(s->cat, s->pol, &r, &res);
+			assert_true(res.has_estimate);
+			assert_true(res.estimate.tokens_per_s >= prev);
+			prev = res.estimate.tokens_per_s;
+		}
+	}
+	/* Serving throughput grows with replicas too. */
+	req(&r, "h100", 8, "llama3-70b", "task", "infer", "layout", "tp8", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	{
+		double one = res.estimate.tokens_per_s;
+		req(&r, "h100", 16, "llama3-70b", "task", "infer", "layout", "tp8", NULL);
+		engine_check(s->cat, s->pol, &r, &res);
+		assert_true(res.estimate.tokens_per_s > one);
+	}
+}
+
+static void test_flops(void **st)
+{
+	struct state *s = *st;
+	struct adv_job job;
+
+	memset(&job, 0, sizeof(job));
+	job.model = catalog_find_model(s->cat, "llama3-70b");
+	catalog_model_params(job.model, &job.params);
+	job.seq = 8192;
+	/* 6 (Psi - V h) + 12 L h s */
+	assert_true(fabs(estimate_flops_per_token(&job) -
+			 (6 * (job.params.total - 128256.0 * 8192) + 12.0 * 80 * 8192 * 8192)) < 1);
+	assert_true(estimate_peak_flops(catalog_find_gpu(s->cat, "h100"), ADV_PREC_FP8) == 1979e12);
+	assert_true(estimate_peak_flops(catalog_find_gpu(s->cat, "a100"), ADV_PREC_FP8) == 312e12);
+}
+
+static void test_helpers(void **st)
+{
+	struct adv_result res;
+	char big[600];
+	int i;
+
+	(void)st;
+	assert_string_equal(engine_verdict_name(ADV_REJECT), "reject");
+	assert_string_equal(engine_severity_name(ADV_SEV_INFO), "info");
+	assert_string_equal(engine_precision_name(ADV_PREC_FP8), "fp8");
+	assert_string_equal(engine_recompute_name(ADV_RECOMPUTE_FULL), "full");
+	assert_string_equal(engine_task_name(ADV_TASK_INFER), "infer");
+	assert_string_equal(engine_framework_name(ADV_FW_FSDP), "fsdp");
+	assert_string_equal(engine_context_name(ADV_CTX_SBATCH), "sbatch");
+	assert_string_equal(engine_precision_name(17), "unknown");
+	memset(&res, 0, sizeof(res));
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	for (i = 0; i < ADV_MAX_FINDINGS + 5; i++)
+		engine_add_finding(&res, "CODE", ADV_SEV_WARN, big, "%s", big);
+	assert_int_equal(res.n_findings, ADV_MAX_FINDINGS);
+	assert_int_equal(strlen(res.findings[0].message), ADV_MSG_MAX - 1);
+	assert_true(engine_has_finding(&res, "CODE"));
+	assert_false(engine_has_finding(&res, "OTHER"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_unknown_names),
+		cmocka_unit_test(test_fp8),
+		cmocka_unit_test(test_modes),
+		cmocka_unit_test(test_estimate_405b),
+		cmocka_unit_test(test_estimate_monotone),
+		cmocka_unit_test(test_flops),
+		cmocka_unit_test(test_helpers),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
