@@ -524,6 +524,13 @@ static int catalog_grow(void **v, size_t n, size_t more, size_t sz)
 	return 0;
 }
 
+/* Copies more elements after the n already in dst (either may be empty). */
+static void catalog_append(void *dst, size_t n, const void *src, size_t more, size_t sz)
+{
+	if (more)
+		memcpy((char *)dst + n * sz, src, more * sz);
+}
+
 /*
  * Every allocation happens before anything moves, so a failure here still
  * leaves the catalog as it was (grown arrays with the same contents).
@@ -543,13 +550,14 @@ static int catalog_merge(catalog_t *cat, catalog_t *add)
 		return -1;
 	cat->gpu_names.cap = gcap;
 	cat->model_names.cap = mcap;
-	memcpy(cat->gpus + cat->n_gpus, add->gpus, add->n_gpus * sizeof(*add->gpus));
-	memcpy(cat->models + cat->n_models, add->models, add->n_models * sizeof(*add->models));
-	memcpy(cat->files + cat->n_files, add->files, add->n_files * sizeof(*add->files));
-	memcpy(cat->gpu_names.v + cat->gpu_names.n, add->gpu_names.v,
-	       add->gpu_names.n * sizeof(*add->gpu_names.v));
-	memcpy(cat->model_names.v + cat->model_names.n, add->model_names.v,
-	       add->model_names.n * sizeof(*add->model_names.v));
+	catalog_append(cat->gpus, cat->n_gpus, add->gpus, add->n_gpus, sizeof(*add->gpus));
+	catalog_append(cat->models, cat->n_models, add->models, add->n_models,
+		       sizeof(*add->models));
+	catalog_append(cat->files, cat->n_files, add->files, add->n_files, sizeof(*add->files));
+	catalog_append(cat->gpu_names.v, cat->gpu_names.n, add->gpu_names.v, add->gpu_names.n,
+		       sizeof(*add->gpu_names.v));
+	catalog_append(cat->model_names.v, cat->model_names.n, add->model_names.v,
+		       add->model_names.n, sizeof(*add->model_names.v));
 	cat->n_gpus += add->n_gpus;
 	cat->n_models += add->n_models;
 	cat->n_files += add->n_files;

@@ -28,6 +28,9 @@
 #define YAMLUTIL_QUOTE_MAX 40
 
 static void yamlutil_vmessage(struct yamlutil_doc *d, const yaml_node_t *n,
+			      const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+
+static void yamlutil_vmessage(struct yamlutil_doc *d, const yaml_node_t *n,
 			      const char *fmt, va_list ap)
 {
 	size_t off = 0;
