@@ -19,6 +19,21 @@
  * Verdicts go by the extra waste of the job's T over the optimum, in
  * percentage points, against the policy's warn and reject thresholds: the
  * optimum is flat, so a factor of two either way costs little.
+ *
+ * Engine inputs (ckpt_check): size 14 B/param (full state; 2 B/param
+ * weights for serving; LoRA saves only its adapters), written by all shards
+ * in parallel, so C = size / min(storage_write_gbps, nodes x
+ * node_write_gbps).  M = gpu_mtbf_hours / GPUs, or node_mtbf_hours / nodes
+ * when the policy sets it; R = restart_minutes.  Asynchronous checkpoints
+ * (--llm-ckpt=30m,async): only the copy of this GPU's weights and optimizer
+ * state to host memory blocks, at CKPT_D2H_GBS (PCIe Gen4 x16 in practice),
+ * and the background write of the whole checkpoint must finish within T.
+ * CKPT_MISSING is a warning, not a reject: --llm-ckpt declares the
+ * interval, and a job that does not declare one may still checkpoint from
+ * its own configuration, which the advisor cannot see.  A synchronous write
+ * (or an asynchronous background write) longer than T is a reject
+ * (CKPT_WRITE_EXCEEDS_INTERVAL): the job would spend most of its time
+ * writing, or pile up writes.  Serving jobs get figures but no findings.
  */
 #include "config.h"
 

@@ -15,6 +15,12 @@
  * layers on PP=12 and Llama 3 405B 126 layers on PP=16, so this never
  * rejects), pipeline bubble (p-1)/(m*v) over policy, SP off with TP > 1,
  * GPUs left idle, sequences longer than the model's context.
+ *
+ * GPU count: launchers start one rank per GPU, and Megatron and
+ * torch.distributed refuse a world size that TP*PP*CP does not divide, so
+ * that is GPU_COUNT_MISMATCH (reject), as is a declared dpN whose product
+ * exceeds the GPUs.  A declared dpN that uses fewer GPUs than the job holds
+ * runs, with GPUs idle: GPUS_IDLE (warn).
  */
 #include "config.h"
 

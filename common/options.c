@@ -243,7 +243,6 @@ int options_parse_enum(const char *name, const char *s, const char *const *names
 		       int *out, char *err, size_t errlen)
 {
 	size_t i;
-	size_t used;
 
 	for (i = 0; s && names[i]; i++) {
 		if (adv_streq_nocase(s, names[i])) {
@@ -253,14 +252,12 @@ int options_parse_enum(const char *name, const char *s, const char *const *names
 	}
 	if (!err || !errlen)
 		return -1;
-	used = adv_snprintf(err, errlen, "%s: '%s' is not valid; accepted values: ", name,
-			    s ? s : "");
+	adv_snprintf(err, errlen, "%s: '%s' is not valid; accepted values: ", name, s ? s : "");
 	for (i = 0; names[i]; i++) {
 		if (i)
 			adv_strlcat(err, ", ", errlen);
 		adv_strlcat(err, names[i], errlen);
 	}
-	(void)used;
 	return -1;
 }
 
