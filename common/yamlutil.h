@@ -89,7 +89,7 @@ int yamlutil_bool(struct yamlutil_doc *d, const yaml_node_t *map, const char *ke
 /* Non-empty string that fits in len bytes (with its terminator). */
 int yamlutil_string(struct yamlutil_doc *d, const yaml_node_t *map, const char *key,
 		    char *buf, size_t len);
-/* A list of non-empty strings, each shorter than maxlen; *out is NULL-free on error. */
+/* A list of non-empty strings, each shorter than maxlen; on error *out and *n are unchanged. */
 int yamlutil_strings(struct yamlutil_doc *d, const yaml_node_t *map, const char *key,
 		     size_t maxlen, char ***out, size_t *n);
 void yamlutil_strings_free(char **v, size_t n);
