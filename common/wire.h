@@ -30,7 +30,11 @@ enum wire_err {
 };
 const char *wire_strerror(int code);
 
-/* Connects to path; the whole connect is bounded by timeout_ms (<0: none). */
+/*
+ * Connects to path; the whole connect is bounded by timeout_ms (<0: none).
+ * The socket is non-blocking and close-on-exec; the wire_* calls wait with
+ * poll().  On WIRE_ERR_CONNECT errno says why (ENOENT, ECONNREFUSED, ...).
+ */
 int wire_connect(const char *path, int timeout_ms, int *fd_out);
 /* Writes one frame; returns a wire_err. */
 int wire_write_frame(int fd, const uint8_t *buf, size_t len, int timeout_ms);

@@ -474,6 +474,8 @@ static void accept_some(struct worker *w)
 		}
 		w->nconns++;
 		set_timer(w, c);
+		/* sbatch writes right after connecting: the request is often already here. */
+		on_readable(w, c);
 	}
 }
 

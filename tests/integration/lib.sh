@@ -1,0 +1,122 @@
+# lib.sh - shared helpers for the daemon integration tests (sourced, POSIX sh).
+#
+# Each test gets a scratch directory, a private advisord on its own socket
+# with the shipped etc/catalog.yaml and a test policy, and tears it all
+# down on exit.  Needs top_srcdir and top_builddir (set by make check).
+
+: "${top_srcdir:?run from make check, or set top_srcdir}"
+: "${top_builddir:?run from make check, or set top_builddir}"
+
+ADVISORD=$top_builddir/daemon/advisord
+ADVISORCTL=$top_builddir/daemon/advisorctl
+WIRECLIENT=$top_builddir/tests/integration/wireclient
+CATALOG=$top_srcdir/etc/catalog.yaml
+DAEMON_PID=
+
+fail() {
+	echo "FAIL: $*" >&2
+	if [ -n "${SCRATCH:-}" ] && [ -f "$SCRATCH/advisord.log" ]; then
+		echo "--- advisord log (last 20 lines)" >&2
+		tail -n 20 "$SCRATCH/advisord.log" >&2
+	fi
+	exit 1
+}
+
+pass() {
+	echo "ok - $*"
+}
+
+skip_all() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+cleanup() {
+	if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
+		kill -KILL "$DAEMON_PID" 2>/dev/null
+		wait "$DAEMON_PID" 2>/dev/null
+	fi
+	[ -n "${SCRATCH:-}" ] && [ -z "${KEEP_SCRATCH:-}" ] && rm -rf "$SCRATCH"
+}
+
+# Creates $SCRATCH (world-traversable so tests can run commands as nobody).
+scratch_dir() {
+	SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/advisor-test.XXXXXX") || fail "mktemp"
+	chmod 755 "$SCRATCH"
+	trap cleanup EXIT
+	trap 'exit 1' INT TERM
+	SOCK=$SCRATCH/run/advisord.sock
+	DB=$SCRATCH/lib/decisions.db
+	POLICY=$SCRATCH/policy.yaml
+}
+
+# write_policy [MAX_GPUS_H100]: the shipped policy's shape with a test knob.
+write_policy() {
+	cat > "$POLICY" <<EOT
+mode: enforce
+user_mode_override: false
+memory: { reserve_gib: 3, warn_headroom: 0.10 }
+checkpoint: { gpu_mtbf_hours: 25000, restart_minutes: 10, storage_write_gbps: 50,
+              warn_extra_waste: 0.02, reject_extra_waste: 0.10, require_above_gpus: 64 }
+layout: { max_pipeline_bubble: 0.25 }
+log: { retention_days: 90 }
+partitions:
+  h100: { gpu: h100-sxm, gpus_per_node: 8, mode: enforce, max_gpus: ${1:-2048} }
+  debug: { gpu: h100-sxm, mode: warn, max_gpus: 16 }
+exempt: { users: [], accounts: [] }
+admins: { users: [root], groups: [] }
+EOT
+}
+
+# start_daemon [ADVISORD OPTIONS...]: starts it and waits for the socket.
+start_daemon() {
+	"$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" \
+		--socket "$SOCK" --db "$DB" "$@" >> "$SCRATCH/advisord.log" 2>&1 &
+	DAEMON_PID=$!
+	i=0
+	while ! ctl status > /dev/null 2>&1; do
+		kill -0 "$DAEMON_PID" 2>/dev/null || fail "advisord exited at start"
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "advisord did not answer on $SOCK within 10 s"
+		sleep 0.05
+	done
+}
+
+# stop_daemon [SIGNAL]: stops it and sets DAEMON_STATUS.
+stop_daemon() {
+	kill "-${1:-TERM}" "$DAEMON_PID"
+	wait "$DAEMON_PID" 2>/dev/null
+	DAEMON_STATUS=$?
+	DAEMON_PID=
+}
+
+ctl() {
+	"$ADVISORCTL" --socket "$SOCK" "$@"
+}
+
+ctl_local() {
+	"$ADVISORCTL" --local --catalog "$CATALOG" --policy "$POLICY" "$@"
+}
+
+# as_nobody CMD...: runs a command as an unprivileged user.
+as_nobody() {
+	setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"
+}
+
+# expect_status WANT DESCRIPTION CMD...: runs CMD, checks its exit status.
+expect_status() {
+	want=$1
+	what=$2
+	shift 2
+	"$@" > "$SCRATCH/out" 2> "$SCRATCH/err"
+	got=$?
+	[ "$got" -eq "$want" ] || {
+		cat "$SCRATCH/out" "$SCRATCH/err" >&2
+		fail "$what: exit $got, want $want"
+	}
+}
+
+# value KEY FILE: the value of a key=value line.
+value() {
+	sed -n "s/^$1=//p" "$2" | head -n 1
+}

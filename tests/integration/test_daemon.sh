@@ -1,2 +1,195 @@
 #!/bin/sh
-exit 77
+# advisord end to end: a private daemon on its own socket, driven through
+# advisorctl and wireclient (issue 4).  Timeouts are shortened so the
+# timeout cases finish quickly: frames must complete within 1 s and idle
+# connections close after 1.5 s.
+. "$(dirname "$0")/lib.sh"
+
+command -v jq > /dev/null || skip_all "jq is needed (Debian package jq)"
+scratch_dir
+write_policy 2048
+
+# --- configuration check ------------------------------------------------------
+expect_status 0 "--check-config on good files" \
+	"$ADVISORD" --check-config --catalog "$CATALOG" --policy "$POLICY"
+printf 'mode: enforce\npartitions: [\n' > "$SCRATCH/broken.yaml"
+expect_status 65 "--check-config on a broken policy" \
+	"$ADVISORD" --check-config --catalog "$CATALOG" --policy "$SCRATCH/broken.yaml"
+grep -q "broken.yaml:[0-9]*:[0-9]*" "$SCRATCH/err" || fail "no file:line:col in: $(cat "$SCRATCH/err")"
+pass "--check-config: 0 on good files, 65 with file:line:col on a broken one"
+
+# --- unreachable daemon --------------------------------------------------------
+expect_status 69 "advisorctl without a daemon" ctl status
+grep -q "$SOCK" "$SCRATCH/err" || fail "message does not name the socket"
+grep -q "advisord" "$SCRATCH/err" || fail "message does not say how to start advisord"
+pass "no daemon: exit 69, names $SOCK and how to start it"
+
+start_daemon --read-timeout 1000 --idle-timeout 1500
+[ "$(stat -c %a "$SOCK")" = 666 ] || fail "socket mode is $(stat -c %a "$SOCK"), want 666"
+[ "$(stat -c %a "$(dirname "$SOCK")")" = 755 ] || fail "socket directory is not 0755"
+pass "daemon up; socket 0666 in a 0755 directory"
+
+# --- a live daemon's socket is not stolen ---------------------------------------
+expect_status 1 "second daemon on the same socket" \
+	"$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" --socket "$SOCK" \
+	--db "$SCRATCH/other.db"
+grep -q "already serving" "$SCRATCH/err" || fail "no clear message: $(cat "$SCRATCH/err")"
+ctl status > /dev/null || fail "first daemon lost its socket"
+pass "a second daemon refuses a live socket"
+
+# --- check round trip equals the in-process engine ------------------------------
+n=0
+while read -r args; do
+	n=$((n + 1))
+	# shellcheck disable=SC2086
+	ctl --json check $args > "$SCRATCH/remote.json"
+	rs=$?
+	# shellcheck disable=SC2086
+	ctl_local --json check $args > "$SCRATCH/local.json"
+	ls=$?
+	[ $rs -eq $ls ] || fail "case $n: exit $rs over the socket, $ls in-process ($args)"
+	jq -S 'del(.decision_id)' "$SCRATCH/remote.json" > "$SCRATCH/r.json" || fail "case $n: bad JSON"
+	jq -S 'del(.decision_id)' "$SCRATCH/local.json" > "$SCRATCH/l.json" || fail "case $n: bad JSON"
+	cmp -s "$SCRATCH/r.json" "$SCRATCH/l.json" || {
+		diff "$SCRATCH/r.json" "$SCRATCH/l.json" >&2
+		fail "case $n: daemon and in-process answers differ ($args)"
+	}
+	jq -e '.decision_id | test("^d-")' "$SCRATCH/remote.json" > /dev/null ||
+		fail "case $n: no decision id from the daemon"
+done <<EOT
+--gpu h100 --gpus 64 --model llama3-70b --layout tp8,pp2,sp --zero 1 --seq 8192 --mbs 1 --gbs 512 --recompute selective --ckpt 1h --tokens 1e12
+--gpu h100 --gpus 64 --model llama3-70b --layout tp1 --zero 0 --precision bf16
+--gpu h100 --gpus 32 --model llama3-70b --layout tp3
+--partition h100 --gpus 4096 --model llama3-405b --layout tp8,pp16 --ckpt 30m
+--gpu a100-80gb --nodes 2 --gpus-per-node 8 --model mixtral-8x7b --layout tp2,ep8 --zero 1
+--gpu h100 --gpus 8 --model llama3-70b --task infer --seq 8192 --mbs 16 --layout tp8
+--gpu nosuchgpu --gpus 8 --model llama3-8b
+EOT
+pass "check over the socket equals the in-process engine ($n jobs, JSON and exit codes)"
+
+expect_status 2 "a rejected job" ctl check --gpu h100 --gpus 32 --model llama3-70b --layout tp3
+grep -q "TP_NOT_DIVIDE_HEADS" "$SCRATCH/out" || fail "no TP_NOT_DIVIDE_HEADS finding"
+expect_status 0 "an accepted job" ctl check --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1
+expect_status 64 "a bad option value" ctl check --gpu h100 --gpus 8 --zero 9
+grep -q -- "--zero" "$SCRATCH/err" || fail "bad value message does not name --zero"
+pass "exit codes: 2 reject, 0 accept, 64 bad option"
+
+# --- 200 concurrent clients -------------------------------------------------------
+"$WIRECLIENT" "$SOCK" check 200 > "$SCRATCH/c200" || { cat "$SCRATCH/c200" >&2; fail "200 clients"; }
+[ "$(value correct "$SCRATCH/c200")" = 200 ] || fail "only $(value correct "$SCRATCH/c200")/200 answered correctly"
+pass "200 concurrent clients all answered with their own layout"
+
+"$WIRECLIENT" "$SOCK" multi 100 > "$SCRATCH/multi" || fail "100 requests on one connection"
+pass "100 requests on one connection"
+
+# --- silent and half-frame clients do not delay others --------------------------
+pids=
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	"$WIRECLIENT" "$SOCK" silent > "$SCRATCH/silent.$i" & pids="$pids $!"
+	"$WIRECLIENT" "$SOCK" half > "$SCRATCH/half.$i" & pids="$pids $!"
+done
+sleep 0.2
+"$WIRECLIENT" "$SOCK" check 50 > "$SCRATCH/c50" || fail "clients beside silent ones"
+max=$(value max_ms "$SCRATCH/c50")
+[ "$max" -lt 1000 ] || fail "a check took $max ms beside silent clients (read timeout 1000 ms)"
+# shellcheck disable=SC2086
+wait $pids
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	h=$(value closed_after_ms "$SCRATCH/half.$i")
+	s=$(value closed_after_ms "$SCRATCH/silent.$i")
+	[ -n "$h" ] && [ "$h" -ge 950 ] && [ "$h" -lt 10000 ] || fail "half-frame client closed after '$h' ms, want the 1000 ms read timeout"
+	[ -n "$s" ] && [ "$s" -ge 1400 ] && [ "$s" -lt 10000 ] || fail "silent client closed after '$s' ms, want the 1500 ms idle timeout"
+done
+pass "10 silent and 10 half-frame clients: others answered within $max ms, the idle ones closed at their timeouts"
+
+# --- bad frames are refused, the daemon keeps serving ----------------------------
+"$WIRECLIENT" "$SOCK" oversized > "$SCRATCH/o" || fail "oversized: $(cat "$SCRATCH/o")"
+[ "$(value error_code "$SCRATCH/o")" = 3 ] && [ "$(value closed "$SCRATCH/o")" = 1 ] ||
+	fail "oversized frame: $(cat "$SCRATCH/o")"
+"$WIRECLIENT" "$SOCK" truncated > "$SCRATCH/t" || fail "truncated: $(cat "$SCRATCH/t")"
+[ "$(value error_code "$SCRATCH/t")" = 2 ] && [ "$(value closed "$SCRATCH/t")" = 1 ] ||
+	fail "truncated frame: $(cat "$SCRATCH/t")"
+"$WIRECLIENT" "$SOCK" malformed > "$SCRATCH/m" || fail "malformed: $(cat "$SCRATCH/m")"
+[ "$(value error_code "$SCRATCH/m")" = 2 ] && [ "$(value closed "$SCRATCH/m")" = 1 ] ||
+	fail "malformed frame: $(cat "$SCRATCH/m")"
+"$WIRECLIENT" "$SOCK" version > "$SCRATCH/v" || fail "version: $(cat "$SCRATCH/v")"
+[ "$(value error_code "$SCRATCH/v")" = 1 ] && [ "$(value closed "$SCRATCH/v")" = 1 ] ||
+	fail "unknown version: $(cat "$SCRATCH/v")"
+"$WIRECLIENT" "$SOCK" random 100 > "$SCRATCH/rnd" || fail "random frames: $(cat "$SCRATCH/rnd")"
+kill -0 "$DAEMON_PID" || fail "advisord died on bad frames"
+"$WIRECLIENT" "$SOCK" check 20 > "$SCRATCH/after" || fail "checks after bad frames"
+pass "oversized (ERR_TOO_LARGE), truncated/malformed (ERR_MALFORMED), version 99 (ERR_VERSION), 100 random: refused and closed; daemon still serving"
+
+# --- reload ----------------------------------------------------------------------
+job="--partition h100 --gpus 4096 --model llama3-8b --layout tp1 --zero 1 --ckpt 1h"
+# shellcheck disable=SC2086
+ctl --json check $job | jq -e '[.findings[].code] | index("POLICY_MAX_GPUS")' > /dev/null ||
+	fail "POLICY_MAX_GPUS expected with max_gpus 2048"
+write_policy 8192
+expect_status 0 "reload of a good policy" ctl reload
+# shellcheck disable=SC2086
+ctl --json check $job | jq -e '[.findings[].code] | index("POLICY_MAX_GPUS") | not' > /dev/null ||
+	fail "answers did not change after reload"
+pass "reload with a good file changes the answers"
+
+cp "$POLICY" "$SCRATCH/policy.good"
+printf 'mode: enforce\nmemory: { reserve_gib: 3\npartitions: {}\n' > "$POLICY"
+expect_status 65 "reload of a broken policy" ctl reload
+grep -q "policy.yaml:[0-9]*:[0-9]*" "$SCRATCH/err" || fail "reload error lacks file:line:col: $(cat "$SCRATCH/err")"
+# shellcheck disable=SC2086
+ctl --json check $job | jq -e '[.findings[].code] | index("POLICY_MAX_GPUS") | not' > /dev/null ||
+	fail "a broken reload changed the answers"
+ctl --json stats | jq -e '.reloads == 2 and .last_reload_ok == false' > /dev/null ||
+	fail "stats do not show the failed reload"
+pass "reload with a broken file: exit 65, file:line:col, old answers stay"
+
+cp "$SCRATCH/policy.good" "$POLICY"
+kill -HUP "$DAEMON_PID"
+i=0
+until ctl --json stats | jq -e '.reloads == 3 and .last_reload_ok' > /dev/null; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "SIGHUP did not reload"; sleep 0.05
+done
+pass "SIGHUP reloads"
+
+expect_status 77 "reload as nobody" as_nobody "$ADVISORCTL" --socket "$SOCK" reload
+grep -q "admins" "$SCRATCH/err" || fail "denied reload does not say why"
+pass "non-admin reload refused (exit 77)"
+
+# --- history and access ------------------------------------------------------------
+expect_status 0 "check as nobody" as_nobody "$ADVISORCTL" --socket "$SOCK" check --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1
+expect_status 0 "history" ctl --json history --limit 5000
+jq -e '.decisions | length > 300' "$SCRATCH/out" > /dev/null || fail "history lacks decisions"
+expect_status 0 "own history as nobody" as_nobody "$ADVISORCTL" --socket "$SOCK" --json history
+jq -e '(.decisions | length) == 1 and .decisions[0].user == "nobody"' "$SCRATCH/out" > /dev/null ||
+	fail "nobody should see exactly its own decision: $(cat "$SCRATCH/out")"
+expect_status 77 "root's history as nobody" as_nobody "$ADVISORCTL" --socket "$SOCK" history --user root
+expect_status 0 "history filters" ctl --json history --verdict reject --since 1h --limit 3
+jq -e '(.decisions | length) == 3 and all(.decisions[]; .verdict == "reject")' "$SCRATCH/out" > /dev/null ||
+	fail "history filters: $(cat "$SCRATCH/out")"
+expect_status 0 "history table" ctl history --limit 3
+head -n 1 "$SCRATCH/out" | grep -q "DECISION" || fail "history table has no header"
+pass "history: filters, table, own decisions for users, others' for admins only"
+
+# --- other commands ----------------------------------------------------------------
+expect_status 0 "stats" ctl --json stats
+jq -e '.requests > 300 and .errors >= 4 and .p99_ms > 0' "$SCRATCH/out" > /dev/null || fail "stats: $(cat "$SCRATCH/out")"
+expect_status 0 "status" ctl --json status
+jq -e --arg s "$SOCK" '.socket == $s and .up' "$SCRATCH/out" > /dev/null || fail "status: $(cat "$SCRATCH/out")"
+expect_status 0 "catalog" ctl --json catalog gpus h100
+jq -e '.gpus[0].name == "h100-sxm"' "$SCRATCH/out" > /dev/null || fail "catalog lookup by alias"
+expect_status 64 "unknown catalog name" ctl catalog models nosuchmodel
+expect_status 0 "policy" ctl policy
+grep -q "max_gpus: 8192" "$SCRATCH/out" || fail "policy does not show the policy in force"
+expect_status 69 "plan before the planner" ctl plan --gpu h100 --gpus 64 --model llama3-70b
+expect_status 0 "ckpt raw form" ctl --json ckpt --job-mtbf-hours 24 --write-seconds 300 --restart-seconds 600
+jq -e '(.daly_s / 60 | . > 115.8 and . < 118.2)' "$SCRATCH/out" > /dev/null ||
+	fail "Daly's 24 h case should be 117 min: $(cat "$SCRATCH/out")"
+for c in check plan ckpt catalog policy history stats reload status; do
+	expect_status 0 "$c --help" ctl "$c" --help
+done
+pass "stats, status, catalog, policy, plan (69), ckpt, --help of every command"
+
+stop_daemon TERM
+[ "$DAEMON_STATUS" -eq 0 ] || fail "advisord exited $DAEMON_STATUS on SIGTERM"
+[ ! -e "$SOCK" ] || fail "socket left behind after a clean stop"
+pass "SIGTERM: exit 0, socket removed"

@@ -1,0 +1,64 @@
+#!/bin/sh
+# The decision log (issue 4): complete after SIGTERM; after kill -9 every
+# decision acknowledged more than 200 ms before the kill is in it; a crashed
+# daemon's stale socket is replaced on restart.
+. "$(dirname "$0")/lib.sh"
+
+command -v sqlite3 > /dev/null || skip_all "the sqlite3 CLI is needed (Debian package sqlite3)"
+scratch_dir
+write_policy 2048
+
+# ids_missing ACKS: acknowledged ids (third column) that are not in the log.
+ids_missing() {
+	awk '{print $3}' "$1" | sort > "$SCRATCH/acked"
+	sqlite3 "$DB" "SELECT id FROM decisions" | sort > "$SCRATCH/logged"
+	comm -23 "$SCRATCH/acked" "$SCRATCH/logged"
+}
+
+# --- SIGTERM: everything queued is committed --------------------------------------
+start_daemon
+"$WIRECLIENT" "$SOCK" stream 1500 > "$SCRATCH/acks1" &
+sp=$!
+sleep 1
+# Stop while the stream is still sending: the last decisions are seconds old at most.
+stop_daemon TERM
+wait $sp
+[ "$DAEMON_STATUS" -eq 0 ] || fail "advisord exited $DAEMON_STATUS on SIGTERM"
+n=$(wc -l < "$SCRATCH/acks1")
+[ "$n" -gt 100 ] || fail "only $n decisions acknowledged before SIGTERM"
+missing=$(ids_missing "$SCRATCH/acks1" | wc -l)
+[ "$missing" -eq 0 ] || fail "$missing of $n acknowledged decisions missing after SIGTERM"
+[ "$(sqlite3 "$DB" 'PRAGMA journal_mode')" = wal ] || fail "decision log is not in WAL mode"
+row=$(sqlite3 "$DB" "SELECT context, gpu, model, verdict_name FROM decisions WHERE id = '$(head -n 1 "$SCRATCH/acks1" | awk '{print $3}')'")
+case "$row" in
+sbatch\|h100\|llama3-8b\|*) ;;
+*) fail "logged row does not match the request: $row" ;;
+esac
+pass "SIGTERM: all $n acknowledged decisions are in the WAL log"
+
+# --- kill -9: decisions older than 200 ms survive ----------------------------------
+start_daemon
+"$WIRECLIENT" "$SOCK" stream 3000 > "$SCRATCH/acks2" &
+sp=$!
+sleep 1.5
+kill_ms=$(date +%s%3N)
+stop_daemon KILL
+wait $sp
+[ -S "$SOCK" ] || fail "expected a stale socket after kill -9"
+awk -v k="$kill_ms" '$2 < k - 200' "$SCRATCH/acks2" > "$SCRATCH/old"
+n=$(wc -l < "$SCRATCH/old")
+[ "$n" -gt 100 ] || fail "only $n decisions acknowledged more than 200 ms before the kill"
+missing=$(ids_missing "$SCRATCH/old" | wc -l)
+[ "$missing" -eq 0 ] || fail "$missing of $n decisions acknowledged > 200 ms before kill -9 are missing"
+total=$(wc -l < "$SCRATCH/acks2")
+pass "kill -9: all $n decisions acknowledged > 200 ms before are logged ($total acknowledged in all)"
+
+# --- the stale socket of the killed daemon is replaced -------------------------------
+before=$(sqlite3 "$DB" "SELECT count(*) FROM decisions")
+start_daemon
+"$WIRECLIENT" "$SOCK" check 10 > /dev/null || fail "restarted daemon does not answer"
+grep -q "stale socket" "$SCRATCH/advisord.log" || fail "no note about replacing the stale socket"
+stop_daemon TERM
+after=$(sqlite3 "$DB" "SELECT count(*) FROM decisions")
+[ "$after" -eq $((before + 10)) ] || fail "log has $after rows, want $before + 10"
+pass "restart after kill -9 replaces the stale socket and keeps the log"
