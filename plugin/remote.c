@@ -13,9 +13,12 @@
  */
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <slurm/slurm.h>
 
 #include "context.h"
 #include "util.h"
@@ -144,14 +147,35 @@ void remote_check(spank_t sp, struct plugin_state *st)
 	remote_annotate(sp, &res, id);
 }
 
+/*
+ * Only node 0 checks, so the tasks of the other nodes would run on: the
+ * first task cancels the whole step.  slurm_kill_job_step() comes from the
+ * host's own Slurm library (slurmstepd links libslurmfull), so the plugin
+ * does not link libslurm itself.  The batch step runs on one node only.
+ */
+static void remote_cancel_step(spank_t sp)
+{
+	uint32_t job = 0, step = 0, task = 1;
+
+	if (spank_get_item(sp, S_TASK_GLOBAL_ID, &task) != ESPANK_SUCCESS || task != 0)
+		return;
+	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS)
+		return;
+	if (step == SLURM_BATCH_SCRIPT || step == SLURM_INTERACTIVE_STEP)
+		return;
+	if (slurm_kill_job_step(job, step, SIGKILL) != 0)
+		slurm_info("advisor: cannot cancel step %u.%u", job, step);
+}
+
 int remote_task_init(spank_t sp, struct plugin_state *st)
 {
 	int i;
 
-	(void)sp;
 	if (!st->remote_reject)
 		return 0;
 	for (i = 0; i < st->remote_lines.n; i++)
 		slurm_error("%s", st->remote_lines.line[i]);
+	remote_cancel_step(sp);
 	return -1;
 }

@@ -28,7 +28,11 @@ for f in "$plugin" "$advisord" "$advisorctl"; do
 done
 
 CLUSTER_DIR=$(mktemp -d /tmp/advisor-slurm-test.XXXXXX)
-CLUSTER_PORT=${ADVISOR_TEST_PORT:-26817}
+# A free block of 7 ports (slurmctld + 6 slurmd): several test runs (e.g.
+# two build directories) may share the machine.
+port_free() { ! ss -ltnH 2>/dev/null | awk '{print $4}' | grep -Eq ":($1|$(($1 + 1))|$(($1 + 2))|$(($1 + 3))|$(($1 + 4))|$(($1 + 5))|$(($1 + 6)))\$"; }
+CLUSTER_PORT=${ADVISOR_TEST_PORT:-$((20000 + ($$ % 4000) * 10))}
+while ! port_free "$CLUSTER_PORT"; do CLUSTER_PORT=$((CLUSTER_PORT + 10)); done
 export CLUSTER_DIR CLUSTER_PORT
 export SLURM_CONF=$CLUSTER_DIR/slurm.conf
 sock=$CLUSTER_DIR/advisord.sock
@@ -295,13 +299,16 @@ run bypass env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" \
 	SLURM_SPANK__SLURM_SPANK_OPTION_advisor_llm_model=llama3-70b \
 	SLURM_SPANK__SLURM_SPANK_OPTION_advisor_llm_layout=tp3 \
 	sbatch -J adv-bypass -N4 --gres=gpu:8 -o "$out/bypass.job" \
-	--wrap "export SLURM_CONF=$SLURM_CONF; srun -N4 true; echo srun_rc=\$?"
+	--wrap "export SLURM_CONF=$SLURM_CONF; srun -N4 sh -c 'sleep 10; echo late_task'; echo srun_rc=\$?"
 expect_status 0
 id=$(job_id); [ -n "$id" ] && wait_job "$id"
 expect_file "$out/bypass.job" "advisor: step rejected on the node"
 expect_file "$out/bypass.job" "TP_NOT_DIVIDE_HEADS"
 expect_file "$out/bypass.job" "task_init() failed"
-expect_file "$out/bypass.job" "srun_rc=1"
+expect_file "$out/bypass.job" "srun_rc="
+grep -q "srun_rc=0" "$out/bypass.job" && fail "the rejected step exited 0"
+# Node 0 cancels the whole step: the other nodes' tasks never finish.
+grep -q "late_task" "$out/bypass.job" && fail "tasks of the rejected step ran on other nodes"
 all_idle
 pass
 
