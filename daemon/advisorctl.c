@@ -361,9 +361,13 @@ static int cmd_check(struct ctl *c, int argc, char **argv)
 static void plan_help(void)
 {
 	printf("Usage: advisorctl [--json] [--local ...] plan [RESOURCES] --model NAME [WORKLOAD]\n"
-	       "          [--top N]\n"
-	       "Ranks the layouts that fit, best first.  Exits 69 while this advisor is built\n"
-	       "without the planner.\n\n%s      --top N                how many plans (default 5)\n\n%s",
+	       "          [--top N] [--cross-node-tp]\n"
+	       "Ranks the layouts that fit, best first, by estimated tokens/s; each is complete\n"
+	       "enough that passing it back to check gives the same memory figures.  The\n"
+	       "layout, --zero, --mbs and --recompute are what the planner chooses.\n"
+	       "Exit 0 with plans, 2 when nothing fits.\n\n%s"
+	       "      --top N                how many plans (default 5, at most 64)\n"
+	       "      --cross-node-tp        also plans whose TP spans nodes\n\n%s",
 	       job_help, common_help);
 }
 
@@ -377,13 +381,23 @@ static int cmd_plan(struct ctl *c, int argc, char **argv)
 	struct reply rp;
 	int rc;
 
-	/* --top is the only plan-specific option: strip it before the job options. */
+	/* --top and --cross-node-tp are plan's own: take them out before the job options. */
 	for (int i = 1; i < argc; i++) {
 		const char *v = NULL;
 
+		if (strcmp(argv[i], "--cross-node-tp") == 0) {
+			pr.has_cross_node_tp = 1;
+			pr.cross_node_tp = 1;
+			memmove(&argv[i], &argv[i + 1], sizeof(char *) * (size_t)(argc - i));
+			argc--;
+			i--;
+			continue;
+		}
+		bool joined = strncmp(argv[i], "--top=", 6) == 0;
+
 		if (strcmp(argv[i], "--top") == 0 && i + 1 < argc)
 			v = argv[i + 1];
-		else if (strncmp(argv[i], "--top=", 6) == 0)
+		else if (joined)
 			v = argv[i] + 6;
 		if (!v)
 			continue;
@@ -397,7 +411,7 @@ static int cmd_plan(struct ctl *c, int argc, char **argv)
 			pr.top = top;
 		}
 		{
-			int n = v == argv[i] + 6 ? 1 : 2;
+			int n = joined ? 1 : 2;
 
 			memmove(&argv[i], &argv[i + n], sizeof(char *) * (size_t)(argc - i - n + 1));
 			argc -= n;
@@ -412,8 +426,11 @@ static int cmd_plan(struct ctl *c, int argc, char **argv)
 	req.body_case = ADVISOR__REQUEST__BODY_PLAN;
 	req.plan = &pr;
 	rc = call(c, &req, &rp);
-	if (rc == 0 && rp.r->plan)
+	if (rc == 0 && rp.r->plan) {
 		report_plan(stdout, rp.r->plan, c->json);
+		/* Nothing fits: the job as asked would be rejected. */
+		rc = rp.r->plan->n_plans ? 0 : ADV_REJECT;
+	}
 	reply_free(&rp);
 	return rc;
 }
@@ -728,8 +745,6 @@ static int cmd_simple(struct ctl *c, int argc, char **argv, Advisor__Request__Bo
 
 	if (i < 0)
 		return -i;
-	if (c->local)
-		return usage_error(c->cmd, "%s needs the running daemon; drop --local", c->cmd);
 	req.body_case = body;
 	req.stats = &sr;    /* the union member matching body_case is set below */
 	if (body == ADVISOR__REQUEST__BODY_RELOAD)

@@ -43,6 +43,8 @@ struct opts {
 	bool foreground;
 	bool check_config;
 	struct server_opts server;
+	char *owned[MAX_CATALOGS + 1];     /* realpath() results, freed at exit */
+	size_t n_owned;
 };
 
 static void usage(FILE *f)
@@ -83,18 +85,28 @@ static int parse_ms(const char *opt, const char *s, int *out)
 }
 
 /* A detached daemon runs in /: reloads must find the files wherever it was started. */
-static const char *absolute(const char *path)
+static const char *absolute(struct opts *o, const char *path)
 {
 	char *p = realpath(path, NULL);
 
-	return p ? p : path;
+	if (!p)
+		return path;
+	o->owned[o->n_owned++] = p;
+	return p;
 }
 
 static void absolute_paths(struct opts *o)
 {
 	for (size_t i = 0; i < o->n_catalogs; i++)
-		o->catalogs[i] = absolute(o->catalogs[i]);
-	o->policy = absolute(o->policy);
+		o->catalogs[i] = absolute(o, o->catalogs[i]);
+	o->policy = absolute(o, o->policy);
+}
+
+static void free_paths(struct opts *o)
+{
+	for (size_t i = 0; i < o->n_owned; i++)
+		free(o->owned[i]);
+	o->n_owned = 0;
 }
 
 enum { OPT_SYSLOG = 256, OPT_CHECK, OPT_WORKERS, OPT_READ_TO, OPT_IDLE_TO };
@@ -254,9 +266,25 @@ static void signal_loop(const sigset_t *set)
 	}
 }
 
+static int run(struct opts *op);
+
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
+	int rc;
+
+	if (parse_options(argc, argv, &o) != 0) {
+		free_paths(&o);
+		return EXIT_USAGE;
+	}
+	rc = run(&o);
+	free_paths(&o);
+	return rc;
+}
+
+static int run(struct opts *op)
+{
+	struct opts o = *op;
 	struct snapshot_files files;
 	struct snapshot *snap;
 	struct handler_info info;
@@ -264,8 +292,6 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int lfd, lock_fd;
 
-	if (parse_options(argc, argv, &o) != 0)
-		return EXIT_USAGE;
 	msg_open("advisord", o.use_syslog || !o.foreground);
 	files = (struct snapshot_files){ o.catalogs, o.n_catalogs, o.policy };
 	if (snapshot_load(&files, &snap, err, sizeof(err)) != 0) {

@@ -453,7 +453,7 @@ static int dispatch(struct handler *h, const struct peer *p, const struct snapsh
 		return service_policy(s, &h->arena, &resp->policy, err, errlen);
 	case ADVISOR__REQUEST__BODY_PLAN:
 		resp->body_case = ADVISOR__RESPONSE__BODY_PLAN;
-		return service_plan(s, req->plan, &h->arena, &resp->plan, err, errlen);
+		return service_plan(s, req->plan, user, &h->arena, &resp->plan, err, errlen);
 	default:
 		adv_snprintf(err, errlen, "request without a body");
 		return ADVISOR__ERROR_CODE__ERR_BAD_REQUEST;

@@ -225,6 +225,99 @@ static void print_estimate(FILE *f, const struct adv_estimate *e)
 			e->energy_mwh);
 }
 
+/* ---- tables ------------------------------------------------------------------ */
+
+#define TABLE_COLS 12
+
+struct table {
+	size_t ncols, nrows, cap;
+	char **cells;                  /* nrows * ncols, row 0 = header */
+	bool right[TABLE_COLS];        /* right-align numbers */
+};
+
+static void table_init(struct table *t, size_t ncols, const char *const *header,
+		       const bool *right)
+{
+	memset(t, 0, sizeof(*t));
+	t->ncols = ncols;
+	for (size_t i = 0; i < ncols; i++)
+		t->right[i] = right && right[i];
+	t->cells = NULL;
+	for (size_t i = 0; i < ncols; i++) {
+		if (t->nrows * ncols + i >= t->cap) {
+			size_t cap = t->cap ? t->cap * 2 : 64;
+			char **p = realloc(t->cells, cap * sizeof(*p));
+
+			if (!p)
+				return;
+			t->cells = p;
+			t->cap = cap;
+		}
+		t->cells[i] = strdup(header[i]);
+	}
+	t->nrows = 1;
+}
+
+/* Adds a row of ncols strings (copied). */
+static void table_row(struct table *t, const char *const *row)
+{
+	size_t need = (t->nrows + 1) * t->ncols;
+
+	if (need > t->cap) {
+		size_t cap = t->cap ? t->cap : 64;
+		char **p;
+
+		while (cap < need)
+			cap *= 2;
+		p = realloc(t->cells, cap * sizeof(*p));
+		if (!p)
+			return;
+		t->cells = p;
+		t->cap = cap;
+	}
+	for (size_t i = 0; i < t->ncols; i++)
+		t->cells[t->nrows * t->ncols + i] = strdup(row[i] ? row[i] : "");
+	t->nrows++;
+}
+
+static void table_print(FILE *f, struct table *t)
+{
+	size_t w[TABLE_COLS] = { 0 };
+
+	for (size_t r = 0; r < t->nrows; r++)
+		for (size_t c = 0; c < t->ncols; c++) {
+			const char *s = t->cells[r * t->ncols + c];
+			size_t l = s ? strlen(s) : 0;
+
+			if (l > w[c])
+				w[c] = l;
+		}
+	for (size_t r = 0; r < t->nrows; r++) {
+		for (size_t c = 0; c < t->ncols; c++) {
+			const char *s = t->cells[r * t->ncols + c];
+			bool last = c + 1 == t->ncols;
+
+			if (t->right[c])
+				fprintf(f, "%*s", (int)w[c], s ? s : "");
+			else
+				fprintf(f, "%-*s", last ? 0 : (int)w[c], s ? s : "");
+			fputs(last ? "\n" : "  ", f);
+		}
+	}
+	for (size_t i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+}
+
+static json_object *strings_json(char **s, size_t n)
+{
+	json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(a, json_object_new_string(s[i]));
+	return a;
+}
+
 /* ---- check ------------------------------------------------------------------- */
 
 void report_check(FILE *f, const struct adv_result *res, const char *decision_id, bool json)
@@ -318,110 +411,108 @@ void report_ckpt(FILE *f, const Advisor__CkptResponse *r, bool json)
 		print_checkpoint(f, &c);
 }
 
+/* The plan as the options to pass back to sbatch or check. */
+static void plan_options(const Advisor__Plan *p, char *buf, size_t len)
+{
+	const Advisor__LayoutOut *l = p->layout;
+	const Advisor__WorkloadOut *w = p->workload;
+
+	adv_snprintf(buf, len, "--llm-layout=tp%d,pp%d,cp%d,ep%d,etp%d%s%s --llm-zero=%d "
+		     "--llm-mbs=%d --llm-recompute=%s --llm-precision=%s",
+		     l->tp, l->pp, l->cp, l->ep, l->etp, l->vpp > 1 ? ",vpp" : "",
+		     l->sp ? ",sp" : ",nosp", l->zero, w ? w->mbs : 1,
+		     engine_recompute_name(w ? w->recompute : 0),
+		     engine_precision_name(w ? w->precision : 0));
+	if (l->vpp > 1) {
+		/* ",vpp" above is completed with the size here to keep one format string. */
+		char *v = strstr(buf, ",vpp");
+
+		if (v) {
+			char rest[512];
+
+			adv_strlcpy(rest, v + 4, sizeof(rest));
+			adv_snprintf(v, len - (size_t)(v - buf), ",vpp%d%s", l->vpp, rest);
+		}
+	}
+}
+
 void report_plan(FILE *f, const Advisor__PlanResponse *r, bool json)
 {
 	if (json) {
-		json_object *o = json_object_new_object();
+		json_object *o = json_object_new_object(), *a = json_object_new_array();
 
-		put(o, "plans", json_object_new_array());
+		for (size_t i = 0; i < r->n_plans; i++) {
+			const Advisor__Plan *p = r->plans[i];
+			json_object *x = json_object_new_object(), *w = json_object_new_object();
+			struct adv_layout_out l;
+			struct adv_memory m;
+			struct adv_estimate e;
+			char opts[512];
+
+			convert_layout_from_pb(p->layout, &l);
+			convert_memory_from_pb(p->memory, &m);
+			convert_estimate_from_pb(p->estimate, &e);
+			put(x, "layout", layout_json(&l));
+			put(w, "mbs", json_object_new_int(p->workload ? p->workload->mbs : 1));
+			put(w, "recompute", jstr(engine_recompute_name(p->workload ? p->workload->recompute : 0)));
+			put(w, "precision", jstr(engine_precision_name(p->workload ? p->workload->precision : 0)));
+			put(w, "seq", json_object_new_int(p->workload ? p->workload->seq : 0));
+			put(w, "gbs", json_object_new_int(p->workload ? p->workload->gbs : 0));
+			put(x, "workload", w);
+			put(x, "memory", memory_json(&m, p->workload &&
+						      p->workload->task == ADV_TASK_INFER));
+			put(x, "estimate", estimate_json(&e));
+			put(x, "why", jstr(p->why));
+			plan_options(p, opts, sizeof(opts));
+			put(x, "options", jstr(opts));
+			json_object_array_add(a, x);
+		}
+		put(o, "plans", a);
 		put(o, "note", jstr(r->note));
 		print_json(f, o);
 		return;
 	}
-	fprintf(f, "%zu plans%s%s\n", r->n_plans, r->note ? ": " : "", r->note ? r->note : "");
-}
-
-/* ---- tables ------------------------------------------------------------------ */
-
-#define TABLE_COLS 12
-
-struct table {
-	size_t ncols, nrows, cap;
-	char **cells;                  /* nrows * ncols, row 0 = header */
-	bool right[TABLE_COLS];        /* right-align numbers */
-};
-
-static void table_init(struct table *t, size_t ncols, const char *const *header,
-		       const bool *right)
-{
-	memset(t, 0, sizeof(*t));
-	t->ncols = ncols;
-	for (size_t i = 0; i < ncols; i++)
-		t->right[i] = right && right[i];
-	t->cells = NULL;
-	for (size_t i = 0; i < ncols; i++) {
-		if (t->nrows * ncols + i >= t->cap) {
-			size_t cap = t->cap ? t->cap * 2 : 64;
-			char **p = realloc(t->cells, cap * sizeof(*p));
-
-			if (!p)
-				return;
-			t->cells = p;
-			t->cap = cap;
-		}
-		t->cells[i] = strdup(header[i]);
+	if (r->n_plans == 0) {
+		fprintf(f, "no plan: %s\n", r->note ? r->note : "nothing fits");
+		return;
 	}
-	t->nrows = 1;
-}
+	{
+		static const char *const hdr[] = { "#", "LAYOUT", "ZERO", "MBS", "RECOMPUTE",
+						   "MEM GiB", "TOKENS/S", "STEP s", "MFU", "WHY" };
+		static const bool right[] = { 1, 0, 1, 1, 0, 1, 1, 1, 1, 0 };
+		struct table t;
 
-/* Adds a row of ncols strings (copied). */
-static void table_row(struct table *t, const char *const *row)
-{
-	size_t need = (t->nrows + 1) * t->ncols;
+		table_init(&t, 10, hdr, right);
+		for (size_t i = 0; i < r->n_plans; i++) {
+			const Advisor__Plan *p = r->plans[i];
+			struct adv_layout_out l;
+			char c[9][96];
+			const char *row[10];
 
-	if (need > t->cap) {
-		size_t cap = t->cap ? t->cap : 64;
-		char **p;
-
-		while (cap < need)
-			cap *= 2;
-		p = realloc(t->cells, cap * sizeof(*p));
-		if (!p)
-			return;
-		t->cells = p;
-		t->cap = cap;
-	}
-	for (size_t i = 0; i < t->ncols; i++)
-		t->cells[t->nrows * t->ncols + i] = strdup(row[i] ? row[i] : "");
-	t->nrows++;
-}
-
-static void table_print(FILE *f, struct table *t)
-{
-	size_t w[TABLE_COLS] = { 0 };
-
-	for (size_t r = 0; r < t->nrows; r++)
-		for (size_t c = 0; c < t->ncols; c++) {
-			const char *s = t->cells[r * t->ncols + c];
-			size_t l = s ? strlen(s) : 0;
-
-			if (l > w[c])
-				w[c] = l;
+			convert_layout_from_pb(p->layout, &l);
+			snprintf(c[0], sizeof(c[0]), "%zu", i + 1);
+			engine_layout_string(&l, c[1], sizeof(c[1]));
+			snprintf(c[2], sizeof(c[2]), "%d", l.zero);
+			snprintf(c[3], sizeof(c[3]), "%d", p->workload ? p->workload->mbs : 1);
+			snprintf(c[4], sizeof(c[4]), "%s",
+				 engine_recompute_name(p->workload ? p->workload->recompute : 0));
+			snprintf(c[5], sizeof(c[5]), "%.1f", p->memory ? p->memory->per_gpu_gib : 0);
+			snprintf(c[6], sizeof(c[6]), "%.0f", p->estimate ? p->estimate->tokens_per_s : 0);
+			snprintf(c[7], sizeof(c[7]), "%.2f", p->estimate ? p->estimate->step_time_s : 0);
+			snprintf(c[8], sizeof(c[8]), "%.0f%%", p->estimate ? 100 * p->estimate->mfu : 0);
+			for (int k = 0; k < 9; k++)
+				row[k] = c[k];
+			row[9] = p->why ? p->why : "";
+			table_row(&t, row);
 		}
-	for (size_t r = 0; r < t->nrows; r++) {
-		for (size_t c = 0; c < t->ncols; c++) {
-			const char *s = t->cells[r * t->ncols + c];
-			bool last = c + 1 == t->ncols;
+		table_print(f, &t);
+		{
+			char opts[512];
 
-			if (t->right[c])
-				fprintf(f, "%*s", (int)w[c], s ? s : "");
-			else
-				fprintf(f, "%-*s", last ? 0 : (int)w[c], s ? s : "");
-			fputs(last ? "\n" : "  ", f);
+			plan_options(r->plans[0], opts, sizeof(opts));
+			fprintf(f, "\nbest: %s\n", opts);
 		}
 	}
-	for (size_t i = 0; i < t->nrows * t->ncols; i++)
-		free(t->cells[i]);
-	free(t->cells);
-}
-
-static json_object *strings_json(char **s, size_t n)
-{
-	json_object *a = json_object_new_array();
-
-	for (size_t i = 0; i < n; i++)
-		json_object_array_add(a, json_object_new_string(s[i]));
-	return a;
 }
 
 /* ---- catalog ----------------------------------------------------------------- */

@@ -18,6 +18,7 @@
 #include "checkpoint.h"
 #include "convert.h"
 #include "options.h"
+#include "planner.h"
 #include "service.h"
 #include "util.h"
 
@@ -51,6 +52,35 @@ Advisor__CheckResponse *service_check_answer(struct arena *a, const struct adv_r
 	if (!buf)
 		return NULL;
 	return convert_result_to_pb(res, decision_id, buf);
+}
+
+/* Arena-backed builders: NULL only when the arena is out of memory. */
+static Advisor__Checkpoint *checkpoint_pb(struct arena *a, const struct adv_checkpoint *c)
+{
+	Advisor__Checkpoint *m = ARENA_NEW(a, Advisor__Checkpoint);
+
+	return m ? convert_checkpoint_to_pb(c, m) : NULL;
+}
+
+static Advisor__LayoutOut *layout_pb(struct arena *a, const struct adv_layout_out *l)
+{
+	Advisor__LayoutOut *m = ARENA_NEW(a, Advisor__LayoutOut);
+
+	return m ? convert_layout_to_pb(l, m) : NULL;
+}
+
+static Advisor__Memory *memory_pb(struct arena *a, const struct adv_memory *mem)
+{
+	Advisor__Memory *m = ARENA_NEW(a, Advisor__Memory);
+
+	return m ? convert_memory_to_pb(mem, m) : NULL;
+}
+
+static Advisor__Estimate *estimate_pb(struct arena *a, const struct adv_estimate *e)
+{
+	Advisor__Estimate *m = ARENA_NEW(a, Advisor__Estimate);
+
+	return m ? convert_estimate_to_pb(e, m) : NULL;
 }
 
 /* ---- ckpt -------------------------------------------------------------------- */
@@ -155,7 +185,9 @@ static int ckpt_raw(const struct snapshot *s, const Advisor__CkptRequest *m,
 	for (size_t i = 0; i < n; i++)
 		if ((int)f[i].severity > verdict)
 			verdict = (int)f[i].severity;
-	r->checkpoint = convert_checkpoint_to_pb(&c, ARENA_NEW(a, Advisor__Checkpoint));
+	r->checkpoint = checkpoint_pb(a, &c);
+	if (!r->checkpoint)
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	/* The size of a checkpoint is not known in the raw form. */
 	r->checkpoint->has_size_gb = 0;
 	r->findings = findings_pb(a, f, n);
@@ -191,9 +223,8 @@ static int ckpt_job(const struct snapshot *s, const Advisor__CkptRequest *m, con
 	for (size_t i = 0; i < n; i++)
 		if ((int)keep[i].severity > verdict)
 			verdict = (int)keep[i].severity;
-	if (res.has_checkpoint)
-		r->checkpoint = convert_checkpoint_to_pb(&res.checkpoint,
-							 ARENA_NEW(a, Advisor__Checkpoint));
+	if (res.has_checkpoint && !(r->checkpoint = checkpoint_pb(a, &res.checkpoint)))
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	r->findings = findings_pb(a, keep, n);
 	r->n_findings = n;
 	r->has_verdict = 1;
@@ -359,16 +390,62 @@ int service_policy(const struct snapshot *s, struct arena *a, Advisor__PolicyRes
 
 /* ---- plan -------------------------------------------------------------------- */
 
-int service_plan(const struct snapshot *s, const Advisor__PlanRequest *m, struct arena *a,
-		 Advisor__PlanResponse **out, char *err, size_t errlen)
+int service_plan(const struct snapshot *s, const Advisor__PlanRequest *m, const char *user,
+		 struct arena *a, Advisor__PlanResponse **out, char *err, size_t errlen)
 {
-	(void)s;
-	(void)m;
-	(void)a;
+	Advisor__CheckRequest cm = ADVISOR__CHECK_REQUEST__INIT;
+	struct planner_plan *plans = ARENA_ARRAY(a, struct planner_plan, PLANNER_MAX_PLANS);
+	Advisor__PlanResponse *r = ARENA_NEW(a, Advisor__PlanResponse);
+	struct planner_opts opts;
+	struct adv_request req;
+	int n = 0, rc;
+
 	*out = NULL;
-	adv_snprintf(err, errlen, "plan is not available yet: this advisor was built without "
-		     "the layout planner");
-	return ADVISOR__ERROR_CODE__ERR_UNAVAILABLE;
+	if (!plans || !r)
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	cm.resources = m->resources;
+	cm.workload = m->workload;
+	if (service_check_request(&cm, user, &req, err, errlen))
+		return ADVISOR__ERROR_CODE__ERR_BAD_REQUEST;
+	planner_opts_init(&opts);
+	if (m->has_top)
+		opts.top = m->top < 1 ? 1 : m->top > PLANNER_MAX_PLANS ? PLANNER_MAX_PLANS : m->top;
+	if (m->has_cross_node_tp)
+		opts.cross_node_tp = m->cross_node_tp;
+	rc = planner_plan(s->cat, s->pol, &req, &opts, plans, PLANNER_MAX_PLANS, &n, err, errlen);
+	if (rc != PLANNER_OK)
+		return ADVISOR__ERROR_CODE__ERR_BAD_REQUEST;
+	advisor__plan_response__init(r);
+	r->plans = ARENA_ARRAY(a, Advisor__Plan *, n > 0 ? (size_t)n : 1);
+	if (!r->plans)
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	for (int i = 0; i < n; i++) {
+		const struct planner_plan *p = &plans[i];
+		Advisor__Plan *pm = ARENA_NEW(a, Advisor__Plan);
+		Advisor__WorkloadOut *w = ARENA_NEW(a, Advisor__WorkloadOut);
+
+		if (!pm || !w)
+			return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+		advisor__plan__init(pm);
+		advisor__workload_out__init(w);
+		pm->layout = layout_pb(a, &p->layout);
+		pm->memory = memory_pb(a, &p->memory);
+		pm->estimate = estimate_pb(a, &p->estimate);
+		if (!pm->layout || !pm->memory || !pm->estimate)
+			return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+#define W(f, v) do { w->has_##f = 1; w->f = (v); } while (0)
+		W(precision, p->precision); W(recompute, p->recompute); W(task, p->task);
+		W(framework, p->framework); W(seq, p->seq); W(mbs, p->mbs); W(gbs, p->gbs);
+#undef W
+		pm->workload = w;
+		pm->why = arena_strdup(a, p->why);
+		r->plans[r->n_plans++] = pm;
+	}
+	if (n == 0)
+		r->note = arena_strdup(a, "no layout of this job fits; try more GPUs, a larger GPU "
+				       "or a shorter sequence");
+	*out = r;
+	return 0;
 }
 
 /* ---- local mode -------------------------------------------------------------- */
@@ -411,7 +488,7 @@ void service_local(const struct snapshot *s, const Advisor__Request *req, const 
 		resp->body_case = ADVISOR__RESPONSE__BODY_POLICY;
 		break;
 	case ADVISOR__REQUEST__BODY_PLAN:
-		rc = service_plan(s, req->plan, a, &resp->plan, err, sizeof(err));
+		rc = service_plan(s, req->plan, user, a, &resp->plan, err, sizeof(err));
 		resp->body_case = ADVISOR__RESPONSE__BODY_PLAN;
 		break;
 	default:

@@ -27,8 +27,8 @@ int service_catalog(const struct snapshot *s, const Advisor__CatalogRequest *m,
 		    struct arena *a, Advisor__CatalogResponse **out, char *err, size_t errlen);
 int service_policy(const struct snapshot *s, struct arena *a, Advisor__PolicyResponse **out,
 		   char *err, size_t errlen);
-int service_plan(const struct snapshot *s, const Advisor__PlanRequest *m, struct arena *a,
-		 Advisor__PlanResponse **out, char *err, size_t errlen);
+int service_plan(const struct snapshot *s, const Advisor__PlanRequest *m, const char *user,
+		 struct arena *a, Advisor__PlanResponse **out, char *err, size_t errlen);
 
 /* Sets resp->error (allocated in a). */
 void service_error(Advisor__Response *resp, struct arena *a, int code, const char *msg);

@@ -180,14 +180,26 @@ jq -e '.gpus[0].name == "h100-sxm"' "$SCRATCH/out" > /dev/null || fail "catalog 
 expect_status 64 "unknown catalog name" ctl catalog models nosuchmodel
 expect_status 0 "policy" ctl policy
 grep -q "max_gpus: 8192" "$SCRATCH/out" || fail "policy does not show the policy in force"
-expect_status 69 "plan before the planner" ctl plan --gpu h100 --gpus 64 --model llama3-70b
+expect_status 0 "plan" ctl --json plan --gpu h100 --gpus 64 --model llama3-70b --seq 8192 --gbs 512
+jq -S . "$SCRATCH/out" > "$SCRATCH/plan.r"
+ctl_local --json plan --gpu h100 --gpus 64 --model llama3-70b --seq 8192 --gbs 512 | jq -S . > "$SCRATCH/plan.l"
+cmp -s "$SCRATCH/plan.r" "$SCRATCH/plan.l" || fail "plan over the socket differs from --local"
+jq -e '.plans | length >= 1' "$SCRATCH/plan.r" > /dev/null || fail "no plan for Llama 3 70B on 64 H100"
+# The best plan, passed back to check, gives the same memory figure.
+best=$(jq -r '.plans[0].options' "$SCRATCH/plan.r" | sed 's/--llm-/--/g')
+mem=$(jq '.plans[0].memory.per_gpu_gib' "$SCRATCH/plan.r")
+# shellcheck disable=SC2086
+ctl --json check --gpu h100 --gpus 64 --model llama3-70b --seq 8192 --gbs 512 $best > "$SCRATCH/bestcheck"
+jq -e --argjson m "$mem" '.memory.per_gpu_gib == $m' "$SCRATCH/bestcheck" > /dev/null ||
+	fail "check of the best plan ($best) does not give its memory $mem"
+expect_status 2 "plan where nothing fits" ctl plan --gpu h100 --gpus 1 --model llama3-405b
 expect_status 0 "ckpt raw form" ctl --json ckpt --job-mtbf-hours 24 --write-seconds 300 --restart-seconds 600
 jq -e '(.daly_s / 60 | . > 115.8 and . < 118.2)' "$SCRATCH/out" > /dev/null ||
 	fail "Daly's 24 h case should be 117 min: $(cat "$SCRATCH/out")"
 for c in check plan ckpt catalog policy history stats reload status; do
 	expect_status 0 "$c --help" ctl "$c" --help
 done
-pass "stats, status, catalog, policy, plan (69), ckpt, --help of every command"
+pass "stats, status, catalog, policy, plan (same as --local, best plan checks to its memory), ckpt, --help of every command"
 
 stop_daemon TERM
 [ "$DAEMON_STATUS" -eq 0 ] || fail "advisord exited $DAEMON_STATUS on SIGTERM"
