@@ -23,6 +23,9 @@
  * - global batch: m = 4 * PP micro-batches per pipeline (see layout.c), and
  *   batch-dependent rules (GBS divisibility, bubble) are only judged when
  *   --llm-gbs is given.
+ * A job rejected for a cause another layout can remove also gets a
+ * BEST_PLAN finding (warning) whose fix is the planner's best plan for its
+ * GPUs (planner.c); the rule-specific fixes stay as they are.
  * Severity choices: GPU_TYPE_UNKNOWN is a warning (the job may be fine; the
  * catalog lacks its GPU), MODEL_UNKNOWN a reject (the user can fix the name).
  */
@@ -39,6 +42,7 @@
 #include "layout.h"
 #include "memory.h"
 #include "options.h"
+#include "planner.h"
 #include "util.h"
 
 #define ENGINE_DEFAULT_SEQ 4096
@@ -305,12 +309,131 @@ static void fill_workload(struct adv_result *res, const struct adv_job *job)
 	res->gbs = job->gbs;
 }
 
-void engine_check(const catalog_t *cat, const struct adv_policy *pol,
-		  const struct adv_request *req, struct adv_result *res)
+/* Resolution, layout rules, memory, estimates and checkpoint of one job. */
+static void evaluate(const catalog_t *cat, const struct adv_policy *pol,
+		     const struct adv_request *req, struct adv_result *res)
 {
 	const struct adv_partition *part = policy_find_partition(pol, req->res.partition);
 	struct adv_job job;
 	struct adv_memory mem;
+
+	memset(&job, 0, sizeof(job));
+	job.gpu = resolve_gpu(cat, req, part, res);
+	job.model = resolve_model(cat, req, res);
+	if (job.model)
+		catalog_model_params(job.model, &job.params);
+	resolve_workload(req, &job);
+	if (layout_resolve(req, part, &job, res) != 0)
+		return;
+	job.gbs_given = req->wl.gbs != ADV_UNSET;
+	job.gbs = job.gbs_given ? req->wl.gbs
+		: layout_default_gbs(job.mbs, job.lay.dp, job.lay.pp);
+	res->has_layout = true;
+	res->layout = job.lay;
+	fill_workload(res, &job);
+	check_precision(&job, res);
+	layout_check(&job, &req->wl.layout, pol, part, res);
+	if (!job.model)
+		return;
+	memory_estimate(&job, pol, &mem);
+	if (job.gpu) {
+		res->memory = mem;
+		res->has_memory = true;
+		memory_check(&job, pol, &req->wl.layout, &mem, res);
+		estimate_step(&job, pol, req->wl.tokens, &res->estimate);
+		res->has_estimate = true;
+	}
+	ckpt_check(&job, pol, &mem, &req->wl.ckpt, &res->checkpoint, res);
+	res->has_checkpoint = true;
+}
+
+void engine_evaluate(const catalog_t *cat, const struct adv_policy *pol,
+		     const struct adv_request *req, struct adv_result *res)
+{
+	memset(res, 0, offsetof(struct adv_result, findings));
+	res->mode = ADV_MODE_ENFORCE;
+	evaluate(cat, pol, req, res);
+	apply_mode(res);
+}
+
+/* Reject-level causes that another layout or workload setting can remove. */
+static bool plan_fixable(const struct adv_result *res)
+{
+	static const char *const codes[] = {
+		"GPU_COUNT_MISMATCH", "TP_NOT_DIVIDE_HEADS", "TP_NOT_DIVIDE_KV_HEADS",
+		"TP_NOT_DIVIDE_FFN", "EP_NOT_DIVIDE_EXPERTS", "EP_GRID_NOT_DIVIDE_GPUS",
+		"CP_SEQ_NOT_DIVISIBLE", "GBS_NOT_DIVISIBLE", "VPP_INVALID",
+		"ZERO_WITH_PIPELINE", "MEM_OVER_CAPACITY",
+	};
+	int i;
+	size_t k;
+
+	for (i = 0; i < res->n_findings; i++) {
+		if (res->findings[i].severity != ADV_SEV_REJECT)
+			continue;
+		for (k = 0; k < ADV_ARRAY_SIZE(codes); k++)
+			if (!strcmp(res->findings[i].code, codes[k]))
+				return true;
+	}
+	return false;
+}
+
+/* "3,100" */
+static void format_count(double v, char *buf, size_t len)
+{
+	char digits[32];
+	size_t n, i, o = 0;
+
+	adv_snprintf(digits, sizeof(digits), "%.0f", v > 0 ? v : 0);
+	n = strlen(digits);
+	for (i = 0; i < n && o + 2 < len; i++) {
+		if (i > 0 && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = '\0';
+}
+
+/*
+ * A rejected job also gets the best plan that fits its GPUs (BEST_PLAN):
+ * the rule-by-rule fixes above name the nearest valid value of one size,
+ * which may still break another rule or not fit; the plan passes them all.
+ * It is a warning so that every front end shows it next to the rejection.
+ * Plans that draw warnings are offered only when no clean plan exists.
+ */
+static void add_best_plan(const catalog_t *cat, const struct adv_policy *pol,
+			  const struct adv_request *req, struct adv_result *res)
+{
+	struct planner_opts opts;
+	struct planner_plan plan;
+	char opt[PLANNER_OPTS_MAX], tps[32], fix[ADV_MSG_MAX];
+	int n = 0;
+
+	if (!res->has_memory || !plan_fixable(res))
+		return;
+	planner_opts_init(&opts);
+	opts.top = 1;
+	if (planner_plan(cat, pol, req, &opts, &plan, 1, &n, NULL, 0) != PLANNER_OK)
+		return;
+	if (n == 0) {
+		opts.allow_warnings = true;
+		if (planner_plan(cat, pol, req, &opts, &plan, 1, &n, NULL, 0) != PLANNER_OK ||
+		    n == 0)
+			return;
+	}
+	planner_plan_options(&plan, opt, sizeof(opt));
+	format_count(plan.estimate.tokens_per_s, tps, sizeof(tps));
+	adv_snprintf(fix, sizeof(fix), "%s (%.1f GiB per GPU, est. %s tokens/s)", opt,
+		     plan.memory.per_gpu_gib, tps);
+	engine_add_finding(res, "BEST_PLAN", ADV_SEV_WARN, fix,
+			   "the fastest layout of %s on these %d GPUs that passes every rule%s (advisorctl plan lists more)",
+			   req->wl.model, plan.layout.gpus,
+			   plan.verdict == ADV_ACCEPT ? "" : " (with warnings)");
+}
+
+void engine_check(const catalog_t *cat, const struct adv_policy *pol,
+		  const struct adv_request *req, struct adv_result *res)
+{
 	bool denied;
 
 	/* The findings array is written as it fills; clearing it costs more
@@ -326,33 +449,7 @@ void engine_check(const catalog_t *cat, const struct adv_policy *pol,
 				   "remove --llm-advisor",
 				   "site policy does not let users choose the advisor mode (--llm-advisor=%s)",
 				   policy_mode_name((enum adv_mode)req->wl.mode));
-	memset(&job, 0, sizeof(job));
-	job.gpu = resolve_gpu(cat, req, part, res);
-	job.model = resolve_model(cat, req, res);
-	if (job.model)
-		catalog_model_params(job.model, &job.params);
-	resolve_workload(req, &job);
-	if (layout_resolve(req, part, &job, res) == 0) {
-		job.gbs_given = req->wl.gbs != ADV_UNSET;
-		job.gbs = job.gbs_given ? req->wl.gbs
-			: layout_default_gbs(job.mbs, job.lay.dp, job.lay.pp);
-		res->has_layout = true;
-		res->layout = job.lay;
-		fill_workload(res, &job);
-		check_precision(&job, res);
-		layout_check(&job, &req->wl.layout, pol, part, res);
-		if (job.model) {
-			memory_estimate(&job, pol, &mem);
-			if (job.gpu) {
-				res->memory = mem;
-				res->has_memory = true;
-				memory_check(&job, pol, &req->wl.layout, &mem, res);
-				estimate_step(&job, pol, req->wl.tokens, &res->estimate);
-				res->has_estimate = true;
-			}
-			ckpt_check(&job, pol, &mem, &req->wl.ckpt, &res->checkpoint, res);
-			res->has_checkpoint = true;
-		}
-	}
+	evaluate(cat, pol, req, res);
+	add_best_plan(cat, pol, req, res);
 	apply_mode(res);
 }

@@ -20,6 +20,7 @@
 #include "catalog.h"
 #include "engine.h"
 #include "options.h"
+#include "planner.h"
 #include "policy.h"
 #include "util.h"
 
@@ -40,7 +41,7 @@ struct bench_figure {
 	double ops_per_s;
 	double us_per_op;
 	long ops;
-	char note[160];
+	char note[ADV_MSG_MAX];
 };
 
 typedef int (*bench_fn)(const struct bench_env *env, struct bench_figure *fig);
@@ -124,6 +125,88 @@ static int bench_check_405b_reject(const struct bench_env *env, struct bench_fig
 	return time_checks(env, &r, fig);
 }
 
+/* Runs planner_plan() with the default options for env->seconds. */
+static int time_plans(const struct bench_env *env, const struct adv_request *r,
+		      struct bench_figure *fig)
+{
+	static struct planner_plan plans[PLANNER_DEFAULT_TOP];
+	char err[ADV_ERR_MAX], opt[PLANNER_OPTS_MAX];
+	double start = now_s(), el;
+	long ops = 0;
+	int n = 0;
+
+	do {
+		if (planner_plan(env->cat, &env->pol, r, NULL, plans, PLANNER_DEFAULT_TOP, &n,
+				 err, sizeof(err)) != PLANNER_OK) {
+			fprintf(stderr, "advisor-bench: %s\n", err);
+			return -1;
+		}
+		ops++;
+		el = now_s() - start;
+	} while (el < env->seconds);
+	fig->ops = ops;
+	fig->ops_per_s = ops / el;
+	fig->us_per_op = el * 1e6 / ops;
+	opt[0] = '\0';
+	if (n > 0)
+		planner_plan_options(&plans[0], opt, sizeof(opt));
+	adv_snprintf(fig->note, sizeof(fig->note), "%d plans, best %s", n, opt);
+	return 0;
+}
+
+/* The full plan for Llama 3 405B on 16,384 H100 at 8K, Meta's global batch. */
+static int bench_plan_405b(const struct bench_env *env, struct bench_figure *fig)
+{
+	static const char *const opts[] = { "seq", "8192", "gbs", "16384", "ckpt", "20m", NULL };
+	struct adv_request r;
+
+	if (build_request(&r, "h100", 16384, "llama3-405b", opts) != 0)
+		return -1;
+	return time_plans(env, &r, fig);
+}
+
+/* The full plan for DeepSeek-V3 on 2,048 H800 (its paper's cluster). */
+static int bench_plan_dsv3(const struct bench_env *env, struct bench_figure *fig)
+{
+	static const char *const opts[] = { "ckpt", "20m", NULL };
+	struct adv_request r;
+
+	if (build_request(&r, "h800", 2048, "deepseek-v3", opts) != 0)
+		return -1;
+	return time_plans(env, &r, fig);
+}
+
+/* A rejected 405B job (TP=3) with the BEST_PLAN fix the engine adds. */
+static int bench_reject_with_fix(const struct bench_env *env, struct bench_figure *fig)
+{
+	static const char *const opts[] = { "layout", "tp3,pp16", "seq", "8192", "gbs", "16384",
+					    "ckpt", "20m", NULL };
+	static struct adv_result res;
+	struct adv_request r;
+	double start, el;
+	long ops = 0;
+	int i;
+
+	if (build_request(&r, "h100", 16384, "llama3-405b", opts) != 0)
+		return -1;
+	start = now_s();
+	do {
+		engine_check(env->cat, &env->pol, &r, &res);
+		ops++;
+		el = now_s() - start;
+	} while (el < env->seconds);
+	fig->ops = ops;
+	fig->ops_per_s = ops / el;
+	fig->us_per_op = el * 1e6 / ops;
+	adv_snprintf(fig->note, sizeof(fig->note), "verdict %s, no BEST_PLAN",
+		     engine_verdict_name(res.verdict));
+	for (i = 0; i < res.n_findings; i++)
+		if (!strcmp(res.findings[i].code, "BEST_PLAN"))
+			adv_snprintf(fig->note, sizeof(fig->note), "verdict %s, fix %s",
+				     engine_verdict_name(res.verdict), res.findings[i].fix);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	const char *what;
@@ -132,6 +215,9 @@ static const struct {
 	{ "engine_check_405b_16k", "engine checks/s, Llama 3 405B on 16,384 H100", bench_check_405b },
 	{ "engine_reject_405b_16k", "engine checks/s, rejected 405B job incl. fix search",
 	  bench_check_405b_reject },
+	{ "plan_405b_16k", "plans/s, plan 405B on 16,384 H100", bench_plan_405b },
+	{ "plan_dsv3_2k", "plans/s, plan DeepSeek-V3 on 2,048 H800", bench_plan_dsv3 },
+	{ "reject_with_fix", "checks/s, reject with fix (405B TP3, BEST_PLAN)", bench_reject_with_fix },
 };
 
 static int setup(struct bench_env *env, const char *catalog)

@@ -1,2 +1,558 @@
-/* placeholder: being written */
-int main(void) { return 77; }
+/*
+ * test_planner.c - the layout planner against published practice (the
+ * layouts of Llama 3, the Megatron GPT-3 runs, Mixtral's expert
+ * parallelism), its contract (every plan passes engine_check() with the
+ * verdict it announces and the same figures), its ranking, its options,
+ * bad input, and the BEST_PLAN finding of rejected jobs.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine.h"
+#include "layout.h"
+#include "options.h"
+#include "planner.h"
+#include "policy.h"
+
+#define SHIPPED SRCDIR "/etc/catalog.yaml"
+
+static const char policy_yaml[] =
+	"mode: enforce\n"
+	"partitions:\n"
+	"  h100: { gpu: h100-sxm, gpus_per_node: 8 }\n"
+	"  small: { gpu: h100-sxm, gpus_per_node: 8, max_gpus: 16 }\n";
+
+struct state {
+	catalog_t *cat;
+	struct adv_policy *pol;
+};
+
+static int setup(void **st)
+{
+	struct state *s = calloc(1, sizeof(*s));
+	char err[ADV_ERR_MAX];
+
+	if (!s)
+		return -1;
+	*st = s;
+	s->cat = catalog_create();
+	if (!s->cat || catalog_load(s->cat, SHIPPED, err, sizeof(err)) != CATALOG_OK ||
+	    policy_load_string("policy", policy_yaml, s->cat, &s->pol, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **st)
+{
+	struct state *s = *st;
+
+	policy_destroy(s->pol);
+	catalog_destroy(s->cat);
+	free(s);
+	return 0;
+}
+
+/*
+ * A request: GPU type, GPUs, model, then option name/value pairs ending in
+ * NULL ("partition" sets the partition).  The checkpoint interval is the
+ * job's optimum-ish 30 minutes so that checkpoint findings stay out of the
+ * verdicts these tests judge.
+ */
+static void req(struct adv_request *r, const char *gpu, int gpus, const char *model, ...)
+{
+	const char *name;
+	char err[256];
+	va_list ap;
+
+	engine_request_init(r);
+	snprintf(r->res.gpu, sizeof(r->res.gpu), "%s", gpu);
+	r->res.gpus = gpus;
+	snprintf(r->wl.model, sizeof(r->wl.model), "%s", model);
+	va_start(ap, model);
+	while ((name = va_arg(ap, const char *)) != NULL) {
+		const char *value = va_arg(ap, const char *);
+		if (!strcmp(name, "partition"))
+			snprintf(r->res.partition, sizeof(r->res.partition), "%s", value);
+		else if (options_apply(&r->wl, name, value, err, sizeof(err)) != 0)
+			fail_msg("%s", err);
+	}
+	va_end(ap);
+}
+
+static void print_plans(const char *title, const struct planner_plan *p, int n)
+{
+	char opt[PLANNER_OPTS_MAX];
+	int i;
+
+	print_message("%s: %d plans\n", title, n);
+	for (i = 0; i < n; i++) {
+		planner_plan_options(&p[i], opt, sizeof(opt));
+		print_message("  #%d %-70s %6.1f GiB %10.0f tok/s  dp%d  %s\n", i + 1, opt,
+			      p[i].memory.per_gpu_gib, p[i].estimate.tokens_per_s, p[i].layout.dp,
+			      p[i].why);
+	}
+}
+
+/*
+ * The contract: each plan, passed back to engine_check(), gets the plan's
+ * verdict (accept unless warnings were allowed), no reject-level finding,
+ * and the memory and tokens/s the plan reports.
+ */
+static void assert_plans_pass(const struct state *s, const struct adv_request *r,
+			      const struct planner_plan *p, int n)
+{
+	struct adv_request back;
+	struct adv_result res;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		planner_plan_request(&p[i], r, &back);
+		engine_check(s->cat, s->pol, &back, &res);
+		if (res.verdict != p[i].verdict) {
+			int k;
+			for (k = 0; k < res.n_findings; k++)
+				print_message("plan #%d: %s %s\n", i + 1, res.findings[k].code,
+					      res.findings[k].message);
+		}
+		assert_int_equal(res.verdict, p[i].verdict);
+		assert_false(engine_has_finding(&res, "MEM_OVER_CAPACITY"));
+		assert_true(fabs(res.memory.per_gpu_gib - p[i].memory.per_gpu_gib) < 1e-9);
+		assert_true(fabs(res.estimate.tokens_per_s - p[i].estimate.tokens_per_s) <
+			    1e-6 * p[i].estimate.tokens_per_s);
+		assert_int_equal(res.layout.dp, p[i].layout.dp);
+		assert_int_equal(res.layout.tp * res.layout.pp * res.layout.cp * res.layout.dp,
+				 res.layout.gpus);
+		assert_true(p[i].why[0] != '\0');
+		/* Best first, ties by headroom. */
+		if (i > 0) {
+			double a = p[i - 1].estimate.tokens_per_s, b = p[i].estimate.tokens_per_s;
+			assert_true(a >= b * (1 - 1e-9));
+			if (fabs(a - b) <= 1e-9 * a)
+				assert_true(p[i - 1].headroom_gib >= p[i].headroom_gib);
+		}
+	}
+}
+
+static int plan(const struct state *s, const struct adv_request *r, const struct planner_opts *o,
+		struct planner_plan *p, int max, const char *title)
+{
+	char err[ADV_ERR_MAX] = "";
+	int n = -1, rc;
+
+	rc = planner_plan(s->cat, s->pol, r, o, p, max, &n, err, sizeof(err));
+	if (rc != PLANNER_OK)
+		fail_msg("planner: %s", err);
+	print_plans(title, p, n);
+	assert_plans_pass(s, r, p, n);
+	return n;
+}
+
+/* Llama 3 70B on 64 H100 at 8K: TP inside the node, all fit with headroom. */
+static void test_llama70b(void **st)
+{
+	struct state *s = *st;
+	struct planner_plan p[PLANNER_DEFAULT_TOP];
+	struct adv_request r;
+	int n, i;
+
+	req(&r, "h100", 64, "llama3-70b", "seq", "8192", "ckpt", "30m", NULL);
+	n = plan(s, &r, NULL, p, PLANNER_DEFAULT_TOP, "llama3-70b on 64 h100, seq 8192");
+	assert_int_equal(n, PLANNER_DEFAULT_TOP);
+	for (i = 0; i < n; i++) {
+		assert_true(p[i].layout.tp <= 8);
+		assert_int_equal(p[i].verdict, ADV_ACCEPT);
+		assert_int_equal(p[i].seq, 8192);
+		/* Headroom: under the policy's warning band (10% of usable). */
+		assert_true(p[i].memory.per_gpu_gib <= p[i].memory.usable_gib * 0.9);
+		assert_true(p[i].headroom_gib > 0);
+	}
+	/* At most one plan per tp/pp/cp/ep/etp. */
+	for (i = 1; i < n; i++)
+		assert_false(p[i].layout.tp == p[0].layout.tp && p[i].layout.pp == p[0].layout.pp &&
+			     p[i].layout.cp == p[0].layout.cp);
+}
+
+/* GPT-3 175B on 1,024 A100 80 GB: TP8 with PP >= 8 (Narayanan et al. 2021). */
+static void test_gpt3(void **st)
+{
+	struct state *s = *st;
+	struct planner_plan p[PLANNER_DEFAULT_TOP];
+	struct adv_request r;
+	int n, i, found = 0;
+
+	req(&r, "a100-80gb", 1024, "gpt3-175b", "gbs", "1536", "ckpt", "30m", NULL);
+	n = plan(s, &r, NULL, p, PLANNER_DEFAULT_TOP, "gpt3-175b on 1024 a100-80gb, gbs 1536");
+	assert_true(n >= 3);
+	for (i = 0; i < n; i++) {
+		found += p[i].layout.tp == 8 && p[i].layout.pp >= 8;
+		assert_int_equal(1536 % (p[i].mbs * p[i].layout.dp), 0);
+		assert_int_equal(p[i].gbs, 1536);
+		assert_true(p[i].gbs_given);
+	}
+	assert_true(found >= 1);
+}
+
+/* Mixtral 8x7B on 64 H100: expert parallelism. */
+static void test_mixtral(void **st)
+{
+	struct state *s = *st;
+	struct planner_plan p[PLANNER_DEFAULT_TOP];
+	struct adv_request r;
+	int n, i;
+
+	req(&r, "h100", 64, "mixtral-8x7b", "ckpt", "30m", NULL);
+	n = plan(s, &r, NULL, p, PLANNER_DEFAULT_TOP, "mixtral-8x7b on 64 h100");
+	assert_int_equal(n, PLANNER_DEFAULT_TOP);
+	for (i = 0; i < 3; i++)
+		assert_true(p[i].layout.ep > 1);
+	for (i = 0; i < n; i++)
+		assert_int_equal(8 % p[i].layout.ep, 0);
+}
+
+/* The bounds never drop the best plan: top 1 is the first of top 20. */
+static void test_pruning_keeps_best(void **st)
+{
+	struct state *s = *st;
+	struct planner_plan one, many[20];
+	struct planner_opts o;
+	struct adv_request r;
+	int n;
+
+	planner_opts_init(&o);
+	req(&r, "h100", 64, "mixtral-8x7b", "ckpt", "30m", NULL);
+	o.top = 20;
+	n = plan(s, &r, &o, many, 20, "mixtral-8x7b top 20");
+	assert_true(n > 5);
+	o.top = 1;
+	assert_int_equal(plan(s, &r, &o, &one, 1, "mixtral-8x7b top 1"), 1);
+	assert_memory_equal(&one.layout, &many[0].layout, sizeof(one.layout));
+	assert_int_equal(one.mbs, many[0].mbs);
+	assert_int_equal(one.recompute, many[0].recompute);
+	/* max_plans caps top. */
+	o.top = 5;
+	assert_int_equal(plan(s, &r, &o, many, 2, "mixtral-8x7b max 2"), 2);
+}
+
+/* Framework rules: DeepSpeed pipelines keep ZeRO <= 1, FSDP is ZeRO-3. */
+static void test_frameworks(void **st)
+{
+	struct state *s = *st;
+	struct planner_plan p[10];
+	struct planner_opts o;
+	struct adv_request r;
+	int n, i;
+
+	planner_opts_init(&o);
+	o.top = 10;
+	req(&r, "h100", 64, "llama3-70b", "framework", "deepspeed", "ckpt", "30m", NULL);
+	n = plan(s, &r, &o, p, 10, "llama3-70b deepspeed");
+	assert_true(n > 0);
+	for (i = 0; i < n; i++)
+		if (p[i].layout.pp > 1)
+			assert_true(p[i].layout.zero <= 1);
+	req(&r, "h100", 64, "llama3-70b", "framework", "fsdp", "ckpt", "30m", NULL);
+	n = plan(s, &r, &o, p, 10, "llama3-70b fsdp");
+	assert_true(n > 0);
+	for (i = 0; i < n; i++)
+		assert_int_equal(p[i].layout.zero, 3);
+}
+
+/* Serving: ZeRO 0, the micro-batch is the batch of sequences. */
+static void test_inference(void **st)
+{
+	struct state *s = *st;
+	struct planner_plan p[PLANNER_DEFAULT_TOP];
+	struct adv_request r;
+	char opt[PLANNER_OPTS_MAX];
+	int n, i;
+
+	req(&r, "h100", 8, "llama3-70b", "task", "infer", "seq", "8192", NULL);
+	n = plan(s, &r, NULL, p, PLANNER_DEFAULT_TOP, "llama3-70b serving on 8 h100");
+	assert_true(n > 0);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(p[i].layout.zero, 0);
+		assert_true(p[i].memory.kv_cache_gib > 0);
+	}
+	planner_plan_options(&p[0], opt, sizeof(opt));
+	assert_null(strstr(opt, "--llm-zero"));
+	assert_non_null(strstr(opt, "--llm-mbs="));
+}
+
+/*
+ * Long sequences bring context parallelism into the search; 405B at 128K
+ * on 1,024 H100 cannot hold one sequence's activations without it.
+ */
+static void test_long_context(void **st)
+{
+	struct state *s = *st;
+	struct planner_plan p[PLANNER_DEFAULT_TOP];
+	struct adv_request r;
+	int n, i;
+
+	req(&r, "h100", 1024, "llama3-405b", "seq", "131072", "ckpt", "30m", NULL);
+	n = plan(s, &r, NULL, p, PLANNER_DEFAULT_TOP, "llama3-405b seq 128K on 1024 h100");
+	assert_true(n > 0);
+	for (i = 0; i < n; i++) {
+		assert_true(p[i].layout.cp > 1);
+		assert_int_equal(131072 % (2 * p[i].layout.cp), 0);
+	}
+}
+
+/*
+ * Llama 3 405B on 16,384 H100: 126 layers leave PP 1 or 2 for a clean
+ * verdict; with warnings allowed the near-divisors (PP 16, Meta's choice)
+ * come in and draw PP_UNEVEN_LAYERS, a warning, never a reject.
+ */
+static void test_warnings_allowed(void **st)
+{
+	struct state *s = *st;
+	struct planner_plan p[10];
+	struct planner_opts o;
+	struct adv_request r;
+	int n, i, uneven = 0;
+
+	planner_opts_init(&o);
+	o.top = 10;
+	req(&r, "h100", 16384, "llama3-405b", "seq", "8192", "gbs", "16384", "ckpt", "20m", NULL);
+	n = plan(s, &r, &o, p, 10, "llama3-405b on 16384 h100, accept only");
+	assert_true(n > 0);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(126 % p[i].layout.pp, 0);
+		assert_int_equal(p[i].verdict, ADV_ACCEPT);
+	}
+	o.allow_warnings = true;
+	n = plan(s, &r, &o, p, 10, "llama3-405b on 16384 h100, warnings allowed");
+	assert_true(n > 0);
+	for (i = 0; i < n; i++)
+		if (126 % p[i].layout.pp) {
+			uneven++;
+			assert_int_equal(p[i].verdict, ADV_WARN);
+		}
+	assert_true(uneven > 0);
+}
+
+/* TP stays inside a node unless asked; across nodes it is a warning. */
+static void test_cross_node_tp(void **st)
+{
+	struct state *s = *st;
+	struct planner_plan p[40];
+	struct planner_opts o;
+	struct adv_request r;
+	int n, i, wide = 0;
+
+	planner_opts_init(&o);
+	o.top = 40;
+	req(&r, "h100", 32, "llama3-70b", "ckpt", "30m", NULL);
+	n = plan(s, &r, &o, p, 40, "llama3-70b on 32 h100, TP in node");
+	for (i = 0; i < n; i++)
+		assert_true(p[i].layout.tp <= 8);
+	o.cross_node_tp = true;
+	n = plan(s, &r, &o, p, 40, "llama3-70b on 32 h100, cross-node TP");
+	for (i = 0; i < n; i++)
+		if (p[i].layout.tp > 8) {
+			wide++;
+			assert_int_equal(p[i].verdict, ADV_WARN);
+		}
+	assert_true(wide > 0);
+}
+
+/* Nothing fits: no plans, not an error. */
+static void test_nothing_fits(void **st)
+{
+	struct state *s = *st;
+	struct planner_plan p[PLANNER_DEFAULT_TOP];
+	struct adv_request r;
+	int n = -1;
+
+	req(&r, "h100", 8, "llama3-405b", NULL);
+	assert_int_equal(planner_plan(s->cat, s->pol, &r, NULL, p, PLANNER_DEFAULT_TOP, &n, NULL, 0),
+			 PLANNER_OK);
+	assert_int_equal(n, 0);
+}
+
+static void expect_error(const struct state *s, const struct adv_request *r, int code,
+			 const char *needle)
+{
+	struct planner_plan p[2];
+	char err[ADV_ERR_MAX] = "";
+	int n = -1;
+
+	assert_int_equal(planner_plan(s->cat, s->pol, r, NULL, p, 2, &n, err, sizeof(err)), code);
+	assert_int_equal(n, 0);
+	print_message("%s: %s\n", planner_strerror(code), err);
+	assert_non_null(strstr(err, needle));
+}
+
+static void test_bad_input(void **st)
+{
+	struct state *s = *st;
+	struct planner_plan p[2];
+	struct adv_request r;
+	int n;
+
+	req(&r, "h100", 64, "llama3-700b", NULL);
+	expect_error(s, &r, PLANNER_ERR_MODEL_UNKNOWN, "'llama3-700b'");
+	req(&r, "h100", 0, "llama3-70b", NULL);
+	expect_error(s, &r, PLANNER_ERR_NO_GPUS, "--gpus");
+	req(&r, "h100", 64, "", NULL);
+	expect_error(s, &r, PLANNER_ERR_MODEL_NOT_GIVEN, "--model");
+	req(&r, "tpu-v5", 64, "llama3-70b", NULL);
+	expect_error(s, &r, PLANNER_ERR_GPU_UNKNOWN, "'tpu-v5'");
+	req(&r, "", 64, "llama3-70b", NULL);
+	expect_error(s, &r, PLANNER_ERR_GPU_UNKNOWN, "--gpu");
+	req(&r, "", 64, "llama3-70b", "partition", "small", NULL);
+	expect_error(s, &r, PLANNER_ERR_MAX_GPUS, "at most 16");
+	req(&r, "a100-80gb", 64, "llama3-70b", "precision", "fp8", NULL);
+	expect_error(s, &r, PLANNER_ERR_FP8_UNSUPPORTED, "fp8");
+	req(&r, "h100", 64, "llama3-70b", NULL);
+	assert_int_equal(planner_plan(s->cat, s->pol, &r, NULL, p, 0, &n, NULL, 0), PLANNER_ERR_ARG);
+	assert_int_equal(planner_plan(s->cat, s->pol, NULL, NULL, p, 2, &n, NULL, 0), PLANNER_ERR_ARG);
+	assert_string_equal(planner_strerror(PLANNER_ERR_NO_GPUS), "no GPUs");
+	assert_string_equal(planner_strerror(99), "unknown planner error");
+	/* GPUs from nodes x GPUs per node, and the partition's GPU type. */
+	req(&r, "", 0, "llama3-8b", "partition", "h100", "ckpt", "30m", NULL);
+	r.res.nodes = 2;
+	assert_int_equal(plan(s, &r, NULL, p, 2, "llama3-8b on 2 nodes of partition h100"), 2);
+	assert_int_equal(p[0].layout.gpus, 16);
+}
+
+/* Applies "--llm-a=x --llm-b=y (…)" to a request. */
+static void apply_fix(struct adv_request *r, const char *fix)
+{
+	char buf[ADV_MSG_MAX], *tok, *save = NULL, *paren, err[256];
+
+	snprintf(buf, sizeof(buf), "%s", fix);
+	paren = strchr(buf, '(');
+	if (paren)
+		*paren = '\0';
+	layout_unset(&r->wl.layout);
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(tok, '=');
+		assert_non_null(eq);
+		assert_true(strncmp(tok, "--llm-", 6) == 0);
+		*eq = '\0';
+		if (options_apply(&r->wl, tok + 6, eq + 1, err, sizeof(err)) != 0)
+			fail_msg("%s", err);
+	}
+}
+
+static const struct adv_finding *finding(const struct adv_result *res, const char *code)
+{
+	int i;
+
+	for (i = 0; i < res->n_findings; i++)
+		if (!strcmp(res->findings[i].code, code))
+			return &res->findings[i];
+	return NULL;
+}
+
+/*
+ * A rejected job carries the best plan (BEST_PLAN) whose fix passes; the
+ * rule's own fix and MEM_OVER_CAPACITY's cheapest change stay.
+ */
+static void test_reject_carries_plan(void **st)
+{
+	struct state *s = *st;
+	const struct adv_finding *f;
+	struct adv_request r;
+	struct adv_result res;
+
+	req(&r, "h100", 64, "llama3-70b", "layout", "tp3", "ckpt", "30m", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_int_equal(res.verdict, ADV_REJECT);
+	f = finding(&res, "TP_NOT_DIVIDE_HEADS");
+	assert_non_null(f);
+	assert_string_equal(f->fix, "--llm-layout=tp4 or --llm-layout=tp2");
+	f = finding(&res, "BEST_PLAN");
+	assert_non_null(f);
+	assert_int_equal(f->severity, ADV_SEV_WARN);
+	print_message("BEST_PLAN: %s | fix: %s\n", f->message, f->fix);
+	assert_non_null(strstr(f->fix, "GiB per GPU, est. "));
+	assert_non_null(strstr(f->fix, " tokens/s)"));
+	apply_fix(&r, f->fix);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_int_equal(res.verdict, ADV_ACCEPT);
+
+	/* Memory: the cheapest change stays first, the plan comes with it. */
+	req(&r, "h100", 64, "llama3-70b", "layout", "tp1", "zero", "0", "task", "finetune",
+	    "ckpt", "30m", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	f = finding(&res, "MEM_OVER_CAPACITY");
+	assert_non_null(f);
+	assert_null(strstr(f->fix, "est."));
+	f = finding(&res, "BEST_PLAN");
+	assert_non_null(f);
+	print_message("BEST_PLAN: %s | fix: %s\n", f->message, f->fix);
+	apply_fix(&r, f->fix);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_int_equal(res.verdict, ADV_ACCEPT);
+
+	/* Nothing fits on 8 GPUs: no plan to offer. */
+	req(&r, "h100", 8, "llama3-405b", "layout", "tp8", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_true(engine_has_finding(&res, "MEM_OVER_CAPACITY"));
+	assert_false(engine_has_finding(&res, "BEST_PLAN"));
+
+	/* Accepted jobs and rejects no layout can fix get no plan. */
+	req(&r, "h100", 64, "llama3-70b", "layout", "tp8,pp8", "zero", "1", "ckpt", "30m", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_int_equal(res.verdict, ADV_ACCEPT);
+	assert_int_equal(res.n_findings, 0);
+	req(&r, "a100-80gb", 64, "llama3-70b", "layout", "tp8,pp2", "precision", "fp8",
+	    "ckpt", "30m", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_true(engine_has_finding(&res, "FP8_UNSUPPORTED"));
+	assert_false(engine_has_finding(&res, "BEST_PLAN"));
+}
+
+/* engine_evaluate(): the policy's mode does not soften what it reports. */
+static void test_evaluate_ignores_mode(void **st)
+{
+	struct state *s = *st;
+	struct adv_policy *warn;
+	struct adv_request r;
+	struct adv_result res;
+	char err[ADV_ERR_MAX];
+
+	assert_int_equal(policy_load_string("warn", "mode: warn\n", s->cat, &warn, err, sizeof(err)), 0);
+	req(&r, "h100", 64, "llama3-70b", "layout", "tp3", "ckpt", "30m", NULL);
+	engine_check(s->cat, warn, &r, &res);
+	assert_int_equal(res.verdict, ADV_WARN);
+	assert_true(engine_has_finding(&res, "BEST_PLAN"));
+	engine_evaluate(s->cat, warn, &r, &res);
+	assert_int_equal(res.verdict, ADV_REJECT);
+	assert_false(engine_has_finding(&res, "BEST_PLAN"));
+	policy_destroy(warn);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_llama70b),
+		cmocka_unit_test(test_gpt3),
+		cmocka_unit_test(test_mixtral),
+		cmocka_unit_test(test_pruning_keeps_best),
+		cmocka_unit_test(test_frameworks),
+		cmocka_unit_test(test_inference),
+		cmocka_unit_test(test_long_context),
+		cmocka_unit_test(test_warnings_allowed),
+		cmocka_unit_test(test_cross_node_tp),
+		cmocka_unit_test(test_nothing_fits),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_reject_carries_plan),
+		cmocka_unit_test(test_evaluate_ignores_mode),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
