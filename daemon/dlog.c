@@ -42,10 +42,30 @@ static const char schema_sql[] =
 	"CREATE INDEX IF NOT EXISTS decisions_user ON decisions(user, time);"
 	"CREATE INDEX IF NOT EXISTS decisions_job ON decisions(job_id);";
 
+/*
+ * Columns added after the first release (issue 8: rollout reports).  A log
+ * written by an older daemon gains them on open; its rows keep NULL there,
+ * which reads back as "mode not recorded".
+ */
+static const struct {
+	const char *name, *type;
+} added_columns[] = {
+	{ "mode", "INTEGER" },          /* enum adv_mode in force */
+	{ "severities", "TEXT" },       /* per code, same order as codes */
+	{ "unenforced", "TEXT" },       /* reject codes warn mode let through */
+};
+
 static const char insert_sql[] =
 	"INSERT OR REPLACE INTO decisions (id, time, uid, user, job_id, context, parent, gpu,"
 	" gpus, nodes, partition, model, layout, workload, verdict, verdict_name, codes,"
-	" mem_gib, ckpt_interval_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+	" mem_gib, ckpt_interval_s, mode, severities, unenforced)"
+	" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+
+/* The columns row_to_rec() reads, in its order. */
+#define SELECT_COLUMNS \
+	"id, time, uid, user, job_id, context, parent, gpu, gpus, nodes, partition, model," \
+	" layout, workload, verdict, codes, mem_gib, ckpt_interval_s, mode, severities," \
+	" unenforced"
 
 static const char *const context_names[] = { "advisorctl", "sbatch", "salloc", "srun", "step" };
 static const char *const verdict_names[] = { "accept", "warn", "reject" };
@@ -128,6 +148,12 @@ static int insert_one(const struct dlog_rec *r)
 	bind_text(st, 17, r->codes);
 	bind_real(st, 18, r->mem_gib);
 	bind_real(st, 19, r->ckpt_interval_s);
+	if (r->mode >= 0)
+		sqlite3_bind_int(st, 20, r->mode);
+	else
+		sqlite3_bind_null(st, 20);
+	bind_text(st, 21, r->severities);
+	bind_text(st, 22, r->unenforced);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : -1;
@@ -256,6 +282,39 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
+static bool has_column(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *st;
+	bool found = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info('decisions')", -1, &st,
+			       NULL) != SQLITE_OK)
+		return false;
+	while (!found && sqlite3_step(st) == SQLITE_ROW) {
+		const unsigned char *c = sqlite3_column_text(st, 0);
+
+		found = c && strcmp((const char *)c, name) == 0;
+	}
+	sqlite3_finalize(st);
+	return found;
+}
+
+/* Adds the columns an older log lacks; ADD COLUMN only touches the schema. */
+static int migrate(sqlite3 *db)
+{
+	for (size_t i = 0; i < ADV_ARRAY_SIZE(added_columns); i++) {
+		char sql[128];
+
+		if (has_column(db, added_columns[i].name))
+			continue;
+		adv_snprintf(sql, sizeof(sql), "ALTER TABLE decisions ADD COLUMN %s %s",
+			     added_columns[i].name, added_columns[i].type);
+		if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+			return -1;
+	}
+	return 0;
+}
+
 int dlog_open(const char *path, char *err, size_t errlen)
 {
 	int rc;
@@ -271,6 +330,7 @@ int dlog_open(const char *path, char *err, size_t errlen)
 	if (sqlite3_exec(D.db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
 			 NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(D.db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    migrate(D.db) != 0 ||
 	    sqlite3_prepare_v2(D.db, insert_sql, -1, &D.insert, NULL) != SQLITE_OK) {
 		adv_snprintf(err, errlen, "cannot set up decision log %s: %s", path,
 			     sqlite3_errmsg(D.db));
@@ -421,15 +481,16 @@ static void row_to_rec(sqlite3_stmt *st, struct dlog_rec *r)
 	col_text(st, 15, r->codes, sizeof(r->codes));
 	r->mem_gib = col_real(st, 16);
 	r->ckpt_interval_s = col_real(st, 17);
+	r->mode = sqlite3_column_type(st, 18) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 18);
+	col_text(st, 19, r->severities, sizeof(r->severities));
+	col_text(st, 20, r->unenforced, sizeof(r->unenforced));
 }
 
 int dlog_query(const struct dlog_filter *f, struct dlog_rec **out, size_t *n,
 	       char *err, size_t errlen)
 {
 	static const char sql[] =
-		"SELECT id, time, uid, user, job_id, context, parent, gpu, gpus, nodes,"
-		" partition, model, layout, workload, verdict, codes, mem_gib, ckpt_interval_s"
-		" FROM decisions WHERE (?1 IS NULL OR user = ?1) AND (?2 IS NULL OR job_id = ?2)"
+		"SELECT " SELECT_COLUMNS " FROM decisions WHERE (?1 IS NULL OR user = ?1) AND (?2 IS NULL OR job_id = ?2)"
 		" AND (?3 IS NULL OR verdict = ?3) AND time >= ?4"
 		" ORDER BY time DESC, rowid DESC LIMIT ?5";
 	struct dlog_rec *recs = NULL;
@@ -483,6 +544,52 @@ int dlog_query(const struct dlog_filter *f, struct dlog_rec **out, size_t *n,
 	ret = 0;
 out:
 	free(recs);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return ret;
+}
+
+int dlog_scan(const struct dlog_filter *f, void (*fn)(const struct dlog_rec *r, void *ctx),
+	      void *ctx, char *err, size_t errlen)
+{
+	static const char sql[] =
+		"SELECT " SELECT_COLUMNS " FROM decisions WHERE (?1 IS NULL OR user = ?1)"
+		" AND (?2 IS NULL OR verdict = ?2) AND time >= ?3 ORDER BY time, rowid";
+	struct dlog_rec *rec = malloc(sizeof(*rec));
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db = NULL;
+	int rc, ret = -1;
+
+	if (!rec) {
+		adv_snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (!D.path) {
+		adv_snprintf(err, errlen, "the decision log is not open");
+		goto out;
+	}
+	wait_committed();
+	rc = sqlite3_open_v2(D.path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		adv_snprintf(err, errlen, "decision log: %s", db ? sqlite3_errmsg(db) : "cannot open");
+		goto out;
+	}
+	sqlite3_busy_timeout(db, 2000);
+	bind_text(st, 1, f->user);
+	if (f->verdict >= 0)
+		sqlite3_bind_int(st, 2, f->verdict);
+	sqlite3_bind_int64(st, 3, f->since);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		row_to_rec(st, rec);
+		fn(rec, ctx);
+	}
+	if (rc != SQLITE_DONE) {
+		adv_snprintf(err, errlen, "decision log: %s", sqlite3_errmsg(db));
+		goto out;
+	}
+	ret = 0;
+out:
+	free(rec);
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	return ret;

@@ -32,6 +32,10 @@ struct dlog_rec {
 	char codes[320];           /* finding codes, space separated */
 	double mem_gib;            /* < 0 = not computed */
 	double ckpt_interval_s;    /* < 0 = not computed */
+	/* Rollout (issue 8): what enforcement would have done. */
+	int mode;                  /* enum adv_mode in force; -1 = not recorded (older rows) */
+	char severities[192];      /* severity name per code, same order, space separated */
+	char unenforced[320];      /* reject-level codes that warn mode let through */
 };
 
 struct dlog_filter {
@@ -59,5 +63,12 @@ void dlog_set_retention(int days);
 int dlog_query(const struct dlog_filter *f, struct dlog_rec **out, size_t *n,
 	       char *err, size_t errlen);
 void dlog_counters(uint64_t *queued, uint64_t *logged, uint64_t *dropped);
+/*
+ * Calls fn for every decision matching f (limit ignored), oldest first,
+ * without holding them all in memory: the per-code summary of
+ * `advisorctl report`.  0, or -1 with err.
+ */
+int dlog_scan(const struct dlog_filter *f, void (*fn)(const struct dlog_rec *r, void *ctx),
+	      void *ctx, char *err, size_t errlen);
 
 #endif

@@ -169,6 +169,30 @@ static void codes_of(const struct adv_result *res, char *buf, size_t len, char s
 	}
 }
 
+/*
+ * engine.c's apply_mode() turns a reject into a warning in warn mode and
+ * marks its message with this note; the decision log keeps such codes apart
+ * so `advisorctl report` can show what enforcement would have blocked.
+ */
+#define UNENFORCED_NOTE "[not enforced: advisor mode warn]"
+
+static void rollout_of(const struct adv_result *res, struct dlog_rec *r)
+{
+	r->mode = (int)res->mode;
+	for (int i = 0; i < res->n_findings; i++) {
+		const struct adv_finding *f = &res->findings[i];
+
+		if (i)
+			adv_strlcat(r->severities, " ", sizeof(r->severities));
+		adv_strlcat(r->severities, engine_severity_name(f->severity), sizeof(r->severities));
+		if (res->mode == ADV_MODE_WARN && strstr(f->message, UNENFORCED_NOTE)) {
+			if (r->unenforced[0])
+				adv_strlcat(r->unenforced, " ", sizeof(r->unenforced));
+			adv_strlcat(r->unenforced, f->code, sizeof(r->unenforced));
+		}
+	}
+}
+
 static void record(const struct peer *p, const char *user, const Advisor__CheckRequest *m,
 		   const struct adv_request *req, const struct adv_result *res, const char *id)
 {
@@ -206,6 +230,7 @@ static void record(const struct peer *p, const char *user, const Advisor__CheckR
 	codes_of(res, r.codes, sizeof(r.codes), ' ');
 	r.mem_gib = res->has_memory ? res->memory.per_gpu_gib : -1;
 	r.ckpt_interval_s = res->has_checkpoint ? res->checkpoint.optimal_s : -1;
+	rollout_of(res, &r);
 	dlog_append(&r);
 }
 
