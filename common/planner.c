@@ -303,6 +303,22 @@ static bool base_fits(struct search *s, const struct cand *base)
 	return mem_gib(s, &c) <= s->mem_limit;
 }
 
+/*
+ * Can this setting (at its fastest micro-batch) beat the base's best so
+ * far and the last plan kept?  Ties may still win on headroom.
+ */
+static bool setting_may_win(struct search *s, const struct cand *set, const struct cand *best)
+{
+	struct cand c = *set;
+
+	c.mbs = s->job.gbs_given ? 1 : PLANNER_MBS_MAX;
+	c.tokens_per_s = tokens_per_s(s, &c);
+	c.per_gpu_gib = 0;
+	if (best && !ranks_before(&c, best))
+		return false;
+	return !table_full(&s->top) || ranks_before(&c, &s->top.c[s->top.n - 1]);
+}
+
 static void plan_base(struct search *s, struct cand base)
 {
 	int v[PLANNER_VPP_MAX + 1], nv, iv, iz, ir;
@@ -320,14 +336,15 @@ static void plan_base(struct search *s, struct cand base)
 		if (!ranks_before(&c, &s->top.c[s->top.n - 1]))
 			return;
 	}
-	for (iv = 0; iv < nv; iv++)
+	/* Fastest settings first, so that the bound below cuts early. */
+	for (iv = nv - 1; iv >= 0; iv--)
 		for (iz = 0; iz < s->n_zeros; iz++)
 			for (ir = 0; ir < s->n_rcs; ir++) {
 				c = base;
 				c.vpp = v[iv];
 				c.zero = s->zeros[iz];
 				c.recompute = s->rcs[ir];
-				if (!best_mbs(s, &c))
+				if (!setting_may_win(s, &c, have ? &best : NULL) || !best_mbs(s, &c))
 					continue;
 				c.per_gpu_gib = mem_gib(s, &c);
 				c.tokens_per_s = tokens_per_s(s, &c);
@@ -382,7 +399,7 @@ static void plan_all(struct search *s)
 
 	if (tmax > s->job.model->heads)
 		tmax = s->job.model->heads;
-	for (t = 1; t <= tmax; t++) {
+	for (t = tmax; t >= 1; t--) {
 		if (!size_ok(s, t, 1, 1, 1, 1))
 			continue;
 		for (c = 1; c <= cmax && (long)t * c <= l->gpus; c++) {
@@ -659,12 +676,12 @@ static void explain(struct planner_plan *plans, int n)
 		if (i == 0) {
 			adv_snprintf(p->why, sizeof(p->why), "fastest that fits: bubble %.1f%%, MFU %.0f%%, %s",
 				     p->estimate.bubble * 100, p->estimate.mfu * 100, tail);
-		} else if (rel < 0.0005) {
+		} else if (rel <= PLANNER_TIE) {
 			adv_snprintf(p->why, sizeof(p->why), "as fast as #1, less headroom: %s", tail);
 		} else {
 			why_slower(p, b, what, sizeof(what));
-			adv_snprintf(p->why, sizeof(p->why), "%.1f%% slower than #1 (%s); %s",
-				     rel * 100, what, tail);
+			adv_snprintf(p->why, sizeof(p->why), "%.*f%% slower than #1 (%s); %s",
+				     rel < 0.001 ? 2 : 1, rel * 100, what, tail);
 		}
 	}
 }

@@ -125,9 +125,9 @@ static int bench_check_405b_reject(const struct bench_env *env, struct bench_fig
 	return time_checks(env, &r, fig);
 }
 
-/* Runs planner_plan() with the default options for env->seconds. */
+/* Runs planner_plan() (po NULL: default options) for env->seconds. */
 static int time_plans(const struct bench_env *env, const struct adv_request *r,
-		      struct bench_figure *fig)
+		      const struct planner_opts *po, struct bench_figure *fig)
 {
 	static struct planner_plan plans[PLANNER_DEFAULT_TOP];
 	char err[ADV_ERR_MAX], opt[PLANNER_OPTS_MAX];
@@ -136,7 +136,7 @@ static int time_plans(const struct bench_env *env, const struct adv_request *r,
 	int n = 0;
 
 	do {
-		if (planner_plan(env->cat, &env->pol, r, NULL, plans, PLANNER_DEFAULT_TOP, &n,
+		if (planner_plan(env->cat, &env->pol, r, po, plans, PLANNER_DEFAULT_TOP, &n,
 				 err, sizeof(err)) != PLANNER_OK) {
 			fprintf(stderr, "advisor-bench: %s\n", err);
 			return -1;
@@ -162,7 +162,21 @@ static int bench_plan_405b(const struct bench_env *env, struct bench_figure *fig
 
 	if (build_request(&r, "h100", 16384, "llama3-405b", opts) != 0)
 		return -1;
-	return time_plans(env, &r, fig);
+	return time_plans(env, &r, NULL, fig);
+}
+
+/* The same with warnings allowed: near-divisor PP (Meta's PP16) joins the search. */
+static int bench_plan_405b_warn(const struct bench_env *env, struct bench_figure *fig)
+{
+	static const char *const opts[] = { "seq", "8192", "gbs", "16384", "ckpt", "20m", NULL };
+	struct planner_opts po;
+	struct adv_request r;
+
+	if (build_request(&r, "h100", 16384, "llama3-405b", opts) != 0)
+		return -1;
+	planner_opts_init(&po);
+	po.allow_warnings = true;
+	return time_plans(env, &r, &po, fig);
 }
 
 /* The full plan for DeepSeek-V3 on 2,048 H800 (its paper's cluster). */
@@ -173,7 +187,7 @@ static int bench_plan_dsv3(const struct bench_env *env, struct bench_figure *fig
 
 	if (build_request(&r, "h800", 2048, "deepseek-v3", opts) != 0)
 		return -1;
-	return time_plans(env, &r, fig);
+	return time_plans(env, &r, NULL, fig);
 }
 
 /* A rejected 405B job (TP=3) with the BEST_PLAN fix the engine adds. */
@@ -216,6 +230,8 @@ static const struct {
 	{ "engine_reject_405b_16k", "engine checks/s, rejected 405B job incl. fix search",
 	  bench_check_405b_reject },
 	{ "plan_405b_16k", "plans/s, plan 405B on 16,384 H100", bench_plan_405b },
+	{ "plan_405b_16k_warn", "plans/s, plan 405B on 16,384 H100, near-divisor PP allowed",
+	  bench_plan_405b_warn },
 	{ "plan_dsv3_2k", "plans/s, plan DeepSeek-V3 on 2,048 H800", bench_plan_dsv3 },
 	{ "reject_with_fix", "checks/s, reject with fix (405B TP3, BEST_PLAN)", bench_reject_with_fix },
 };
