@@ -89,7 +89,7 @@ enum {
 	OPT_WL,
 	/* command specific */
 	OPT_TOP, OPT_MTBF, OPT_WRITE, OPT_RESTART, OPT_INTERVAL, OPT_USER, OPT_JOB,
-	OPT_VERDICT, OPT_SINCE, OPT_LIMIT,
+	OPT_VERDICT, OPT_SINCE, OPT_LIMIT, OPT_PROMETHEUS,
 };
 
 #define COMMON_OPTS \
@@ -713,8 +713,78 @@ static int cmd_history(struct ctl *c, int argc, char **argv)
 
 static void stats_help(void)
 {
-	printf("Usage: advisorctl [--json] stats\n"
-	       "Requests, verdicts, errors and latency (p50/p99) since the daemon started.\n\n%s",
+	printf("Usage: advisorctl [--json] stats [--prometheus]\n"
+	       "Requests, verdicts, errors and latency (p50/p99) since the daemon started.\n\n"
+	       "      --prometheus    Prometheus text exposition: requests by kind, checks by\n"
+	       "                      partition and verdict, findings by code and severity,\n"
+	       "                      latency histogram, reloads, decision log queue, uptime.\n"
+	       "                      Prints advisor_up 0 (and exits 69) when the daemon is\n"
+	       "                      down, for node_exporter's textfile collector.\n\n%s",
+	       common_help);
+}
+
+static int cmd_stats(struct ctl *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		COMMON_OPTS,
+		{ "prometheus", no_argument, NULL, OPT_PROMETHEUS },
+		{ NULL, 0, NULL, 0 },
+	};
+	Advisor__Request req = ADVISOR__REQUEST__INIT;
+	Advisor__StatsRequest sr = ADVISOR__STATS_REQUEST__INIT;
+	bool prometheus = false;
+	struct reply rp;
+	int opt, rc;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (opt == OPT_HELP) {
+			stats_help();
+			exit(0);
+		}
+		if (opt == '?')
+			return usage_error(c->cmd, "bad option");
+		if (opt == OPT_PROMETHEUS) {
+			prometheus = true;
+			continue;
+		}
+		rc = common_opt(c, opt, optarg);
+		if (rc)
+			return rc;
+	}
+	if (optind < argc)
+		return usage_error(c->cmd, "unexpected argument '%s'", argv[optind]);
+	if (prometheus && c->json)
+		return usage_error(c->cmd, "--prometheus and --json exclude each other");
+	if (prometheus && c->local)
+		return usage_error(c->cmd, "--prometheus needs the daemon, not --local");
+	req.body_case = ADVISOR__REQUEST__BODY_STATS;
+	req.stats = &sr;
+	rc = call(c, &req, &rp);
+	if (rc == 0 && rp.r->stats) {
+		if (prometheus)
+			report_prometheus(stdout, rp.r->stats);
+		else
+			report_stats(stdout, rp.r->stats, c->json);
+	} else if (prometheus && rc == EX_UNAVAIL_) {
+		report_prometheus_down(stdout);
+	}
+	reply_free(&rp);
+	return rc;
+}
+
+static void report_help(void)
+{
+	printf("Usage: advisorctl [--json] report [--since TIME] [--user U]\n"
+	       "What the decision log says about a period: decisions by verdict, mode and\n"
+	       "partition, and per finding code and severity how many decisions and distinct\n"
+	       "users it concerned.  WOULD-REJECT counts decisions made in mode warn that mode\n"
+	       "enforce would have rejected: what enforcement would have blocked.  Users see\n"
+	       "their own decisions; admins everyone's.\n\n"
+	       "      --since TIME    a duration back from now (7d, 24h, 30m) or a date\n"
+	       "                      (2025-01-31 or 2025-01-31T12:00:00, local time);\n"
+	       "                      default 7d\n"
+	       "      --user U        only decisions of user U (admins only for others)\n\n%s",
 	       common_help);
 }
 
@@ -768,9 +838,44 @@ static int cmd_simple(struct ctl *c, int argc, char **argv, Advisor__Request__Bo
 	return rc;
 }
 
-static int cmd_stats(struct ctl *c, int argc, char **argv)
+#define REPORT_DEFAULT_SINCE_S (7 * 86400)
+
+static int cmd_report(struct ctl *c, int argc, char **argv)
 {
-	return cmd_simple(c, argc, argv, ADVISOR__REQUEST__BODY_STATS, stats_help);
+	static const struct option longopts[] = {
+		COMMON_OPTS,
+		{ "user", required_argument, NULL, OPT_USER },
+		{ "since", required_argument, NULL, OPT_SINCE },
+		{ NULL, 0, NULL, 0 },
+	};
+	Advisor__Request req = ADVISOR__REQUEST__INIT;
+	Advisor__ReportRequest rr = ADVISOR__REPORT_REQUEST__INIT;
+	struct reply rp;
+	int opt, rc;
+
+	rr.has_since = 1;
+	rr.since = (int64_t)time(NULL) - REPORT_DEFAULT_SINCE_S;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_HELP: report_help(); exit(0);
+		case '?': return usage_error(c->cmd, "bad option");
+		case OPT_USER: rr.user = optarg; rc = 0; break;
+		case OPT_SINCE: rc = parse_since(c, optarg, &rr.since); break;
+		default: rc = common_opt(c, opt, optarg);
+		}
+		if (rc)
+			return rc;
+	}
+	if (optind < argc)
+		return usage_error(c->cmd, "unexpected argument '%s'", argv[optind]);
+	req.body_case = ADVISOR__REQUEST__BODY_REPORT;
+	req.report = &rr;
+	rc = call(c, &req, &rp);
+	if (rc == 0 && rp.r->report)
+		report_report(stdout, rp.r->report, c->json);
+	reply_free(&rp);
+	return rc;
 }
 
 static int cmd_reload(struct ctl *c, int argc, char **argv)
@@ -794,7 +899,8 @@ static const struct command {
 	{ "catalog", cmd_catalog, "[gpus|models] [NAME]: the GPU and model catalog" },
 	{ "policy", cmd_policy, "the policy in force" },
 	{ "history", cmd_history, "past decisions (--user --job --verdict --since --limit)" },
-	{ "stats", cmd_stats, "counters and latency of the running daemon" },
+	{ "report", cmd_report, "per-code summary of a period: what enforcement would block" },
+	{ "stats", cmd_stats, "counters and latency of the running daemon (--prometheus)" },
 	{ "reload", cmd_reload, "reload catalog and policy (admins only)" },
 	{ "status", cmd_status, "is the daemon up, which files it serves, since when" },
 };
@@ -848,5 +954,5 @@ int main(int argc, char **argv)
 		}
 	}
 	return usage_error(NULL, "unknown command '%s' (accepted: check, plan, ckpt, catalog, "
-			   "policy, history, stats, reload, status)", argv[optind]);
+			   "policy, history, report, stats, reload, status)", argv[optind]);
 }

@@ -23,6 +23,7 @@
 
 #include "dlog.h"
 #include "handler.h"
+#include "jsonlog.h"
 #include "msg.h"
 #include "server.h"
 #include "snapshot.h"
@@ -40,6 +41,8 @@ struct opts {
 	const char *socket;
 	const char *db;
 	bool use_syslog;
+	bool syslog_json;
+	bool log_json;
 	bool foreground;
 	bool check_config;
 	struct server_opts server;
@@ -59,6 +62,9 @@ static void usage(FILE *f)
 		"  -s, --socket PATH        socket to serve (default " ADV_SOCKET_PATH ")\n"
 		"  -d, --db PATH            decision log (default " ADV_DB_PATH ")\n"
 		"      --syslog             log to syslog instead of stderr\n"
+		"      --syslog-json        also send every decision to syslog as one JSON line\n"
+		"      --log-json           write decisions to stderr as JSON lines (instead of\n"
+		"                           the plain \"decision ...\" line)\n"
 		"  -f, --foreground         do not detach (for systemd and tests)\n"
 		"      --check-config       load the files, report, exit 0 (good) or 65 (bad)\n"
 		"      --workers N          event-loop threads (default: one per CPU)\n"
@@ -109,7 +115,8 @@ static void free_paths(struct opts *o)
 	o->n_owned = 0;
 }
 
-enum { OPT_SYSLOG = 256, OPT_CHECK, OPT_WORKERS, OPT_READ_TO, OPT_IDLE_TO };
+enum { OPT_SYSLOG = 256, OPT_CHECK, OPT_WORKERS, OPT_READ_TO, OPT_IDLE_TO, OPT_SYSLOG_JSON,
+       OPT_LOG_JSON };
 
 static int parse_options(int argc, char **argv, struct opts *o)
 {
@@ -119,6 +126,8 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		{ "socket", required_argument, NULL, 's' },
 		{ "db", required_argument, NULL, 'd' },
 		{ "syslog", no_argument, NULL, OPT_SYSLOG },
+		{ "syslog-json", no_argument, NULL, OPT_SYSLOG_JSON },
+		{ "log-json", no_argument, NULL, OPT_LOG_JSON },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "check-config", no_argument, NULL, OPT_CHECK },
 		{ "workers", required_argument, NULL, OPT_WORKERS },
@@ -153,6 +162,8 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		case 's': o->socket = optarg; break;
 		case 'd': o->db = optarg; break;
 		case OPT_SYSLOG: o->use_syslog = true; break;
+		case OPT_SYSLOG_JSON: o->syslog_json = true; break;
+		case OPT_LOG_JSON: o->log_json = true; break;
 		case 'f': o->foreground = true; break;
 		case OPT_CHECK: o->check_config = true; break;
 		case OPT_WORKERS:
@@ -181,6 +192,11 @@ static int parse_options(int argc, char **argv, struct opts *o)
 	if (optind < argc) {
 		fprintf(stderr, "advisord: unexpected argument '%s'\nTry 'advisord --help'.\n",
 			argv[optind]);
+		return -1;
+	}
+	if (o->log_json && !o->foreground && !o->check_config) {
+		fprintf(stderr, "advisord: --log-json needs --foreground (a detached daemon has "
+			"no stderr); use --syslog-json\nTry 'advisord --help'.\n");
 		return -1;
 	}
 	if (o->n_catalogs == 0)
@@ -322,6 +338,7 @@ static int run(struct opts *op)
 	signal(SIGPIPE, SIG_IGN);
 
 	stats_init();
+	jsonlog_open(o.syslog_json, o.log_json);
 	snapshot_install(&files, snap);
 	make_db_dir(o.db);
 	if (dlog_open(o.db, err, sizeof(err)) != 0) {
@@ -363,6 +380,7 @@ static int run(struct opts *op)
 	dlog_close();
 	close(lock_fd);
 	snapshot_uninstall();
+	jsonlog_close();
 	msg_log(LOG_INFO, "stopped");
 	msg_close();
 	return 0;

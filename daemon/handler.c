@@ -1,9 +1,9 @@
 /*
  * handler.c - request dispatch, access control and decision recording.
  *
- * Who may do what (issue 4): check, plan, ckpt, catalog, policy and status
- * are open to every local user; reload and other users' history need an
- * admin from policy (uid 0 and the listed users and groups).  The caller is
+ * Who may do what (issue 4): check, plan, ckpt, catalog, policy, stats and
+ * status are open to every local user; reload and other users' history or
+ * report need an admin from policy (uid 0 and the listed users and groups).  The caller is
  * who SO_PEERCRED says, never what the request claims.  Anything that cannot
  * be decoded, or speaks another protocol version, gets an Error answer and
  * the connection is closed; nothing a client sends can make the daemon crash
@@ -22,8 +22,10 @@
 #include "advisor.pb-c.h"
 #include "dlog.h"
 #include "handler.h"
+#include "jsonlog.h"
 #include "msg.h"
 #include "options.h"
+#include "rollout.h"
 #include "service.h"
 #include "slurmgres.h"
 #include "snapshot.h"
@@ -176,6 +178,19 @@ static void codes_of(const struct adv_result *res, char *buf, size_t len, char s
  */
 #define UNENFORCED_NOTE "[not enforced: advisor mode warn]"
 
+static bool is_unenforced(const struct adv_result *res, const struct adv_finding *f)
+{
+	return res->mode == ADV_MODE_WARN && strstr(f->message, UNENFORCED_NOTE) != NULL;
+}
+
+static bool any_unenforced(const struct adv_result *res)
+{
+	for (int i = 0; i < res->n_findings; i++)
+		if (is_unenforced(res, &res->findings[i]))
+			return true;
+	return false;
+}
+
 static void rollout_of(const struct adv_result *res, struct dlog_rec *r)
 {
 	r->mode = (int)res->mode;
@@ -185,7 +200,7 @@ static void rollout_of(const struct adv_result *res, struct dlog_rec *r)
 		if (i)
 			adv_strlcat(r->severities, " ", sizeof(r->severities));
 		adv_strlcat(r->severities, engine_severity_name(f->severity), sizeof(r->severities));
-		if (res->mode == ADV_MODE_WARN && strstr(f->message, UNENFORCED_NOTE)) {
+		if (is_unenforced(res, f)) {
 			if (r->unenforced[0])
 				adv_strlcat(r->unenforced, " ", sizeof(r->unenforced));
 			adv_strlcat(r->unenforced, f->code, sizeof(r->unenforced));
@@ -232,6 +247,7 @@ static void record(const struct peer *p, const char *user, const Advisor__CheckR
 	r.ckpt_interval_s = res->has_checkpoint ? res->checkpoint.optimal_s : -1;
 	rollout_of(res, &r);
 	dlog_append(&r);
+	jsonlog_decision(&r);
 }
 
 static int do_check(struct handler *h, const struct peer *p, const struct snapshot *s,
@@ -260,8 +276,10 @@ static int do_check(struct handler *h, const struct peer *p, const struct snapsh
 	dlog_new_id(id, sizeof(id));
 	/* Queued before the answer leaves: an acknowledged decision is always logged. */
 	record(p, user, m, &req, res, id);
+	stats_check(req.res.partition, res, any_unenforced(res));
 	codes_of(res, codes, sizeof(codes), ',');
-	msg_log(LOG_INFO, "decision %s user=%s uid=%u job=%u context=%s verdict=%s codes=%s",
+	if (!jsonlog_to_stderr())
+		msg_log(LOG_INFO, "decision %s user=%s uid=%u job=%u context=%s verdict=%s codes=%s",
 		id, user, (unsigned)p->uid, m->has_job_id ? m->job_id : 0,
 		engine_context_name(m->has_context ? (enum adv_context)m->context
 						   : ADV_CTX_ADVISORCTL),
@@ -366,28 +384,165 @@ static int do_history(struct handler *h, const struct peer *p, const struct snap
 	return 0;
 }
 
+/* ---- report ------------------------------------------------------------------ */
+
+/* Like history: users summarise their own decisions, admins anyone's. */
+static int do_report(struct handler *h, const struct peer *p, const struct snapshot *s,
+		     const Advisor__ReportRequest *m, Advisor__Response *resp,
+		     char *err, size_t errlen)
+{
+	const char *me = user_name(h, p->uid);
+	const char *user = (m->user && *m->user) ? m->user : NULL;
+	int rc;
+
+	if (!is_admin(h, s, p)) {
+		if (user && strcmp(user, me) != 0) {
+			adv_snprintf(err, errlen, "reports on other users are for admins only "
+				     "(admins: policy.yaml admins:)");
+			return ADVISOR__ERROR_CODE__ERR_DENIED;
+		}
+		user = me;
+	}
+	rc = rollout_report(m->has_since ? m->since : 0, user, &h->arena, &resp->report,
+			    err, errlen);
+	if (rc == 0)
+		resp->body_case = ADVISOR__RESPONSE__BODY_REPORT;
+	return rc;
+}
+
 /* ---- stats, reload, status --------------------------------------------------- */
 
-static int do_stats(struct handler *h, Advisor__Response *resp)
+static Advisor__LabelledCount *count_pb(struct arena *a, uint64_t n)
+{
+	Advisor__LabelledCount *c = ARENA_NEW(a, Advisor__LabelledCount);
+
+	if (c) {
+		advisor__labelled_count__init(c);
+		c->has_count = 1;
+		c->count = n;
+	}
+	return c;
+}
+
+static int stats_kinds_pb(struct arena *a, const struct stats_view *v,
+			  Advisor__StatsResponse *r)
+{
+	r->requests_by_kind = ARENA_ARRAY(a, Advisor__LabelledCount *, STATS_KINDS);
+	if (!r->requests_by_kind)
+		return -1;
+	for (int k = 0; k < STATS_KINDS; k++) {
+		Advisor__LabelledCount *c = count_pb(a, v->by_kind[k]);
+
+		if (!c)
+			return -1;
+		c->kind = (char *)(uintptr_t)stats_kind_name(k);
+		r->requests_by_kind[r->n_requests_by_kind++] = c;
+	}
+	return 0;
+}
+
+/* Checks by partition and verdict, and the unenforced rejects by partition. */
+static int stats_partitions_pb(struct arena *a, const struct stats_view *v,
+			       Advisor__StatsResponse *r)
+{
+	r->decisions = ARENA_ARRAY(a, Advisor__LabelledCount *, v->n_partitions * 3 + 1);
+	r->unenforced = ARENA_ARRAY(a, Advisor__LabelledCount *, v->n_partitions + 1);
+	if (!r->decisions || !r->unenforced)
+		return -1;
+	for (size_t i = 0; i < v->n_partitions; i++) {
+		const struct stats_label *l = &v->partitions[i];
+		Advisor__LabelledCount *c;
+
+		for (int verdict = 0; verdict < 3; verdict++) {
+			if (!(c = count_pb(a, l->n[verdict])))
+				return -1;
+			c->partition = (char *)(uintptr_t)l->name;
+			c->has_verdict = 1;
+			c->verdict = verdict;
+			r->decisions[r->n_decisions++] = c;
+		}
+		if (!(c = count_pb(a, l->n[3])))
+			return -1;
+		c->partition = (char *)(uintptr_t)l->name;
+		r->unenforced[r->n_unenforced++] = c;
+	}
+	return 0;
+}
+
+/* Findings by code and severity; severities never seen for a code are left out. */
+static int stats_codes_pb(struct arena *a, const struct stats_view *v, Advisor__StatsResponse *r)
+{
+	r->findings = ARENA_ARRAY(a, Advisor__LabelledCount *, v->n_codes * 3 + 1);
+	if (!r->findings)
+		return -1;
+	for (size_t i = 0; i < v->n_codes; i++) {
+		for (int sev = 0; sev < 3; sev++) {
+			Advisor__LabelledCount *c;
+
+			if (!v->codes[i].n[sev])
+				continue;
+			if (!(c = count_pb(a, v->codes[i].n[sev])))
+				return -1;
+			c->code = (char *)(uintptr_t)v->codes[i].name;
+			c->has_severity = 1;
+			c->severity = sev;
+			r->findings[r->n_findings++] = c;
+		}
+	}
+	return 0;
+}
+
+static int stats_latency_pb(struct arena *a, const struct stats_view *v,
+			    Advisor__StatsResponse *r)
+{
+	static const char *const names[STATS_LAT_KINDS] = { "check", "other" };
+
+	r->latency = ARENA_ARRAY(a, Advisor__LatencyHistogram *, STATS_LAT_KINDS);
+	if (!r->latency)
+		return -1;
+	for (int k = 0; k < STATS_LAT_KINDS; k++) {
+		Advisor__LatencyHistogram *l = ARENA_NEW(a, Advisor__LatencyHistogram);
+
+		if (!l)
+			return -1;
+		advisor__latency_histogram__init(l);
+		l->kind = (char *)(uintptr_t)names[k];
+		l->n_upper_s = l->n_cumulative = STATS_LATENCY_BUCKETS;
+		l->upper_s = (double *)(uintptr_t)stats_latency_bounds_s;
+		l->cumulative = (uint64_t *)(uintptr_t)v->latency[k].cumulative;
+		l->has_count = l->has_sum_s = 1;
+		l->count = v->latency[k].count;
+		l->sum_s = v->latency[k].sum_s;
+		r->latency[r->n_latency++] = l;
+	}
+	return 0;
+}
+
+static int do_stats(struct handler *h, const struct snapshot *s, Advisor__Response *resp)
 {
 	Advisor__StatsResponse *r = ARENA_NEW(&h->arena, Advisor__StatsResponse);
-	struct stats_view v;
+	struct stats_view *vp = ARENA_NEW(&h->arena, struct stats_view);
 	unsigned long reloads;
 	uint64_t queued, logged, dropped;
 	bool ok;
 
-	if (!r)
+	if (!r || !vp)
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
-	stats_get(&v);
+	stats_get(vp);
 	snapshot_reload_stats(&reloads, &ok, NULL, 0);
 	dlog_counters(&queued, &logged, &dropped);
 	advisor__stats_response__init(r);
 #define U(f, v) do { r->has_##f = 1; r->f = (v); } while (0)
-	U(requests, v.requests); U(accept, v.accept); U(warn, v.warn); U(reject, v.reject);
-	U(errors, v.errors); U(p50_ms, v.p50_ms); U(p99_ms, v.p99_ms);
-	U(started, (int64_t)v.started); U(reloads, reloads); U(last_reload_ok, ok);
-	U(log_queue, queued); U(logged, logged); U(connections, v.connections);
+	U(requests, vp->requests); U(accept, vp->accept); U(warn, vp->warn); U(reject, vp->reject);
+	U(errors, vp->errors); U(p50_ms, vp->p50_ms); U(p99_ms, vp->p99_ms);
+	U(started, (int64_t)vp->started); U(reloads, reloads); U(last_reload_ok, ok);
+	U(log_queue, queued); U(logged, logged); U(connections, vp->connections);
+	U(log_dropped, dropped); U(now, (int64_t)time(NULL)); U(config_loaded, (int64_t)s->loaded);
 #undef U
+	r->version = (char *)(uintptr_t)PACKAGE_VERSION;
+	if (stats_kinds_pb(&h->arena, vp, r) || stats_partitions_pb(&h->arena, vp, r) ||
+	    stats_codes_pb(&h->arena, vp, r) || stats_latency_pb(&h->arena, vp, r))
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	resp->stats = r;
 	resp->body_case = ADVISOR__RESPONSE__BODY_STATS;
 	return 0;
@@ -462,7 +617,9 @@ static int dispatch(struct handler *h, const struct peer *p, const struct snapsh
 	case ADVISOR__REQUEST__BODY_HISTORY:
 		return do_history(h, p, s, req->history, resp, err, errlen);
 	case ADVISOR__REQUEST__BODY_STATS:
-		return do_stats(h, resp);
+		return do_stats(h, s, resp);
+	case ADVISOR__REQUEST__BODY_REPORT:
+		return do_report(h, p, s, req->report, resp, err, errlen);
 	case ADVISOR__REQUEST__BODY_RELOAD:
 		return do_reload(h, p, s, resp, err, errlen);
 	case ADVISOR__REQUEST__BODY_STATUS:
@@ -525,7 +682,8 @@ bool handler_frame(struct handler *h, const struct peer *p, const uint8_t *frame
 	/* Pack while the snapshot is held: answers may point into it. */
 	emit(h, &resp, out);
 	if (!rc)
-		stats_request(req->body_case == ADVISOR__REQUEST__BODY_CHECK && resp.check
+		stats_request((int)req->body_case - ADVISOR__REQUEST__BODY_CHECK,
+			      req->body_case == ADVISOR__REQUEST__BODY_CHECK && resp.check
 			      ? resp.check->verdict : -1, now_us() - t0);
 	snapshot_release(s);
 	advisor__request__free_unpacked(req, NULL);

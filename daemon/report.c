@@ -59,6 +59,11 @@ static const char *verdict_name(int v)
 	return engine_verdict_name((enum adv_verdict)(v < 0 ? 0 : v > 2 ? 2 : v));
 }
 
+static const char *mode_name(int m)
+{
+	return policy_mode_name((enum adv_mode)(m < 0 ? 0 : m > 2 ? 2 : m));
+}
+
 static json_object *findings_json(const struct adv_finding *fs, int n)
 {
 	json_object *a = json_object_new_array();
@@ -750,6 +755,68 @@ void report_history(FILE *f, const Advisor__HistoryResponse *r, bool json)
 
 /* ---- stats, reload, status --------------------------------------------------- */
 
+static json_object *count_json(const Advisor__LabelledCount *c)
+{
+	json_object *x = json_object_new_object();
+
+	if (c->kind)
+		put(x, "kind", jstr(c->kind));
+	if (c->partition)
+		put(x, "partition", json_object_new_string(c->partition));
+	if (c->code)
+		put(x, "code", jstr(c->code));
+	if (c->has_verdict)
+		put(x, "verdict", jstr(verdict_name(c->verdict)));
+	if (c->has_severity)
+		put(x, "severity", jstr(sev_name(c->severity)));
+	if (c->has_mode)
+		put(x, "mode", jstr(mode_name(c->mode)));
+	put(x, "count", json_object_new_uint64(c->count));
+	return x;
+}
+
+static json_object *counts_json(Advisor__LabelledCount **c, size_t n)
+{
+	json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(a, count_json(c[i]));
+	return a;
+}
+
+/* The labelled counters and histograms that --prometheus prints, for scripts. */
+static void stats_json_more(json_object *o, const Advisor__StatsResponse *r)
+{
+	json_object *lat = json_object_new_array();
+
+	put(o, "log_dropped", json_object_new_uint64(r->log_dropped));
+	put(o, "version", jstr(r->version));
+	put(o, "now", json_object_new_int64(r->now));
+	put(o, "config_loaded", json_object_new_int64(r->config_loaded));
+	put(o, "requests_by_kind", counts_json(r->requests_by_kind, r->n_requests_by_kind));
+	put(o, "decisions", counts_json(r->decisions, r->n_decisions));
+	put(o, "unenforced", counts_json(r->unenforced, r->n_unenforced));
+	put(o, "findings", counts_json(r->findings, r->n_findings));
+	for (size_t i = 0; i < r->n_latency; i++) {
+		const Advisor__LatencyHistogram *h = r->latency[i];
+		json_object *x = json_object_new_object(), *b = json_object_new_array();
+
+		put(x, "kind", jstr(h->kind));
+		for (size_t k = 0; k < h->n_upper_s && k < h->n_cumulative; k++) {
+			json_object *y = json_object_new_object();
+
+			put(y, "le", jnum(h->upper_s[k]));
+			put(y, "count", json_object_new_uint64(h->cumulative[k]));
+			json_object_array_add(b, y);
+		}
+		put(x, "buckets", b);
+		put(x, "count", json_object_new_uint64(h->count));
+		put(x, "sum_s", jnum(h->sum_s));
+		json_object_array_add(lat, x);
+	}
+	put(o, "latency", lat);
+}
+
 void report_stats(FILE *f, const Advisor__StatsResponse *r, bool json)
 {
 	char since[32];
@@ -770,6 +837,7 @@ void report_stats(FILE *f, const Advisor__StatsResponse *r, bool json)
 		put(o, "last_reload_ok", json_object_new_boolean(r->last_reload_ok));
 		put(o, "log_queue", json_object_new_uint64(r->log_queue));
 		put(o, "logged", json_object_new_uint64(r->logged));
+		stats_json_more(o, r);
 		print_json(f, o);
 		return;
 	}
@@ -829,4 +897,288 @@ void report_status(FILE *f, const Advisor__StatusResponse *r, bool json)
 		fprintf(f, "  %-8s %s\n", i ? "" : "catalog", r->catalog_files[i]);
 	fprintf(f, "  %-8s %s\n", "policy", r->policy_file ? r->policy_file : "-");
 	fprintf(f, "  %-8s %s\n", "loaded", loaded);
+}
+
+/* ---- Prometheus text exposition (stats --prometheus) ----------------------- */
+
+/* A label value with \, " and newline escaped as the text format requires. */
+static void prom_label_value(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", f);
+		else if (*s == '"')
+			fputs("\\\"", f);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void prom_family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void prom_value(FILE *f, const char *name, double v)
+{
+	fprintf(f, "%s %.10g\n", name, v);
+}
+
+static void prom_count(FILE *f, const char *name, uint64_t v)
+{
+	fprintf(f, "%s %llu\n", name, (unsigned long long)v);
+}
+
+/* name{k1="v1",k2="v2"} n, for labelled counters (k2 may be NULL). */
+static void prom_labelled(FILE *f, const char *name, const char *k1, const char *v1,
+			  const char *k2, const char *v2, uint64_t n)
+{
+	fprintf(f, "%s{%s=\"", name, k1);
+	prom_label_value(f, v1);
+	if (k2) {
+		fprintf(f, "\",%s=\"", k2);
+		prom_label_value(f, v2);
+	}
+	fprintf(f, "\"} %llu\n", (unsigned long long)n);
+}
+
+static void prom_histograms(FILE *f, const Advisor__StatsResponse *r)
+{
+	static const char name[] = "advisor_request_duration_seconds";
+
+	prom_family(f, name, "histogram", "Time from a decoded request to its encoded answer, "
+		    "by kind (check, or any other request).");
+	for (size_t i = 0; i < r->n_latency; i++) {
+		const Advisor__LatencyHistogram *h = r->latency[i];
+
+		for (size_t k = 0; k < h->n_upper_s && k < h->n_cumulative; k++) {
+			fprintf(f, "%s_bucket{kind=\"", name);
+			prom_label_value(f, h->kind);
+			fprintf(f, "\",le=\"%g\"} %llu\n", h->upper_s[k],
+				(unsigned long long)h->cumulative[k]);
+		}
+		fprintf(f, "%s_bucket{kind=\"", name);
+		prom_label_value(f, h->kind);
+		fprintf(f, "\",le=\"+Inf\"} %llu\n", (unsigned long long)h->count);
+		fprintf(f, "%s_sum{kind=\"", name);
+		prom_label_value(f, h->kind);
+		fprintf(f, "\"} %.9g\n", h->sum_s);
+		fprintf(f, "%s_count{kind=\"", name);
+		prom_label_value(f, h->kind);
+		fprintf(f, "\"} %llu\n", (unsigned long long)h->count);
+	}
+}
+
+static void prom_labelled_families(FILE *f, const Advisor__StatsResponse *r)
+{
+	prom_family(f, "advisor_requests_total", "counter", "Requests answered, by kind.");
+	for (size_t i = 0; i < r->n_requests_by_kind; i++)
+		prom_labelled(f, "advisor_requests_total", "kind", r->requests_by_kind[i]->kind,
+			      NULL, NULL, r->requests_by_kind[i]->count);
+	prom_family(f, "advisor_decisions_total", "counter",
+		    "Checks answered, by partition and verdict (partition \"\" = none given).");
+	for (size_t i = 0; i < r->n_decisions; i++)
+		prom_labelled(f, "advisor_decisions_total", "partition", r->decisions[i]->partition,
+			      "verdict", verdict_name(r->decisions[i]->verdict),
+			      r->decisions[i]->count);
+	prom_family(f, "advisor_unenforced_rejects_total", "counter",
+		    "Checks that mode warn let through but mode enforce would have rejected, "
+		    "by partition.");
+	for (size_t i = 0; i < r->n_unenforced; i++)
+		prom_labelled(f, "advisor_unenforced_rejects_total", "partition",
+			      r->unenforced[i]->partition, NULL, NULL, r->unenforced[i]->count);
+	prom_family(f, "advisor_findings_total", "counter",
+		    "Findings in answered checks, by code and severity as answered.");
+	for (size_t i = 0; i < r->n_findings; i++)
+		prom_labelled(f, "advisor_findings_total", "code", r->findings[i]->code,
+			      "severity", sev_name(r->findings[i]->severity), r->findings[i]->count);
+}
+
+void report_prometheus(FILE *f, const Advisor__StatsResponse *r)
+{
+	prom_family(f, "advisor_up", "gauge", "1 when advisorctl reached advisord.");
+	prom_value(f, "advisor_up", 1);
+	prom_family(f, "advisor_build_info", "gauge", "The daemon's version, as a label.");
+	fputs("advisor_build_info{version=\"", f);
+	prom_label_value(f, r->version ? r->version : "unknown");
+	fputs("\"} 1\n", f);
+	prom_family(f, "advisor_start_time_seconds", "gauge", "When advisord started, unix time.");
+	prom_value(f, "advisor_start_time_seconds", (double)r->started);
+	prom_family(f, "advisor_uptime_seconds", "gauge", "Seconds since advisord started.");
+	prom_value(f, "advisor_uptime_seconds",
+		   r->has_now && r->now >= r->started ? (double)(r->now - r->started) : 0);
+	prom_labelled_families(f, r);
+	prom_family(f, "advisor_request_errors_total", "counter",
+		    "Requests answered with an error (malformed, denied, bad request, ...).");
+	prom_count(f, "advisor_request_errors_total", r->errors);
+	prom_family(f, "advisor_connections_total", "counter", "Client connections accepted.");
+	prom_count(f, "advisor_connections_total", r->connections);
+	prom_histograms(f, r);
+	prom_family(f, "advisor_reloads_total", "counter",
+		    "Reloads of catalog and policy (SIGHUP or advisorctl reload), good or bad.");
+	prom_count(f, "advisor_reloads_total", r->reloads);
+	prom_family(f, "advisor_last_reload_success", "gauge",
+		    "1 when the last reload succeeded (or none happened), 0 when it failed and "
+		    "the previous configuration is still in force.");
+	prom_value(f, "advisor_last_reload_success", r->last_reload_ok ? 1 : 0);
+	prom_family(f, "advisor_config_loaded_timestamp_seconds", "gauge",
+		    "When the catalog and policy in force were loaded, unix time.");
+	prom_value(f, "advisor_config_loaded_timestamp_seconds", (double)r->config_loaded);
+	prom_family(f, "advisor_decision_log_queue", "gauge",
+		    "Decisions queued for the SQLite decision log, not yet committed.");
+	prom_count(f, "advisor_decision_log_queue", r->log_queue);
+	prom_family(f, "advisor_decision_log_written_total", "counter",
+		    "Decisions committed to the decision log.");
+	prom_count(f, "advisor_decision_log_written_total", r->logged);
+	prom_family(f, "advisor_decision_log_dropped_total", "counter",
+		    "Decisions that could not be queued for the decision log (queue full).");
+	prom_count(f, "advisor_decision_log_dropped_total", r->log_dropped);
+}
+
+void report_prometheus_down(FILE *f)
+{
+	prom_family(f, "advisor_up", "gauge", "1 when advisorctl reached advisord.");
+	prom_value(f, "advisor_up", 0);
+}
+
+/* ---- report: what enforcement would have blocked ------------------------------ */
+
+static void report_json(FILE *f, const Advisor__ReportResponse *r)
+{
+	json_object *o = json_object_new_object(), *codes = json_object_new_array();
+	json_object *parts = json_object_new_array();
+
+	put(o, "since", json_object_new_int64(r->since));
+	put(o, "until", json_object_new_int64(r->until));
+	put(o, "decisions", json_object_new_uint64(r->decisions));
+	put(o, "users", json_object_new_uint64(r->users));
+	put(o, "rejected", json_object_new_uint64(r->rejected));
+	put(o, "unenforced", json_object_new_uint64(r->unenforced));
+	put(o, "unenforced_users", json_object_new_uint64(r->unenforced_users));
+	put(o, "verdicts", counts_json(r->verdicts, r->n_verdicts));
+	put(o, "modes", counts_json(r->modes, r->n_modes));
+	for (size_t i = 0; i < r->n_codes; i++) {
+		const Advisor__ReportCode *c = r->codes[i];
+		json_object *x = json_object_new_object();
+
+		put(x, "code", jstr(c->code));
+		put(x, "severity", c->has_severity ? jstr(sev_name(c->severity)) : NULL);
+		put(x, "decisions", json_object_new_uint64(c->decisions));
+		put(x, "users", json_object_new_uint64(c->users));
+		put(x, "unenforced", json_object_new_uint64(c->unenforced));
+		put(x, "rejected", json_object_new_uint64(c->rejected));
+		json_object_array_add(codes, x);
+	}
+	put(o, "codes", codes);
+	for (size_t i = 0; i < r->n_partitions; i++) {
+		const Advisor__ReportPartition *p = r->partitions[i];
+		json_object *x = json_object_new_object();
+
+		put(x, "partition", p->partition ? json_object_new_string(p->partition) : NULL);
+		put(x, "decisions", json_object_new_uint64(p->decisions));
+		put(x, "users", json_object_new_uint64(p->users));
+		put(x, "accept", json_object_new_uint64(p->accept));
+		put(x, "warn", json_object_new_uint64(p->warn));
+		put(x, "reject", json_object_new_uint64(p->reject));
+		put(x, "unenforced", json_object_new_uint64(p->unenforced));
+		json_object_array_add(parts, x);
+	}
+	put(o, "partitions", parts);
+	print_json(f, o);
+}
+
+static void fmt_u(char *buf, size_t len, uint64_t v)
+{
+	adv_snprintf(buf, len, "%llu", (unsigned long long)v);
+}
+
+static void report_codes_table(FILE *f, const Advisor__ReportResponse *r)
+{
+	static const char *const hdr[] = { "CODE", "SEVERITY", "DECISIONS", "USERS",
+					   "WOULD-REJECT", "REJECTED" };
+	static const bool right[] = { 0, 0, 1, 1, 1, 1 };
+	struct table t;
+
+	table_init(&t, 6, hdr, right);
+	for (size_t i = 0; i < r->n_codes; i++) {
+		const Advisor__ReportCode *c = r->codes[i];
+		char n[4][24];
+		const char *row[6];
+
+		fmt_u(n[0], sizeof(n[0]), c->decisions);
+		fmt_u(n[1], sizeof(n[1]), c->users);
+		fmt_u(n[2], sizeof(n[2]), c->unenforced);
+		fmt_u(n[3], sizeof(n[3]), c->rejected);
+		row[0] = c->code;
+		row[1] = c->has_severity ? sev_name(c->severity) : "?";
+		row[2] = n[0]; row[3] = n[1]; row[4] = n[2]; row[5] = n[3];
+		table_row(&t, row);
+	}
+	table_print(f, &t);
+}
+
+static void report_partitions_table(FILE *f, const Advisor__ReportResponse *r)
+{
+	static const char *const hdr[] = { "PARTITION", "DECISIONS", "USERS", "ACCEPT", "WARN",
+					   "REJECT", "WOULD-REJECT" };
+	static const bool right[] = { 0, 1, 1, 1, 1, 1, 1 };
+	struct table t;
+
+	table_init(&t, 7, hdr, right);
+	for (size_t i = 0; i < r->n_partitions; i++) {
+		const Advisor__ReportPartition *p = r->partitions[i];
+		char n[6][24];
+		const char *row[7];
+
+		fmt_u(n[0], sizeof(n[0]), p->decisions);
+		fmt_u(n[1], sizeof(n[1]), p->users);
+		fmt_u(n[2], sizeof(n[2]), p->accept);
+		fmt_u(n[3], sizeof(n[3]), p->warn);
+		fmt_u(n[4], sizeof(n[4]), p->reject);
+		fmt_u(n[5], sizeof(n[5]), p->unenforced);
+		row[0] = p->partition ? p->partition : "-";
+		for (int k = 0; k < 6; k++)
+			row[k + 1] = n[k];
+		table_row(&t, row);
+	}
+	table_print(f, &t);
+}
+
+void report_report(FILE *f, const Advisor__ReportResponse *r, bool json)
+{
+	char from[32], to[32];
+	uint64_t v[3] = { 0, 0, 0 };
+
+	if (json) {
+		report_json(f, r);
+		return;
+	}
+	iso_time(r->since, from, sizeof(from));
+	iso_time(r->until, to, sizeof(to));
+	for (size_t i = 0; i < r->n_verdicts; i++)
+		if (r->verdicts[i]->verdict >= 0 && r->verdicts[i]->verdict < 3)
+			v[r->verdicts[i]->verdict] = r->verdicts[i]->count;
+	fprintf(f, "decisions %s .. %s: %llu by %llu user%s (accept %llu, warn %llu, reject %llu)\n",
+		from, to, (unsigned long long)r->decisions, (unsigned long long)r->users,
+		r->users == 1 ? "" : "s", (unsigned long long)v[0], (unsigned long long)v[1],
+		(unsigned long long)v[2]);
+	fprintf(f, "enforcement would have rejected %llu more decision%s by %llu user%s "
+		"(mode warn let them through); %llu were rejected\n",
+		(unsigned long long)r->unenforced, r->unenforced == 1 ? "" : "s",
+		(unsigned long long)r->unenforced_users, r->unenforced_users == 1 ? "" : "s",
+		(unsigned long long)r->rejected);
+	if (r->decisions == 0)
+		return;
+	if (r->n_codes) {
+		fputc('\n', f);
+		report_codes_table(f, r);
+	}
+	fputc('\n', f);
+	report_partitions_table(f, r);
+	for (size_t i = 0; i < r->n_modes; i++)
+		if (!r->modes[i]->has_mode)
+			fprintf(f, "\n%llu decisions were logged before modes were recorded; their "
+				"codes show severity ?\n", (unsigned long long)r->modes[i]->count);
 }

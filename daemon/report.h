@@ -20,5 +20,10 @@ void report_history(FILE *f, const Advisor__HistoryResponse *r, bool json);
 void report_stats(FILE *f, const Advisor__StatsResponse *r, bool json);
 void report_reload(FILE *f, const Advisor__ReloadResponse *r, bool json);
 void report_status(FILE *f, const Advisor__StatusResponse *r, bool json);
+/* Prometheus text exposition format 0.0.4 of `advisorctl stats --prometheus`. */
+void report_prometheus(FILE *f, const Advisor__StatsResponse *r);
+/* What --prometheus prints when the daemon cannot be reached: advisor_up 0. */
+void report_prometheus_down(FILE *f);
+void report_report(FILE *f, const Advisor__ReportResponse *r, bool json);
 
 #endif
