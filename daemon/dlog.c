@@ -9,6 +9,14 @@
  * process death (the WAL is in the page cache) at a cost of one write per
  * batch instead of one fsync per decision.  On dlog_close() the writer
  * commits whatever is still queued before it exits (SIGTERM).
+ *
+ * The log is a record, not a gate (issue 7): when the disk is full, the
+ * directory read-only or the database unopenable, decisions are still
+ * answered; the lost records are counted, the failure is reported at most
+ * once a minute (not once per request, which would flood the journal of a
+ * busy site exactly when its disk is full), and the writer reopens the
+ * database every few seconds, so logging resumes by itself once the cause
+ * is gone.
  */
 #include "config.h"
 
@@ -31,6 +39,8 @@
 #define QUEUE_MAX (1u << 20)          /* records; beyond this they are dropped and counted */
 #define PRUNE_EVERY_S 3600
 #define PRUNE_CHUNK 10000
+#define REOPEN_EVERY_S 5
+#define REPORT_EVERY_S 60
 
 static const char schema_sql[] =
 	"CREATE TABLE IF NOT EXISTS decisions ("
@@ -91,6 +101,13 @@ static struct {
 	.wake = PTHREAD_COND_INITIALIZER,
 	.committed = PTHREAD_COND_INITIALIZER,
 };
+
+/* Failure state; the writer thread (and dlog_open before it starts) only. */
+static struct {
+	bool failing;
+	time_t last_report, next_open;
+	uint64_t lost;             /* records not written since the last recovery */
+} F;
 
 void dlog_new_id(char *id, size_t len)
 {
@@ -159,27 +176,74 @@ static int insert_one(const struct dlog_rec *r)
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* Any failure: count what was lost, and say so once a minute at most. */
+static void dlog_failed(const char *why, size_t lost)
+{
+	time_t now = time(NULL);
+
+	F.lost += lost;
+	atomic_fetch_add(&D.dropped, lost);
+	if (F.failing && now < F.last_report + REPORT_EVERY_S)
+		return;
+	msg_log(LOG_ERR, "decision log %s: %s; decisions are still answered, %" PRIu64
+		" of them not recorded so far (reported at most once a minute)", D.path, why,
+		F.lost);
+	F.failing = true;
+	F.last_report = now;
+}
+
+static void dlog_recovered(void)
+{
+	if (!F.failing)
+		return;
+	msg_log(LOG_WARNING, "decision log %s: writing again; %" PRIu64 " decisions were not "
+		"recorded while it failed", D.path, F.lost);
+	F.failing = false;
+	F.lost = 0;
+}
+
+static void close_db(void)
+{
+	sqlite3_finalize(D.insert);
+	D.insert = NULL;
+	sqlite3_close(D.db);
+	D.db = NULL;
+}
+
+static int open_db(char *err, size_t errlen);
+
 static void write_batch(const struct dlog_rec *recs, size_t n)
 {
+	char why[512] = "";
 	size_t ok = 0;
 
+	if (!D.db && (time(NULL) < F.next_open || open_db(why, sizeof(why)) != 0)) {
+		dlog_failed(why[0] ? why : "not open", n);
+		return;
+	}
 	if (sqlite3_exec(D.db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-		msg_log(LOG_ERR, "decision log: BEGIN failed: %s", sqlite3_errmsg(D.db));
+		adv_snprintf(why, sizeof(why), "BEGIN failed: %s", sqlite3_errmsg(D.db));
+		dlog_failed(why, n);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (insert_one(&recs[i]) == 0)
 			ok++;
-		else
-			msg_log(LOG_ERR, "decision log: cannot insert %s: %s", recs[i].id,
-				sqlite3_errmsg(D.db));
+		else if (!why[0])
+			adv_snprintf(why, sizeof(why), "cannot insert %s: %s", recs[i].id,
+				     sqlite3_errmsg(D.db));
 	}
 	if (sqlite3_exec(D.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-		msg_log(LOG_ERR, "decision log: COMMIT failed: %s", sqlite3_errmsg(D.db));
+		adv_snprintf(why, sizeof(why), "COMMIT failed: %s", sqlite3_errmsg(D.db));
 		sqlite3_exec(D.db, "ROLLBACK", NULL, NULL, NULL);
+		dlog_failed(why, n);
 		return;
 	}
 	atomic_fetch_add(&D.logged, ok);
+	if (ok < n)
+		dlog_failed(why, n - ok);
+	else
+		dlog_recovered();
 }
 
 /* Deletes rows older than the retention in small chunks so queries never stall. */
@@ -190,7 +254,7 @@ static void prune(void)
 	int64_t cutoff;
 	long total = 0;
 
-	if (days <= 0)
+	if (days <= 0 || !D.db)
 		return;
 	cutoff = (int64_t)time(NULL) - (int64_t)days * 86400;
 	if (sqlite3_prepare_v2(D.db, "DELETE FROM decisions WHERE rowid IN (SELECT rowid FROM"
@@ -315,16 +379,19 @@ static int migrate(sqlite3 *db)
 	return 0;
 }
 
-int dlog_open(const char *path, char *err, size_t errlen)
+/* Opens the database for writing; -1 with err (and nothing open) on failure. */
+static int open_db(char *err, size_t errlen)
 {
 	int rc;
 
-	rc = sqlite3_open_v2(path, &D.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+	F.next_open = time(NULL) + REOPEN_EVERY_S;
+	rc = sqlite3_open_v2(D.path, &D.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			     SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
-		adv_snprintf(err, errlen, "cannot open decision log %s: %s", path,
+		adv_snprintf(err, errlen, "cannot open: %s",
 			     D.db ? sqlite3_errmsg(D.db) : sqlite3_errstr(rc));
-		goto fail;
+		close_db();
+		return -1;
 	}
 	sqlite3_busy_timeout(D.db, 5000);
 	if (sqlite3_exec(D.db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
@@ -332,15 +399,33 @@ int dlog_open(const char *path, char *err, size_t errlen)
 	    sqlite3_exec(D.db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
 	    migrate(D.db) != 0 ||
 	    sqlite3_prepare_v2(D.db, insert_sql, -1, &D.insert, NULL) != SQLITE_OK) {
-		adv_snprintf(err, errlen, "cannot set up decision log %s: %s", path,
-			     sqlite3_errmsg(D.db));
-		goto fail;
+		adv_snprintf(err, errlen, "cannot set up: %s", sqlite3_errmsg(D.db));
+		close_db();
+		return -1;
 	}
+	/* SQLite quietly opens a file it may not write read-only. */
+	if (sqlite3_db_readonly(D.db, "main") == 1) {
+		adv_snprintf(err, errlen, "cannot write: the file or its directory is read-only");
+		close_db();
+		return -1;
+	}
+	return 0;
+}
+
+int dlog_open(const char *path, char *err, size_t errlen)
+{
+	char why[512];
+	int rc;
+
 	D.path = strdup(path);
 	if (!D.path) {
 		adv_snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
+	memset(&F, 0, sizeof(F));
+	/* Not fatal: the daemon answers, and the writer keeps trying to open it. */
+	if (open_db(why, sizeof(why)) != 0)
+		dlog_failed(why, 0);
 	D.stop = false;
 	rc = pthread_create(&D.thread, NULL, writer_main, NULL);
 	if (rc) {
@@ -350,10 +435,7 @@ int dlog_open(const char *path, char *err, size_t errlen)
 	D.running = true;
 	return 0;
 fail:
-	sqlite3_finalize(D.insert);
-	D.insert = NULL;
-	sqlite3_close(D.db);
-	D.db = NULL;
+	close_db();
 	free(D.path);
 	D.path = NULL;
 	return -1;
@@ -369,10 +451,7 @@ void dlog_close(void)
 	pthread_mutex_unlock(&D.lock);
 	pthread_join(D.thread, NULL);
 	D.running = false;
-	sqlite3_finalize(D.insert);
-	D.insert = NULL;
-	sqlite3_close(D.db);
-	D.db = NULL;
+	close_db();
 	free(D.queue);
 	D.queue = NULL;
 	D.n = D.cap = 0;

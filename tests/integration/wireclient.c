@@ -15,15 +15,33 @@
  *   wireclient SOCKET version        a Request with protocol version 99
  *   wireclient SOCKET random N       N connections of random bytes
  *   wireclient SOCKET stream MS      checks for MS ms; prints "ack <unix ms> <id>"
+ *
+ * For test_load.sh and test_faults.sh (issue 7):
+ *   wireclient SOCKET sig            one partition check; prints its signature
+ *   wireclient SOCKET load C N       C clients, N partition checks each; counts
+ *                                    answers per signature ("sig COUNT SIG")
+ *   wireclient SOCKET plugin TMO MS  wire_client_check() with timeout TMO for MS
+ *                                    ms, as the plugin calls it: "ack <unix ms>
+ *                                    <id>" or "unavail <unix ms> <elapsed ms>"
+ *   wireclient SOCKET hold N MS KIND N connections (KIND idle: silent, half:
+ *                                    half a frame each) held MS ms; counts the
+ *                                    ones the daemon closed
+ *   wireclient SOCKET slowread K S   K pipelined checks, then reads one byte a
+ *                                    second for S seconds
+ *   wireclient SOCKET latency C N    C clients, N checks each on a fresh
+ *                                    connection; p50, p99 and max latency
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -326,6 +344,421 @@ static int run_stream(int ms)
 	return 0;
 }
 
+/* ---- issue 7: load, faults, hostile clients --------------------------------- */
+
+/*
+ * The load request: its answer depends on both catalog and policy (the
+ * partition names the GPU, max_gpus, mode and reserve_gib all show), so an
+ * answer from a half-loaded configuration would not match either policy.
+ */
+static void make_load(Advisor__Request *rq, struct convert_request_pb *buf,
+		      struct adv_request *ar)
+{
+	static const char *const kv[][2] = {
+		{ "model", "llama3-8b" }, { "layout", "tp2" }, { "zero", "1" }, { "ckpt", "1h" },
+	};
+	char err[256];
+
+	engine_request_init(ar);
+	adv_strlcpy(ar->res.partition, "h100", sizeof(ar->res.partition));
+	ar->res.gpus = 4096;
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+		if (options_apply(&ar->wl, kv[i][0], kv[i][1], err, sizeof(err)) != 0) {
+			fprintf(stderr, "wireclient: %s\n", err);
+			exit(2);
+		}
+	advisor__request__init(rq);
+	rq->body_case = ADVISOR__REQUEST__BODY_CHECK;
+	rq->check = convert_request_to_pb(ar, ADV_CTX_SBATCH, 0, NULL, buf);
+}
+
+/* What distinguishes one configuration's answer from another's. */
+static void signature(const Advisor__CheckResponse *c, char *sig, size_t len)
+{
+	size_t off;
+
+	off = (size_t)snprintf(sig, len, "verdict=%d,mode=%d,gpus=%d,usable=%.3f,codes=",
+			       c->verdict, c->mode, c->layout ? c->layout->gpus : -1,
+			       c->memory ? c->memory->usable_gib : -1.0);
+	for (size_t i = 0; i < c->n_findings && off < len; i++)
+		off += (size_t)snprintf(sig + off, len - off, "%s%s", i ? "+" : "",
+					c->findings[i]->code ? c->findings[i]->code : "?");
+}
+
+/* One load check on fd; 0 with sig filled, -1 when unanswered. */
+static int load_on(int fd, char *sig, size_t len)
+{
+	Advisor__Request rq;
+	struct convert_request_pb buf;
+	struct adv_request ar;
+	Advisor__Response *resp;
+	char err[256];
+	int rc;
+
+	make_load(&rq, &buf, &ar);
+	rc = wire_exchange(fd, 5000, &rq, &resp, err, sizeof(err));
+	if (rc != WIRE_OK) {
+		if (resp)
+			advisor__response__free_unpacked(resp, NULL);
+		return -1;
+	}
+	if (resp->check && resp->check->decision_id)
+		signature(resp->check, sig, len);
+	else
+		snprintf(sig, len, "not-a-check");
+	advisor__response__free_unpacked(resp, NULL);
+	return 0;
+}
+
+static int run_sig(void)
+{
+	char sig[512];
+	int fd;
+
+	if (wire_connect(sock, 5000, &fd) != WIRE_OK)
+		return 2;
+	if (load_on(fd, sig, sizeof(sig)) != 0) {
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	printf("%s\n", sig);
+	return 0;
+}
+
+#define MAX_SIGS 16
+
+struct load_client {
+	pthread_t th;
+	int id, n;
+	int answered, lost;
+	char sigs[MAX_SIGS][512];
+	int counts[MAX_SIGS];
+	int nsigs;
+};
+
+static void tally(struct load_client *c, const char *sig)
+{
+	for (int i = 0; i < c->nsigs; i++)
+		if (!strcmp(c->sigs[i], sig)) {
+			c->counts[i]++;
+			return;
+		}
+	if (c->nsigs < MAX_SIGS) {
+		adv_strlcpy(c->sigs[c->nsigs], sig, sizeof(c->sigs[0]));
+		c->counts[c->nsigs++] = 1;
+	}
+}
+
+/* Even clients keep one connection, odd ones connect per request (like sbatch). */
+static void *load_thread(void *arg)
+{
+	struct load_client *c = arg;
+	bool keep = c->id % 2 == 0;
+	int fd = -1;
+
+	for (int i = 0; i < c->n; i++) {
+		char sig[512];
+
+		if (fd < 0 && wire_connect(sock, 5000, &fd) != WIRE_OK) {
+			fd = -1;
+			c->lost++;
+			continue;
+		}
+		if (load_on(fd, sig, sizeof(sig)) == 0) {
+			c->answered++;
+			tally(c, sig);
+		} else {
+			c->lost++;
+			close(fd);
+			fd = -1;
+		}
+		if (!keep && fd >= 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static int run_load(int clients, int n)
+{
+	struct load_client *cs = calloc((size_t)clients, sizeof(*cs));
+	struct load_client all = { 0 };
+	int started = 0;
+
+	if (!cs)
+		return 2;
+	for (int i = 0; i < clients; i++) {
+		cs[i].id = i;
+		cs[i].n = n;
+		if (pthread_create(&cs[i].th, NULL, load_thread, &cs[i]) != 0)
+			break;
+		started++;
+	}
+	for (int i = 0; i < started; i++) {
+		pthread_join(cs[i].th, NULL);
+		all.answered += cs[i].answered;
+		all.lost += cs[i].lost;
+		for (int k = 0; k < cs[i].nsigs; k++)
+			for (int m = 0; m < cs[i].counts[k]; m++)
+				tally(&all, cs[i].sigs[k]);
+	}
+	printf("requests=%d\nanswered=%d\nlost=%d\n", clients * n, all.answered,
+	       clients * n - all.answered);
+	for (int k = 0; k < all.nsigs; k++)
+		printf("sig %d %s\n", all.counts[k], all.sigs[k]);
+	free(cs);
+	return started == clients ? 0 : 1;
+}
+
+/* The plugin's own call; any result but WIRE_OK is where on_unavailable applies. */
+static int run_plugin(int timeout_ms, int ms)
+{
+	double end = mono_ms() + ms, max_unavail = 0, max_ok = 0;
+	int calls = 0, ok = 0, unavail = 0;
+	char err[256];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while (mono_ms() < end) {
+		struct adv_request ar;
+		struct adv_result res;
+		char id[64];
+		double t0 = mono_ms(), dt;
+		int rc;
+
+		engine_request_init(&ar);
+		adv_strlcpy(ar.res.gpu, "h100", sizeof(ar.res.gpu));
+		ar.res.gpus = 8 * (1 + calls % 32);
+		if (options_apply(&ar.wl, "model", "llama3-8b", err, sizeof(err)) != 0)
+			return 2;
+		rc = wire_client_check(sock, timeout_ms, &ar, ADV_CTX_SBATCH, 0, NULL, &res,
+				       id, sizeof(id), err, sizeof(err));
+		dt = mono_ms() - t0;
+		calls++;
+		if (rc == WIRE_OK && res.has_layout && res.layout.gpus == ar.res.gpus && id[0]) {
+			ok++;
+			max_ok = fmax(max_ok, dt);
+			printf("ack %lld %s\n", real_ms(), id);
+		} else {
+			unavail++;
+			max_unavail = fmax(max_unavail, dt);
+			printf("unavail %lld %.1f %s\n", real_ms(), dt, wire_strerror(rc));
+			/* A failed call returns fast when nothing listens: do not spin. */
+			if (dt < 5) {
+				struct timespec w = { 0, 5 * 1000 * 1000 };
+
+				nanosleep(&w, NULL);
+			}
+		}
+	}
+	printf("calls=%d\nok=%d\nunavailable=%d\nmax_unavailable_ms=%.1f\nmax_ok_ms=%.1f\n",
+	       calls, ok, unavail, max_unavail, max_ok);
+	return 0;
+}
+
+/* Lets this process hold many descriptors (the hard limit is the ceiling). */
+static void raise_nofile(rlim_t want)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+		perror("wireclient: setrlimit");
+}
+
+static int run_hold(int n, int ms, const char *kind)
+{
+	uint8_t half[10] = { 0, 0, 0, 100, 0x0a, 0x02 };
+	bool is_half = !strcmp(kind, "half");
+	struct pollfd *pf = calloc((size_t)n, sizeof(*pf));
+	int opened = 0, closed = 0;
+	double t0 = mono_ms(), end, first_close = -1;
+
+	if (!pf)
+		return 2;
+	raise_nofile((rlim_t)n + 64);
+	for (int i = 0; i < n; i++) {
+		int fd;
+
+		if (wire_connect(sock, 5000, &fd) != WIRE_OK) {
+			pf[i].fd = -1;
+			continue;
+		}
+		if (is_half && send(fd, half, sizeof(half), MSG_NOSIGNAL) != (ssize_t)sizeof(half)) {
+			close(fd);
+			pf[i].fd = -1;
+			continue;
+		}
+		pf[i].fd = fd;
+		pf[i].events = POLLIN;
+		opened++;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("opened=%d\n", opened);
+	end = t0 + ms;
+	while (mono_ms() < end) {
+		int r = poll(pf, (nfds_t)n, (int)(end - mono_ms()) + 1);
+
+		if (r < 0 && errno != EINTR)
+			break;
+		for (int i = 0; r > 0 && i < n; i++) {
+			char b[256];
+
+			if (pf[i].fd < 0 || !pf[i].revents)
+				continue;
+			/* Drain; an error answer before the close is fine. */
+			if (recv(pf[i].fd, b, sizeof(b), MSG_DONTWAIT) > 0)
+				continue;
+			if (first_close < 0)
+				first_close = mono_ms() - t0;
+			close(pf[i].fd);
+			pf[i].fd = -1;
+			closed++;
+		}
+	}
+	printf("closed=%d\nopen_at_end=%d\nfirst_close_ms=%.0f\n", closed, opened - closed,
+	       first_close);
+	for (int i = 0; i < n; i++)
+		if (pf[i].fd >= 0)
+			close(pf[i].fd);
+	free(pf);
+	return 0;
+}
+
+/* Pipelines k checks without reading, so the answers back up in the daemon. */
+static int run_slowread(int k, int seconds)
+{
+	Advisor__Request rq;
+	struct convert_request_pb buf;
+	struct adv_request ar;
+	size_t len, total = 0;
+	uint8_t *frames;
+	double t0 = mono_ms();
+	long got = 0;
+	int fd;
+	bool closed = false;
+
+	make_check(&rq, &buf, &ar, 64);
+	rq.has_version = 1;
+	rq.version = WIRE_VERSION;
+	len = advisor__request__get_packed_size(&rq);
+	frames = malloc((len + 4) * (size_t)k);
+	if (!frames || wire_connect(sock, 5000, &fd) != WIRE_OK) {
+		free(frames);
+		return 2;
+	}
+	for (int i = 0; i < k; i++) {
+		uint8_t *f = frames + total;
+
+		f[0] = (uint8_t)(len >> 24);
+		f[1] = (uint8_t)(len >> 16);
+		f[2] = (uint8_t)(len >> 8);
+		f[3] = (uint8_t)len;
+		advisor__request__pack(&rq, f + 4);
+		total += len + 4;
+	}
+	blocking(fd);
+	{
+		struct timeval tv = { 2, 0 };
+
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
+	for (size_t off = 0; off < total;) {
+		ssize_t n = send(fd, frames + off, total - off, MSG_NOSIGNAL);
+
+		if (n <= 0)
+			break;      /* the daemon stopped reading: that is its backpressure */
+		off += (size_t)n;
+	}
+	free(frames);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (int s = 0; s < seconds; s++) {
+		/* The daemon's close shows as a hang-up while its answers are still unread. */
+		struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+		char b;
+
+		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR))) {
+			closed = true;
+			break;
+		}
+		got += recv(fd, &b, 1, MSG_DONTWAIT) > 0;
+		sleep(1);
+	}
+	printf("bytes_read=%ld\nclosed=%d\nclosed_after_ms=%.0f\n", got, closed, mono_ms() - t0);
+	close(fd);
+	return 0;
+}
+
+struct lat_client {
+	pthread_t th;
+	int id, n, errors;
+	double *ms;
+};
+
+static void *lat_thread(void *arg)
+{
+	struct lat_client *c = arg;
+
+	for (int i = 0; i < c->n; i++) {
+		double t0 = mono_ms();
+		int fd, ok = 0;
+
+		if (wire_connect(sock, 5000, &fd) == WIRE_OK) {
+			ok = check_on(fd, 8 * (1 + (c->id + i) % 32), NULL, 0);
+			close(fd);
+		}
+		c->ms[i] = mono_ms() - t0;
+		c->errors += !ok;
+	}
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int run_latency(int clients, int n)
+{
+	struct lat_client *cs = calloc((size_t)clients, sizeof(*cs));
+	double *all = calloc((size_t)clients * (size_t)n, sizeof(double));
+	int errors = 0, started = 0;
+	size_t total = 0;
+
+	if (!cs || !all) {
+		free(cs);
+		free(all);
+		return 2;
+	}
+	for (int i = 0; i < clients; i++) {
+		cs[i].id = i;
+		cs[i].n = n;
+		cs[i].ms = all + (size_t)i * (size_t)n;
+		if (pthread_create(&cs[i].th, NULL, lat_thread, &cs[i]) != 0)
+			break;
+		started++;
+	}
+	for (int i = 0; i < started; i++) {
+		pthread_join(cs[i].th, NULL);
+		errors += cs[i].errors;
+	}
+	total = (size_t)started * (size_t)n;
+	qsort(all, total, sizeof(double), cmp_double);
+	printf("checks=%zu\nerrors=%d\np50_ms=%.3f\np99_ms=%.3f\nmax_ms=%.3f\n", total, errors,
+	       total ? all[total / 2] : 0, total ? all[(size_t)((double)total * 0.99)] : 0,
+	       total ? all[total - 1] : 0);
+	free(cs);
+	free(all);
+	return started == clients && errors == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode;
@@ -347,6 +780,12 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "version")) return run_version();
 	if (!strcmp(mode, "random")) return run_random(n);
 	if (!strcmp(mode, "stream")) return run_stream(n);
+	if (!strcmp(mode, "sig")) return run_sig();
+	if (!strcmp(mode, "load") && argc > 4) return run_load(n, atoi(argv[4]));
+	if (!strcmp(mode, "plugin") && argc > 4) return run_plugin(n, atoi(argv[4]));
+	if (!strcmp(mode, "hold") && argc > 5) return run_hold(n, atoi(argv[4]), argv[5]);
+	if (!strcmp(mode, "slowread") && argc > 4) return run_slowread(n, atoi(argv[4]));
+	if (!strcmp(mode, "latency") && argc > 4) return run_latency(n, atoi(argv[4]));
 	fprintf(stderr, "wireclient: unknown mode %s\n", mode);
 	return 2;
 }

@@ -1,0 +1,134 @@
+#!/bin/sh
+# advisord under load (issue 7), loopback only, bounded in count:
+#  - 64 concurrent clients x 200 checks while `advisorctl reload` runs again
+#    and again with two valid policies that answer the same request
+#    differently and a broken one: every request is answered, and every
+#    answer is exactly the answer of one of the two valid policies;
+#  - 1,000 idle connections, 50 half frames and a client that reads its
+#    answers one byte a second: other clients' p99 stays under 10 ms.
+#
+# The 10 ms bound is the one wall-time assertion; on a busy 2-core CI box a
+# single measurement can catch a scheduler hiccup, so it is measured up to
+# three times and must hold once (a daemon that stalls behind hostile
+# clients fails all three).  ADVISOR_LAX_TIMING=1 only prints it.
+. "$(dirname "$0")/lib.sh"
+
+scratch_dir
+write_policy 2048
+cp "$POLICY" "$SCRATCH/policy.a"
+# Policy B answers the load request differently in four ways: no
+# POLICY_MAX_GPUS (8192 > 4096), warn instead of enforce, 10 GiB reserve.
+sed -e 's/reserve_gib: 3/reserve_gib: 10/' -e 's/max_gpus: 2048/max_gpus: 8192/' \
+	-e 's/h100: { gpu: h100-sxm, gpus_per_node: 8, mode: enforce/h100: { gpu: h100-sxm, gpus_per_node: 8, mode: warn/' \
+	"$SCRATCH/policy.a" > "$SCRATCH/policy.b"
+cmp -s "$SCRATCH/policy.a" "$SCRATCH/policy.b" && fail "policy B is not different from A"
+# Broken halfway through: a loader that kept what it read so far would
+# serve a policy with A's mode and no partitions.
+head -n 3 "$SCRATCH/policy.a" > "$SCRATCH/policy.broken"
+printf 'checkpoint: { gpu_mtbf_hours: [\npartitions: {}\n' >> "$SCRATCH/policy.broken"
+
+# use_policy NAME: replaces the policy file atomically.
+use_policy() {
+	cp "$SCRATCH/policy.$1" "$SCRATCH/policy.tmp" && mv "$SCRATCH/policy.tmp" "$POLICY"
+}
+
+# --- reload under load -----------------------------------------------------------
+start_daemon
+sig_a=$("$WIRECLIENT" "$SOCK" sig) || fail "signature under policy A"
+use_policy b
+expect_status 0 "reload to policy B" ctl reload
+sig_b=$("$WIRECLIENT" "$SOCK" sig) || fail "signature under policy B"
+[ "$sig_a" != "$sig_b" ] || fail "policies A and B give the same answer: $sig_a"
+use_policy broken
+expect_status 65 "reload of the broken policy" ctl reload
+[ "$("$WIRECLIENT" "$SOCK" sig)" = "$sig_b" ] || fail "a failed reload changed the answer"
+echo "# A: $sig_a"
+echo "# B: $sig_b"
+
+# Reloads in a loop until the load is done: A, broken, B, broken, ...
+reloader() {
+	n=0
+	while [ ! -e "$SCRATCH/load.done" ] && [ $n -lt 2000 ]; do
+		for p in a broken b broken; do
+			use_policy $p
+			ctl reload > /dev/null 2>&1
+			rc=$?
+			want=0; [ $p = broken ] && want=65
+			[ $rc -eq $want ] || echo "reload of $p: exit $rc, want $want" >> "$SCRATCH/reload.errors"
+			n=$((n + 1))
+		done
+	done
+	echo $n > "$SCRATCH/reload.count"
+}
+reloader &
+rpid=$!
+"$WIRECLIENT" "$SOCK" load 64 200 > "$SCRATCH/load" 2>&1
+lrc=$?
+touch "$SCRATCH/load.done"
+wait $rpid
+cat "$SCRATCH/load" | sed 's/^/# /'
+[ $lrc -eq 0 ] || fail "load client failed (exit $lrc)"
+[ ! -s "$SCRATCH/reload.errors" ] || fail "reloads: $(head -n 5 "$SCRATCH/reload.errors")"
+reloads=$(cat "$SCRATCH/reload.count")
+[ "$reloads" -ge 4 ] || fail "only $reloads reloads ran during the load"
+[ "$(value answered "$SCRATCH/load")" = 12800 ] || fail "answered $(value answered "$SCRATCH/load") of 12800"
+[ "$(value lost "$SCRATCH/load")" = 0 ] || fail "$(value lost "$SCRATCH/load") requests lost"
+seen_a=0; seen_b=0
+while read -r tag count sig; do
+	[ "$tag" = sig ] || continue
+	if [ "$sig" = "$sig_a" ]; then seen_a=$count
+	elif [ "$sig" = "$sig_b" ]; then seen_b=$count
+	else fail "$count answers match neither policy: $sig"
+	fi
+done < "$SCRATCH/load"
+[ $((seen_a + seen_b)) -eq 12800 ] || fail "A $seen_a + B $seen_b answers, want 12800"
+[ $seen_a -gt 0 ] && [ $seen_b -gt 0 ] || fail "reloads did not switch the answers (A $seen_a, B $seen_b)"
+ctl --json stats > "$SCRATCH/stats" || fail "stats after the load"
+jq -e '.reloads > 4' "$SCRATCH/stats" > /dev/null || fail "stats: $(cat "$SCRATCH/stats")"
+pass "64 clients x 200 checks during $reloads reloads (valid A, broken, valid B): all answered, $seen_a as A, $seen_b as B, none otherwise"
+stop_daemon TERM
+[ "$DAEMON_STATUS" -eq 0 ] || fail "advisord exited $DAEMON_STATUS after the load"
+
+# --- slow and hostile clients ----------------------------------------------------------
+use_policy a
+# Idle connections stay for the whole test (60 s idle timeout); half frames
+# and the slow reader hit the 3 s read timeout.
+start_daemon --idle-timeout 60000 --read-timeout 3000
+"$WIRECLIENT" "$SOCK" hold 1000 9000 idle > "$SCRATCH/idle" 2>&1 & ipid=$!
+"$WIRECLIENT" "$SOCK" hold 50 9000 half > "$SCRATCH/half" 2>&1 & hpid=$!
+"$WIRECLIENT" "$SOCK" slowread 2000 8 > "$SCRATCH/slow" 2>&1 & spid=$!
+i=0
+until grep -q opened "$SCRATCH/idle" && grep -q opened "$SCRATCH/half"; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "hostile clients did not connect"; sleep 0.05
+done
+[ "$(value opened "$SCRATCH/idle")" = 1000 ] || fail "only $(value opened "$SCRATCH/idle") of 1000 idle connections opened"
+sleep 0.5
+best=
+for attempt in 1 2 3; do
+	"$WIRECLIENT" "$SOCK" latency 4 250 > "$SCRATCH/lat" || fail "checks beside hostile clients: $(cat "$SCRATCH/lat")"
+	p99=$(value p99_ms "$SCRATCH/lat")
+	max=$(value max_ms "$SCRATCH/lat")
+	echo "# attempt $attempt: p50 $(value p50_ms "$SCRATCH/lat") ms, p99 $p99 ms, max $max ms (1000 checks)"
+	awk -v m="$max" 'BEGIN { exit !(m < 1000) }' || fail "a check waited $max ms: stuck behind a hostile client"
+	best=$p99
+	awk -v p="$p99" 'BEGIN { exit !(p < 10) }' && break
+done
+if ! awk -v p="$best" 'BEGIN { exit !(p < 10) }'; then
+	[ -n "${ADVISOR_LAX_TIMING:-}" ] || fail "p99 $best ms beside hostile clients, want < 10 ms"
+	echo "# p99 $best ms >= 10 ms (ADVISOR_LAX_TIMING set: not failing)"
+fi
+wait $ipid $hpid $spid
+sed 's/^/# idle: /' "$SCRATCH/idle"; sed 's/^/# half: /' "$SCRATCH/half"; sed 's/^/# slow: /' "$SCRATCH/slow"
+[ "$(value open_at_end "$SCRATCH/idle")" = 1000 ] || fail "idle connections were dropped: $(cat "$SCRATCH/idle")"
+[ "$(value closed "$SCRATCH/half")" = 50 ] || fail "half frames not all closed: $(cat "$SCRATCH/half")"
+fc=$(value first_close_ms "$SCRATCH/half")
+[ "$fc" -ge 2900 ] || fail "a half frame was closed after $fc ms, before the 3 s read timeout"
+[ "$(value closed "$SCRATCH/slow")" = 1 ] || fail "the slow reader was not cut off: $(cat "$SCRATCH/slow")"
+sc=$(value closed_after_ms "$SCRATCH/slow")
+[ "$sc" -lt 7000 ] || fail "the slow reader was cut off after $sc ms, want about the 3 s read timeout"
+grep -q "Too many open files" "$SCRATCH/advisord.log" && fail "advisord ran out of file descriptors"
+kill -0 "$DAEMON_PID" || fail "advisord died"
+"$WIRECLIENT" "$SOCK" check 20 > /dev/null || fail "checks after the hostile clients"
+pass "1000 idle + 50 half-frame connections + a 1 byte/s reader: p99 $best ms for others; idle ones kept, half frames and the slow reader cut at the 3 s read timeout"
+stop_daemon TERM
+[ "$DAEMON_STATUS" -eq 0 ] || fail "advisord exited $DAEMON_STATUS"
