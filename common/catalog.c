@@ -423,6 +423,10 @@ static int catalog_model_shape(struct yamlutil_doc *d, const yaml_node_t *map,
 		return YAMLUTIL_OK;
 	if (m->has_mla) {
 		/* MLA attention scores use the non-rotary plus the rotary part. */
+		if (m->mla.qk_head_dim > INT_MAX - m->mla.qk_rope_dim)
+			return yamlutil_fail(d, yamlutil_get(d, map, "mla"), YAMLUTIL_ERR_VALUE,
+					     "'qk_head_dim' + 'qk_rope_dim' of 'mla' (%d + %d) is "
+					     "too large", m->mla.qk_head_dim, m->mla.qk_rope_dim);
 		m->head_dim = m->mla.qk_head_dim + m->mla.qk_rope_dim;
 		return YAMLUTIL_OK;
 	}

@@ -79,9 +79,11 @@ void catalog_model_params(const struct adv_model *m, struct adv_params *out)
 		out->moe_layer_count = m->layers - e->dense_layers;
 		out->dense_layer_count = e->dense_layers;
 		out->per_layer_moe = out->attn_per_layer + h * e->experts +
-				     (double)(e->experts + e->shared_experts) * expert + layer_norms;
+				     ((double)e->experts + e->shared_experts) * expert + layer_norms;
 		out->expert_params = (double)out->moe_layer_count * e->experts * expert;
-		unused_experts = (double)out->moe_layer_count * (e->experts - e->top_k) * expert;
+		/* In double: the catalog admits counts up to INT_MAX (fuzz_catalog). */
+		unused_experts = (double)out->moe_layer_count * ((double)e->experts - e->top_k) *
+				 expert;
 	}
 	out->embedding = (double)m->vocab * h;
 	out->output = m->tied_embeddings ? 0.0 : out->embedding;

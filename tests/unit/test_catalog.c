@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -537,6 +538,51 @@ static void test_empty_file(void **st)
 	assert_int_equal(catalog_file_count(s->cat), 2);
 }
 
+/*
+ * fuzz_catalog found these (tests/fuzz): the catalog admits architecture
+ * counts up to INT_MAX, and parameter counting added two of them as int
+ * (experts + shared_experts wrapped to -2, a negative MoE layer), and MLA's
+ * head_dim = qk_head_dim + qk_rope_dim overflowed at load time.
+ */
+static void test_fuzz_moe_counts_at_int_max(void **st)
+{
+	struct state *s = *st;
+	const struct adv_model *m;
+	struct adv_params p;
+	/* Non-gated MLP of one expert: 2 * h * F_e = 2 * 4096 * 1024. */
+	const double expert = 2.0 * 4096 * 1024;
+	double want;
+
+	assert_int_equal(catalog_load_string(s->cat, "big.yaml",
+					     MODEL_M1_HEAD "    heads: 32\n"
+					     "    moe: { experts: 2147483647, top_k: 1, "
+					     "expert_ffn_hidden: 1024, shared_experts: 2147483647 }\n",
+					     s->err, sizeof(s->err)),
+			 CATALOG_OK);
+	m = catalog_find_model(s->cat, "m1");
+	assert_non_null(m);
+	catalog_model_params(m, &p);
+	/*
+	 * (2^31 - 1) routed + (2^31 - 1) shared experts and a router of
+	 * h * (2^31 - 1) per MoE layer; attention and norms (~7e7) are within
+	 * the 1e-6 relative tolerance.
+	 */
+	want = 4294967294.0 * expert + 4096.0 * 2147483647.0;
+	assert_true(p.per_layer_moe > 0);
+	assert_true(fabs(p.per_layer_moe - want) <= 1e-6 * want);
+	assert_true(p.total > 0 && p.active > 0 && p.active <= p.total);
+}
+
+static void test_fuzz_mla_head_dim_overflow(void **st)
+{
+	expect_error(*st, "mla.yaml",
+		     MODEL_M1_HEAD "    heads: 32\n"
+		     "    mla: { kv_lora_rank: 512, qk_rope_dim: 1, qk_head_dim: 2147483647, "
+		     "v_head_dim: 128 }\n",
+		     CATALOG_ERR_VALUE,
+		     "mla.yaml:9:10: 'qk_head_dim' + 'qk_rope_dim' of 'mla' (2147483647 + 1) is too large");
+}
+
 /* Lookups from many threads at once see the same entries (run under TSan/helgrind too). */
 static void *lookup_thread(void *arg)
 {
@@ -599,6 +645,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_err_small_buffer_and_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_lookups, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fuzz_moe_counts_at_int_max, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fuzz_mla_head_dim_overflow, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
