@@ -20,11 +20,12 @@
  *
  * Bounds instead of brute force, each from a monotonicity of memory.c and
  * estimate.c:
- * - memory never grows with a higher ZeRO stage or more recompute, and
- *   never shrinks with a larger micro-batch or interleaving; so a tp/pp/cp/
- *   ep/etp "base" that does not fit with the highest ZeRO stage, full
- *   recompute, micro-batch 1 and no interleaving is dropped after one
- *   memory estimate, and per setting the micro-batch is found by bisection;
+ * - memory never shrinks with a larger micro-batch or interleaving, so a
+ *   tp/pp/cp/ep/etp "base" that fits with none of its ZeRO stages and
+ *   recompute modes at micro-batch 1 without interleaving is dropped (the
+ *   most sharded setting is tried first and usually answers at once: ZeRO
+ *   and recompute are not monotone at the edges, see base_fits()), and per
+ *   setting the micro-batch is found by bisection;
  * - tokens/s never grows with full recompute (4/3 compute), ZeRO-3 (1.5x
  *   gradient traffic) or a larger bubble, and grows with the micro-batch
  *   when the global batch follows it (the DP all-reduce is per step), falls
@@ -73,10 +74,14 @@ struct cand {
 	double per_gpu_gib;
 };
 
-/* Best first; a fixed array kept sorted (K is small). */
+/*
+ * Best first; a fixed array kept sorted (K is small).  The bounds prune
+ * against the K-th entry; the spare entries after it are only a fallback
+ * for a candidate the engine's verification would drop (none should be).
+ */
 struct table {
 	struct cand c[PLANNER_TABLE_MAX];
-	int n, cap;
+	int n, cap, want;
 };
 
 struct search {
@@ -128,6 +133,12 @@ static bool ranks_before(const struct cand *a, const struct cand *b)
 static bool table_full(const struct table *t)
 {
 	return t->n >= t->cap;
+}
+
+/* Can a candidate with this bound still make the first K? */
+static bool may_enter(const struct table *t, const struct cand *bound)
+{
+	return t->n < t->want || ranks_before(bound, &t->c[t->want - 1]);
 }
 
 static void table_insert(struct table *t, const struct cand *c)
@@ -291,16 +302,28 @@ static double base_bound(struct search *s, const struct cand *base, int vmax)
 	return tokens_per_s(s, &c);
 }
 
-/* The cheapest setting in memory: when it does not fit, nothing does. */
+/*
+ * Does any setting of the base fit?  Micro-batch 1 and no interleaving
+ * need the least memory for every ZeRO stage and recompute mode; those two
+ * are tried all, most sharded first: ZeRO-3's gathered layer costs more
+ * than it saves without data parallelism, and full recompute's extra layer
+ * more than it saves on one-layer stages.
+ */
 static bool base_fits(struct search *s, const struct cand *base)
 {
 	struct cand c = *base;
+	int iz, ir;
 
 	c.vpp = 1;
-	c.zero = s->zeros[s->n_zeros - 1];
-	c.recompute = s->rcs[s->n_rcs - 1];
 	c.mbs = 1;
-	return mem_gib(s, &c) <= s->mem_limit;
+	for (iz = s->n_zeros - 1; iz >= 0; iz--)
+		for (ir = s->n_rcs - 1; ir >= 0; ir--) {
+			c.zero = s->zeros[iz];
+			c.recompute = s->rcs[ir];
+			if (mem_gib(s, &c) <= s->mem_limit)
+				return true;
+		}
+	return false;
 }
 
 /*
@@ -316,7 +339,7 @@ static bool setting_may_win(struct search *s, const struct cand *set, const stru
 	c.per_gpu_gib = 0;
 	if (best && !ranks_before(&c, best))
 		return false;
-	return !table_full(&s->top) || ranks_before(&c, &s->top.c[s->top.n - 1]);
+	return may_enter(&s->top, &c);
 }
 
 static void plan_base(struct search *s, struct cand base)
@@ -329,11 +352,11 @@ static void plan_base(struct search *s, struct cand base)
 	nv = vpp_options(s, base.pp, v);
 	if (!base_fits(s, &base))
 		return;
-	if (table_full(&s->top)) {
+	if (s->top.n >= s->top.want) {
 		c = base;
 		c.tokens_per_s = base_bound(s, &base, v[nv - 1]);
 		c.per_gpu_gib = 0;
-		if (!ranks_before(&c, &s->top.c[s->top.n - 1]))
+		if (!may_enter(&s->top, &c))
 			return;
 	}
 	/* Fastest settings first, so that the bound below cuts early. */
@@ -720,6 +743,7 @@ int planner_plan(const catalog_t *cat, const struct adv_policy *pol,
 	if (rc != PLANNER_OK)
 		return rc;
 	search_limits(&s);
+	s.top.want = want;
 	s.top.cap = want + PLANNER_SPARE;
 	plan_all(&s);
 	for (i = 0; i < s.top.n && *n_out < want; i++)

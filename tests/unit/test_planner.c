@@ -244,6 +244,81 @@ static void test_pruning_keeps_best(void **st)
 	assert_int_equal(plan(s, &r, &o, many, 2, "mixtral-8x7b max 2"), 2);
 }
 
+/*
+ * The bounds against brute force: every setting of the planner's search
+ * space through engine_check(); the fastest accepted one must be the
+ * planner's first plan.
+ */
+/* The fastest accepted setting of one tp/pp/ep/etp (0 when none). */
+static double brute_base(const struct state *s, const struct adv_request *base, int L,
+			 int tp, int pp, int ep, int etp)
+{
+	int v, z, rc, b;
+	double best = 0;
+
+	for (v = 1; v <= 4; v++) {
+		if (v > 1 && (L / pp) % v)
+			continue;
+		for (z = 0; z <= 3; z++)
+			for (rc = 0; rc <= 2; rc++)
+				for (b = 1; b <= 8; b++) {
+					struct adv_request r = *base;
+					struct adv_result res;
+
+					r.wl.layout.tp = tp;
+					r.wl.layout.pp = pp;
+					r.wl.layout.ep = ep;
+					r.wl.layout.etp = etp;
+					r.wl.layout.vpp = v;
+					r.wl.zero = z;
+					r.wl.recompute = rc;
+					r.wl.mbs = b;
+					engine_evaluate(s->cat, s->pol, &r, &res);
+					if (res.verdict == ADV_ACCEPT)
+						best = fmax(best, res.estimate.tokens_per_s);
+				}
+	}
+	return best;
+}
+
+static double brute_best(const struct state *s, const struct adv_request *base, int gpus)
+{
+	const struct adv_model *m = catalog_find_model(s->cat, base->wl.model);
+	int experts = m->has_moe ? m->moe.experts : 1, tp, pp, ep;
+	double best = 0;
+
+	for (tp = 1; tp <= 8; tp++)
+		for (pp = 1; pp <= m->layers && tp * pp <= gpus; pp++)
+			for (ep = 1; ep <= experts; ep++) {
+				if (gpus % (tp * pp) || m->layers % pp || experts % ep)
+					continue;
+				best = fmax(best, brute_base(s, base, m->layers, tp, pp, ep, 1));
+				if (tp > 1 && m->has_moe)
+					best = fmax(best, brute_base(s, base, m->layers, tp, pp, ep, tp));
+			}
+	return best;
+}
+
+static void test_bounds_match_brute_force(void **st)
+{
+	struct state *s = *st;
+	struct planner_plan p[1];
+	struct adv_request r;
+	double best;
+
+	req(&r, "h100", 64, "mixtral-8x7b", "ckpt", "30m", NULL);
+	assert_int_equal(plan(s, &r, NULL, p, 1, "mixtral-8x7b top 1"), 1);
+	best = brute_best(s, &r, 64);
+	print_message("brute force %.1f tokens/s, planner %.1f\n", best, p[0].estimate.tokens_per_s);
+	assert_true(fabs(best - p[0].estimate.tokens_per_s) <= 1e-9 * best);
+
+	req(&r, "h100", 64, "llama3-70b", "gbs", "512", "ckpt", "30m", NULL);
+	assert_int_equal(plan(s, &r, NULL, p, 1, "llama3-70b gbs 512 top 1"), 1);
+	best = brute_best(s, &r, 64);
+	print_message("brute force %.1f tokens/s, planner %.1f\n", best, p[0].estimate.tokens_per_s);
+	assert_true(fabs(best - p[0].estimate.tokens_per_s) <= 1e-9 * best);
+}
+
 /* Framework rules: DeepSpeed pipelines keep ZeRO <= 1, FSDP is ZeRO-3. */
 static void test_frameworks(void **st)
 {
@@ -543,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_gpt3),
 		cmocka_unit_test(test_mixtral),
 		cmocka_unit_test(test_pruning_keeps_best),
+		cmocka_unit_test(test_bounds_match_brute_force),
 		cmocka_unit_test(test_frameworks),
 		cmocka_unit_test(test_inference),
 		cmocka_unit_test(test_long_context),
