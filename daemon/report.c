@@ -144,7 +144,8 @@ static json_object *estimate_json(const struct adv_estimate *e)
 	put(o, "tokens_per_s", e->tokens_per_s > 0 ? jnum(e->tokens_per_s) : NULL);
 	put(o, "mfu", e->mfu > 0 ? jnum(e->mfu) : NULL);
 	put(o, "train_days", run ? jnum(e->train_days) : NULL);
-	put(o, "cost_usd", run ? jnum(e->cost_usd) : NULL);
+	/* A GPU without a catalog price has no cost, not a cost of $0. */
+	put(o, "cost_usd", run && e->cost_usd > 0 ? jnum(e->cost_usd) : NULL);
 	put(o, "energy_mwh", run ? jnum(e->energy_mwh) : NULL);
 	put(o, "bubble", jnum(e->bubble));
 	return o;
@@ -225,9 +226,12 @@ static void print_estimate(FILE *f, const struct adv_estimate *e)
 	if (e->bubble > 0)
 		fprintf(f, "; pipeline bubble %.1f%%", 100 * e->bubble);
 	fprintf(f, "\n");
-	if (e->train_days > 0)
+	if (e->train_days > 0 && e->cost_usd > 0)
 		fprintf(f, "  %.1f days, $%.0f, %.1f MWh\n", e->train_days, e->cost_usd,
 			e->energy_mwh);
+	else if (e->train_days > 0)
+		fprintf(f, "  %.1f days, cost unknown (no price in the catalog), %.1f MWh\n",
+			e->train_days, e->energy_mwh);
 }
 
 /* ---- tables ------------------------------------------------------------------ */
