@@ -7,8 +7,9 @@
 : "${top_srcdir:?run from make check, or set top_srcdir}"
 : "${top_builddir:?run from make check, or set top_builddir}"
 
-ADVISORD=$top_builddir/daemon/advisord
-ADVISORCTL=$top_builddir/daemon/advisorctl
+# ADVISORD and ADVISORCTL may name installed programs (scripts/package-test).
+ADVISORD=${ADVISORD:-$top_builddir/daemon/advisord}
+ADVISORCTL=${ADVISORCTL:-$top_builddir/daemon/advisorctl}
 WIRECLIENT=$top_builddir/tests/integration/wireclient
 CATALOG=$top_srcdir/etc/catalog.yaml
 DAEMON_PID=
