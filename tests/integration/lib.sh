@@ -70,15 +70,21 @@ EOT
 }
 
 # start_daemon [ADVISORD OPTIONS...]: starts it and waits for the socket.
+# ADVISORD_WRAPPER (e.g. "valgrind --error-exitcode=1 --leak-check=full")
+# runs the daemon under a tool; the tool must keep the daemon's pid and
+# pass its exit status through, as valgrind does.
 start_daemon() {
-	"$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" \
+	# shellcheck disable=SC2086
+	${ADVISORD_WRAPPER:-} "$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" \
 		--socket "$SOCK" --db "$DB" "$@" >> "$SCRATCH/advisord.log" 2>&1 &
 	DAEMON_PID=$!
 	i=0
+	limit=200
+	[ -n "${ADVISORD_WRAPPER:-}" ] && limit=1200
 	while ! ctl status > /dev/null 2>&1; do
 		kill -0 "$DAEMON_PID" 2>/dev/null || fail "advisord exited at start"
 		i=$((i + 1))
-		[ $i -lt 200 ] || fail "advisord did not answer on $SOCK within 10 s"
+		[ $i -lt $limit ] || fail "advisord did not answer on $SOCK within $((limit / 20)) s"
 		sleep 0.05
 	done
 }
