@@ -134,8 +134,18 @@ wait_job() {
 		sleep 0.5
 	done
 }
+# Nodes back to idle once the queue has drained: a drained or down node
+# stays so, while a node still finishing the last job (mix, comp) gets
+# there within the wait.
 all_idle() {
-	bad=$(sinfo -h -N -o '%N %t' | awk '$2 != "idle"' | sort -u)
+	i=0
+	while :; do
+		bad=$(sinfo -h -N -o '%N %t' | awk '$2 != "idle"' | sort -u)
+		[ -n "$bad" ] && [ -n "$(squeue -h -o %i 2>/dev/null)$(echo "$bad" | grep -E 'mix|alloc|comp')" ] || break
+		i=$((i + 1))
+		[ $i -le 120 ] || break
+		sleep 0.5
+	done
 	[ -z "$bad" ] || fail "nodes not idle: $bad"
 }
 
