@@ -42,4 +42,13 @@ static inline int fuzz_err_ok(const char *err, size_t len)
 	return memchr(err, '\0', len) != NULL && err[0] != '\0';
 }
 
+/* strlcpy for the targets: src may be NULL. */
+static inline void fuzz_copy(char *dst, const char *src, size_t len)
+{
+	size_t n = src ? strnlen(src, len - 1) : 0;
+
+	memcpy(dst, src ? src : "", n);
+	dst[n] = '\0';
+}
+
 #endif

@@ -6,12 +6,15 @@
  * (catalog.h): a failed load names the input in its message and leaves the
  * catalog as it was, and loading the same names twice is refused.  Every
  * model of an accepted catalog has its parameters computed and every name
- * and alias found again.
+ * and alias found again, and the engine checks a few jobs of the first
+ * models on the first GPUs (engine_check.h).
  */
 #include <math.h>
 
 #include "catalog.h"
+#include "engine_check.h"
 #include "fuzz.h"
+#include "policy.h"
 
 static void check_loaded(const catalog_t *cat)
 {
@@ -35,6 +38,26 @@ static void check_loaded(const catalog_t *cat)
 	}
 }
 
+static void check_engine(const catalog_t *cat)
+{
+	static struct adv_policy pol;
+	size_t ng = catalog_gpu_count(cat), nm = catalog_model_count(cat);
+
+	policy_defaults(&pol);
+	for (size_t i = 0; i < nm && i < 3; i++) {
+		const char *model = catalog_model_at(cat, i)->name;
+
+		for (size_t j = 0; j < (ng ? ng : 1) && j < 2; j++) {
+			const struct adv_gpu *g = ng ? catalog_gpu_at(cat, j) : NULL;
+			int gpn = g && g->gpus_per_node < 1024 ? g->gpus_per_node : 8;
+
+			fuzz_engine_once(cat, &pol, model, g ? g->name : "h100", gpn, "", NULL, NULL);
+			fuzz_engine_once(cat, &pol, model, g ? g->name : "h100", 4 * gpn, "",
+					 "tp2,pp2", "1h");
+		}
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = fuzz_cstr(data, size);
@@ -51,6 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(catalog_gpu_count(cat) == 0 && catalog_model_count(cat) == 0);
 	}
 	check_loaded(cat);
+	check_engine(cat);
 	ng = catalog_gpu_count(cat);
 	nm = catalog_model_count(cat);
 

@@ -5,7 +5,8 @@
  *
  * Input: byte 0 picks the tool (mod 3); the rest is cut at NUL bytes into
  *   1. the command line, one argument per line (argv[0] is the tool),
- *   2. the batch script (absent: no script),
+ *   2. the batch script (absent: no script), passed in a buffer of exactly
+ *      its length as the plugin's read of the file gives it,
  *   3. the environment, one NAME=VALUE per line.
  * The parser must not leave getopt's globals changed, must keep counts
  * non-negative and strings terminated, and must not overflow (UBSan).
@@ -93,7 +94,7 @@ static void check(const struct jobreq *r)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const tools[] = { "sbatch", "salloc", "srun" };
-	char *copy, *sect[3] = { NULL, NULL, NULL };
+	char *copy, *script = NULL, *sect[3] = { NULL, NULL, NULL };
 	size_t sect_len[3] = { 0, 0, 0 };
 	char *argv[MAX_ARGS + 1];
 	struct env env = { .n = 0 };
@@ -130,7 +131,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	save_optarg = optarg;
 	memset(&r, 0xa5, sizeof(r));
 	err[0] = '\0';
-	rc = jobreq_build(tool, argc, argv, sect[1], sect_len[1], env_get, &env, &r, err,
+	/* The script in a buffer of exactly its length: no terminator to lean on. */
+	if (sect[1]) {
+		script = malloc(sect_len[1] ? sect_len[1] : 1);
+		FUZZ_ASSERT(script);
+		memcpy(script, sect[1], sect_len[1]);
+	}
+	rc = jobreq_build(tool, argc, argv, script, sect_len[1], env_get, &env, &r, err,
 			  sizeof(err));
 	FUZZ_ASSERT(optind == save_optind && opterr == save_opterr && optarg == save_optarg);
 	if (rc != 0)
@@ -139,6 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(&r);
 	for (int i = 1; i < argc; i++)
 		(void)jobreq_parse_mem_mb(argv[i]);
+	free(script);
 	free(copy);
 	return 0;
 }

@@ -7,8 +7,10 @@
  * rendering must load again, and rendering that must give the same text:
  * `advisorctl policy` prints what the daemon enforces, so a rendering that
  * does not read back to the same values is a bug even when nothing crashes.
+ * The engine then checks two jobs under the policy (engine_check.h).
  */
 #include "catalog.h"
+#include "engine_check.h"
 #include "fuzz.h"
 #include "policy.h"
 
@@ -93,6 +95,12 @@ static void one(const char *text, const catalog_t *cat)
 	}
 	FUZZ_ASSERT(p != NULL);
 	check_lookups(p);
+	if (cat) {
+		const char *part = p->n_partitions ? p->partitions[0].name : "h100";
+
+		fuzz_engine_once(cat, p, "llama3-70b", "", 64, part, "tp8,pp2", "2h");
+		fuzz_engine_once(cat, p, "deepseek-v3", "h800", 256, "", NULL, NULL);
+	}
 	check_roundtrip(p, cat);
 	policy_destroy(p);
 }
