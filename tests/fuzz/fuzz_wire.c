@@ -59,7 +59,7 @@ void msg_log(int level, const char *fmt, ...)
 }
 
 static char tmpdir[] = "/tmp/advisor-fuzz-XXXXXX";
-static char sock_path[sizeof(tmpdir) + 32];
+static char sock_path[sizeof(tmpdir) + 32];   /* + ".lock" still fits p in cleanup() */
 static char db_path[sizeof(tmpdir) + 32];
 static const char *catalogs[1];
 static struct handler H;
@@ -73,6 +73,8 @@ static void cleanup(void)
 		server_stop();
 	dlog_close();
 	unlink(sock_path);
+	snprintf(p, sizeof(p), "%s.lock", sock_path);
+	unlink(p);
 	unlink(db_path);
 	snprintf(p, sizeof(p), "%s-wal", db_path);
 	unlink(p);
