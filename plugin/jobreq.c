@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -342,6 +343,9 @@ long jobreq_parse_mem_mb(const char *s)
 	}
 	buf[n - 1] = '\0';
 	if (adv_parse_long(buf, &v) != 0 || v < 0)
+		return -1;
+	/* Any user can type --mem=9999999999999T: refuse what a long cannot hold. */
+	if (mult > 0 && v > LONG_MAX / mult)
 		return -1;
 	return mult < 0 ? v / -mult : v * mult;
 }

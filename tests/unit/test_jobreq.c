@@ -256,6 +256,11 @@ static void test_mem(void **state)
 	assert_int_equal(jobreq_parse_mem_mb("2048K"), 2);
 	assert_int_equal(jobreq_parse_mem_mb("G"), -1);
 	assert_int_equal(jobreq_parse_mem_mb(""), -1);
+	/* fuzz regression (tests/fuzz/regress/fuzz_jobreq/mem-overflow-T):
+	 * v * 1024 * 1024 overflowed a long, undefined behaviour */
+	assert_int_equal(jobreq_parse_mem_mb("9999999999999T"), -1);
+	assert_int_equal(jobreq_parse_mem_mb("9223372036854775807G"), -1);
+	assert_int_equal(jobreq_parse_mem_mb("8796093022207T"), 8796093022207L * 1048576L);
 }
 
 static void test_mem_and_constraint_fields(void **state)
