@@ -1,0 +1,80 @@
+#!/bin/sh
+# test_cli.sh - advisorctl --local reproduces the engine's public accuracy
+# cases from the command line (issue 3), with the exit codes and JSON of
+# design.md, and refuses bad options and bad files with a clear message.
+#
+# References: Korthikanti et al. 2022 (GPT-3 175B, TP8 PP8, SP + selective
+# recompute on A100 80 GB), the Llama 3 70B config (80 layers, 8 KV heads of
+# 128: 2*80*8*128*2 B = 320 KiB of KV cache per token in bf16), Daly 2006
+# (C = 5 min, R = 10 min: 117 min at M = 24 h, 57 min at 6 h, 9.1 min at 15 min).
+. "$(dirname "$0")/lib.sh"
+
+command -v jq > /dev/null || skip_all "jq is needed (Debian package jq)"
+scratch_dir
+write_policy
+
+ctl() { "$ADVISORCTL" --local --catalog "$CATALOG" --policy "$POLICY" "$@"; }
+
+# run NAME ARGS...: status in $status, stdout/stderr in $SCRATCH/NAME.{out,err}
+run() {
+	name=$1; shift
+	set +e
+	"$@" > "$SCRATCH/$name.out" 2> "$SCRATCH/$name.err"
+	status=$?
+	set -e
+}
+set -e
+
+# within VALUE LOW HIGH
+within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
+
+run gpt3 ctl --json check --gpu a100-80gb --gpus 64 --model gpt3-175b \
+	--layout tp8,pp8,vpp3,sp --recompute selective --mbs 1 --gbs 64 --seq 2048
+[ "$status" -eq 0 ] || fail "GPT-3 175B (Korthikanti 2022): exit $status, expected 0 (accept): $(cat "$SCRATCH/gpt3.err")"
+[ "$(jq -r .verdict "$SCRATCH/gpt3.out")" = accept ] || fail "GPT-3 175B verdict is not accept"
+mem=$(jq -r .memory.per_gpu_gib "$SCRATCH/gpt3.out")
+within "$mem" 50 65 || fail "GPT-3 175B per-GPU memory $mem GiB, expected 50-65"
+[ "$(jq -r '.layout | "\(.tp) \(.pp) \(.vpp) \(.dp) \(.sp)"' "$SCRATCH/gpt3.out")" = "8 8 3 1 true" ] ||
+	fail "GPT-3 175B layout not echoed as tp8 pp8 vpp3 dp1 sp"
+pass "GPT-3 175B on 64 A100 80GB, TP8 PP8 v3, SP + selective: accept, $mem GiB per GPU"
+
+run ddp ctl --json check --gpu h100 --gpus 64 --model llama3-70b --task finetune \
+	--layout tp1,pp1 --zero 0
+[ "$status" -eq 2 ] || fail "Llama 3 70B DDP fine-tune: exit $status, expected 2 (reject)"
+jq -e '.findings[] | select(.code == "MEM_OVER_CAPACITY" and .severity == "reject" and (.fix | length) > 0)' \
+	"$SCRATCH/ddp.out" > /dev/null || fail "Llama 3 70B DDP fine-tune: no MEM_OVER_CAPACITY reject with a fix"
+pass "Llama 3 70B full fine-tune with plain DDP on 64 H100: reject, MEM_OVER_CAPACITY with a fix"
+
+# KV cache: one 8192-token sequence at TP1 is 8192 * 320 KiB = 2.5 GiB exactly.
+run kv ctl --json check --gpu h200 --gpus 1 --model llama3-70b --task infer \
+	--precision bf16 --seq 8192 --mbs 1 --layout tp1
+kv=$(jq -r .memory.kv_cache_gib "$SCRATCH/kv.out")
+within "$kv" 2.4999999 2.5000001 || fail "Llama 3 70B KV cache for 8192 tokens is $kv GiB, expected 2.5 (320 KiB/token)"
+pass "Llama 3 70B KV cache: 320 KiB per token in bf16 ($kv GiB for 8192 tokens)"
+
+for case in "24 117" "6 57" "0.25 9.1"; do
+	set -- $case
+	run daly ctl --json ckpt --job-mtbf-hours "$1" --write-seconds 300 --restart-seconds 600
+	[ "$status" -eq 0 ] || fail "ckpt raw form exit $status: $(cat "$SCRATCH/daly.err")"
+	daly=$(jq -r '.daly_s / 60' "$SCRATCH/daly.out")
+	within "$daly" "$(awk -v m="$2" 'BEGIN{print m*0.99}')" "$(awk -v m="$2" 'BEGIN{print m*1.01}')" ||
+		fail "Daly optimum at M = $1 h is $daly min, expected $2 min within 1%"
+	jq -e '.young_s > 0 and .optimal_s > 0 and .optimal_waste >= 0' "$SCRATCH/daly.out" > /dev/null ||
+		fail "ckpt --json lacks young_s/optimal_s/optimal_waste"
+done
+pass "Daly 2006 cases from the command line within 1%"
+
+run badopt ctl check --gpu h100 --gpus 8 --model llama3-8b --zero 7
+[ "$status" -eq 64 ] || fail "--zero 7: exit $status, expected 64"
+grep -q "zero" "$SCRATCH/badopt.err" && grep -q "0, 1, 2, 3" "$SCRATCH/badopt.err" ||
+	fail "--zero 7: message does not name the option and the accepted values: $(cat "$SCRATCH/badopt.err")"
+run badlayout ctl check --gpu h100 --gpus 8 --model llama3-8b --layout tp8,xx2
+[ "$status" -eq 64 ] || fail "--layout tp8,xx2: exit $status, expected 64"
+grep -q "layout" "$SCRATCH/badlayout.err" || fail "--layout: message does not name the option"
+pass "bad option values: exit 64, the message names the option and the accepted values"
+
+printf 'gpus:\n  - name: g1\n    memory_gib: -80\n    bf16_tflops: 989\n    gpus_per_node: 8\n    tdp_w: 700\n    price_per_hour_usd: 2\n' > "$SCRATCH/bad.yaml"
+run badcat "$ADVISORCTL" --local --catalog "$SCRATCH/bad.yaml" --policy "$POLICY" catalog
+[ "$status" -eq 65 ] || fail "broken catalog: exit $status, expected 65"
+grep -q "bad.yaml:3:17: .*memory_gib" "$SCRATCH/badcat.err" || fail "broken catalog: no FILE:LINE:COL: $(cat "$SCRATCH/badcat.err")"
+pass "broken catalog file: exit 65 with file:line:col"
