@@ -16,11 +16,10 @@
 
 #include "engine.h"
 #include "estimate.h"
+#include "fixture.h"
 #include "layout.h"
 #include "options.h"
 #include "policy.h"
-
-#define SHIPPED SRCDIR "/etc/catalog.yaml"
 
 static const char policy_yaml[] =
 	"mode: enforce\n"
@@ -31,82 +30,22 @@ static const char policy_yaml[] =
 	"  idle: { gpu: h100-sxm, mode: off }\n"
 	"exempt: { users: [bench], accounts: [] }\n";
 
-struct state {
-	catalog_t *cat;
-	struct adv_policy *pol;
-};
-
 static int setup(void **st)
 {
-	struct state *s = calloc(1, sizeof(*s));
-	char err[ADV_ERR_MAX];
-
-	if (!s)
-		return -1;
-	*st = s;
-	s->cat = catalog_create();
-	if (!s->cat || catalog_load(s->cat, SHIPPED, err, sizeof(err)) != CATALOG_OK ||
-	    policy_load_string("policy", policy_yaml, s->cat, &s->pol, err, sizeof(err)) != 0) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
-	return 0;
-}
-
-static int teardown(void **st)
-{
-	struct state *s = *st;
-
-	policy_destroy(s->pol);
-	catalog_destroy(s->cat);
-	free(s);
-	return 0;
-}
-
-static void req(struct adv_request *r, const char *gpu, int gpus, const char *model, ...)
-{
-	const char *name;
-	char err[256];
-	va_list ap;
-
-	engine_request_init(r);
-	snprintf(r->res.gpu, sizeof(r->res.gpu), "%s", gpu);
-	r->res.gpus = gpus;
-	snprintf(r->wl.model, sizeof(r->wl.model), "%s", model);
-	va_start(ap, model);
-	while ((name = va_arg(ap, const char *)) != NULL) {
-		const char *value = va_arg(ap, const char *);
-		if (!strcmp(name, "partition"))
-			snprintf(r->res.partition, sizeof(r->res.partition), "%s", value);
-		else if (!strcmp(name, "user"))
-			snprintf(r->user, sizeof(r->user), "%s", value);
-		else if (options_apply(&r->wl, name, value, err, sizeof(err)) != 0)
-			fail_msg("%s", err);
-	}
-	va_end(ap);
-}
-
-static const struct adv_finding *finding(const struct adv_result *res, const char *code)
-{
-	int i;
-
-	for (i = 0; i < res->n_findings; i++)
-		if (!strcmp(res->findings[i].code, code))
-			return &res->findings[i];
-	return NULL;
+	return fixture_setup(st, NULL, policy_yaml);
 }
 
 static void test_defaults(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result res;
 
 	/* Plain DDP keeps 18 B/param on every GPU: 8B needs 144 GB, so rejected. */
-	req(&r, "h100", 8, "llama3-8b", NULL);
+	fixture_req(&r, "h100", 8, "llama3-8b", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
 	assert_int_equal(res.verdict, ADV_REJECT);
-	assert_non_null(finding(&res, "MEM_OVER_CAPACITY"));
+	assert_non_null(fixture_finding(&res, "MEM_OVER_CAPACITY"));
 	assert_int_equal(res.precision, ADV_PREC_BF16);
 	assert_int_equal(res.recompute, ADV_RECOMPUTE_SELECTIVE);
 	assert_int_equal(res.task, ADV_TASK_TRAIN);
@@ -119,12 +58,12 @@ static void test_defaults(void **st)
 	assert_int_equal(res.mode, ADV_MODE_ENFORCE);
 	assert_true(res.has_layout && res.has_memory && res.has_checkpoint && res.has_estimate);
 	/* With ZeRO-2 it fits and is accepted. */
-	req(&r, "h100", 8, "llama3-8b", "zero", "2", NULL);
+	fixture_req(&r, "h100", 8, "llama3-8b", "zero", "2", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
 	assert_int_equal(res.verdict, ADV_ACCEPT);
 	assert_int_equal(res.n_findings, 0);
 	/* Short-context models default to their own max_seq. */
-	req(&r, "a100", 64, "gpt3-175b", "layout", "tp8,pp8", NULL);
+	fixture_req(&r, "a100", 64, "gpt3-175b", "layout", "tp8,pp8", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
 	assert_int_equal(res.seq, 2048);
 	assert_int_equal(res.gbs, 32);  /* m = 4 * PP with dp = 1 */
@@ -132,92 +71,93 @@ static void test_defaults(void **st)
 
 static void test_unknown_names(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result res;
 	const struct adv_finding *f;
 
-	req(&r, "h100", 8, "llama3-7b", NULL);
+	fixture_req(&r, "h100", 8, "llama3-7b", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
-	f = finding(&res, "MODEL_UNKNOWN");
+	f = fixture_finding(&res, "MODEL_UNKNOWN");
 	assert_non_null(f);
 	assert_int_equal(f->severity, ADV_SEV_REJECT);
 	assert_non_null(strstr(f->fix, "--llm-model=llama3-8b"));
 	assert_int_equal(res.verdict, ADV_REJECT);
 	assert_false(res.has_memory);
 	/* Aliases resolve. */
-	req(&r, "NVIDIA H100 80GB HBM3", 8, "meta-llama/Meta-Llama-3-70B", "layout", "tp8", NULL);
+	fixture_req(&r, "NVIDIA H100 80GB HBM3", 8, "meta-llama/Meta-Llama-3-70B", "layout", "tp8",
+		    NULL);
 	engine_check(s->cat, s->pol, &r, &res);
-	assert_null(finding(&res, "MODEL_UNKNOWN"));
-	assert_null(finding(&res, "GPU_TYPE_UNKNOWN"));
+	assert_null(fixture_finding(&res, "MODEL_UNKNOWN"));
+	assert_null(fixture_finding(&res, "GPU_TYPE_UNKNOWN"));
 	/* Unknown GPU: a warning, the layout is still judged. */
-	req(&r, "tpu-v5p", 8, "llama3-8b", "layout", "tp3", NULL);
+	fixture_req(&r, "tpu-v5p", 8, "llama3-8b", "layout", "tp3", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
-	f = finding(&res, "GPU_TYPE_UNKNOWN");
+	f = fixture_finding(&res, "GPU_TYPE_UNKNOWN");
 	assert_non_null(f);
 	assert_int_equal(f->severity, ADV_SEV_WARN);
-	assert_non_null(finding(&res, "TP_NOT_DIVIDE_HEADS"));
+	assert_non_null(fixture_finding(&res, "TP_NOT_DIVIDE_HEADS"));
 	assert_false(res.has_memory);
 	/* No model: only the layout. */
-	req(&r, "h100", 8, "", "layout", "tp8", NULL);
+	fixture_req(&r, "h100", 8, "", "layout", "tp8", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
-	f = finding(&res, "MODEL_NOT_GIVEN");
+	f = fixture_finding(&res, "MODEL_NOT_GIVEN");
 	assert_non_null(f);
 	assert_int_equal(res.verdict, ADV_ACCEPT);
 }
 
 static void test_fp8(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result res;
 
-	req(&r, "a100", 8, "llama3-8b", "precision", "fp8", NULL);
+	fixture_req(&r, "a100", 8, "llama3-8b", "precision", "fp8", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
-	assert_non_null(finding(&res, "FP8_UNSUPPORTED"));
-	req(&r, "h100", 8, "llama3-8b", "precision", "fp8", NULL);
+	assert_non_null(fixture_finding(&res, "FP8_UNSUPPORTED"));
+	fixture_req(&r, "h100", 8, "llama3-8b", "precision", "fp8", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
-	assert_null(finding(&res, "FP8_UNSUPPORTED"));
+	assert_null(fixture_finding(&res, "FP8_UNSUPPORTED"));
 }
 
 static void test_modes(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result res;
 	const struct adv_finding *f;
 
 	/* warn partition: the reject becomes a warning, the code stays. */
-	req(&r, "", 48, "llama3-8b", "layout", "tp3", "partition", "debug", NULL);
+	fixture_req(&r, "", 48, "llama3-8b", "layout", "tp3", "partition", "debug", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
 	assert_int_equal(res.mode, ADV_MODE_WARN);
 	assert_int_equal(res.verdict, ADV_WARN);
-	f = finding(&res, "TP_NOT_DIVIDE_HEADS");
+	f = fixture_finding(&res, "TP_NOT_DIVIDE_HEADS");
 	assert_non_null(f);
 	assert_int_equal(f->severity, ADV_SEV_WARN);
 	assert_non_null(strstr(f->message, "not enforced"));
 	/* off partition: accepted, nothing checked. */
-	req(&r, "", 48, "llama3-8b", "layout", "tp3", "partition", "idle", NULL);
+	fixture_req(&r, "", 48, "llama3-8b", "layout", "tp3", "partition", "idle", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
 	assert_int_equal(res.verdict, ADV_ACCEPT);
 	assert_int_equal(res.n_findings, 0);
 	/* Exempt users are not checked. */
-	req(&r, "h100", 48, "llama3-8b", "layout", "tp3", "user", "bench", NULL);
+	fixture_req(&r, "h100", 48, "llama3-8b", "layout", "tp3", "user", "bench", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
 	assert_int_equal(res.verdict, ADV_ACCEPT);
 	/* --llm-advisor without user_mode_override: denied. */
-	req(&r, "h100", 8, "llama3-8b", "advisor", "off", NULL);
+	fixture_req(&r, "h100", 8, "llama3-8b", "advisor", "off", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
-	f = finding(&res, "POLICY_MODE_OVERRIDE_DENIED");
+	f = fixture_finding(&res, "POLICY_MODE_OVERRIDE_DENIED");
 	assert_non_null(f);
 	assert_string_equal(f->fix, "remove --llm-advisor");
 	assert_int_equal(res.verdict, ADV_REJECT);
 	/* With the override allowed the user's mode holds. */
 	s->pol->user_mode_override = true;
-	req(&r, "h100", 48, "llama3-8b", "layout", "tp3", "advisor", "warn", NULL);
+	fixture_req(&r, "h100", 48, "llama3-8b", "layout", "tp3", "advisor", "warn", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
 	s->pol->user_mode_override = false;
-	assert_null(finding(&res, "POLICY_MODE_OVERRIDE_DENIED"));
+	assert_null(fixture_finding(&res, "POLICY_MODE_OVERRIDE_DENIED"));
 	assert_int_equal(res.mode, ADV_MODE_WARN);
 	assert_int_equal(res.verdict, ADV_WARN);
 }
@@ -226,12 +166,12 @@ static void test_modes(void **st)
  * 38-43% MFU; at the policy's 40% the model must land in the same range. */
 static void test_estimate_405b(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result res;
 
-	req(&r, "h100", 16384, "llama3-405b", "layout", "tp8,pp16", "seq", "8192", "zero", "1",
-	    "recompute", "full", "tokens", "15.6T", NULL);
+	fixture_req(&r, "h100", 16384, "llama3-405b", "layout", "tp8,pp16", "seq", "8192",
+		    "zero", "1", "recompute", "full", "tokens", "15.6T", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
 	print_message("405B: step %.2f s, %.0f tok/s, MFU %.2f, %.1f days, $%.0f, %.0f MWh\n",
 		      res.estimate.step_time_s, res.estimate.tokens_per_s, res.estimate.mfu,
@@ -251,7 +191,7 @@ static void test_estimate_405b(void **st)
 static void test_estimate_monotone(void **st)
 {
 	static const char *const layouts[] = { "tp8", "tp8,pp4", "tp2", "tp8,pp2,cp2" };
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result res;
 	size_t i;
@@ -260,8 +200,8 @@ static void test_estimate_monotone(void **st)
 	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
 		double prev = 0;
 		for (gpus = 32; gpus <= 16384; gpus *= 2) {
-			req(&r, "h100", gpus, "llama3-70b", "layout", layouts[i], "gbs", "4096",
-			    "tokens", "1T", NULL);
+			fixture_req(&r, "h100", gpus, "llama3-70b", "layout", layouts[i],
+				    "gbs", "4096", "tokens", "1T", NULL);
 			engine_check(s->cat, s->pol, &r, &res);
 			assert_true(res.has_estimate);
 			assert_true(res.estimate.tokens_per_s >= prev);
@@ -269,11 +209,11 @@ static void test_estimate_monotone(void **st)
 		}
 	}
 	/* Serving throughput grows with replicas too. */
-	req(&r, "h100", 8, "llama3-70b", "task", "infer", "layout", "tp8", NULL);
+	fixture_req(&r, "h100", 8, "llama3-70b", "task", "infer", "layout", "tp8", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
 	{
 		double one = res.estimate.tokens_per_s;
-		req(&r, "h100", 16, "llama3-70b", "task", "infer", "layout", "tp8", NULL);
+		fixture_req(&r, "h100", 16, "llama3-70b", "task", "infer", "layout", "tp8", NULL);
 		engine_check(s->cat, s->pol, &r, &res);
 		assert_true(res.estimate.tokens_per_s > one);
 	}
@@ -281,7 +221,7 @@ static void test_estimate_monotone(void **st)
 
 static void test_flops(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_job job;
 
 	memset(&job, 0, sizeof(job));
@@ -334,5 +274,5 @@ int main(void)
 		cmocka_unit_test(test_helpers),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, fixture_teardown);
 }

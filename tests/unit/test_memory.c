@@ -21,55 +21,20 @@
 
 #include "catalog.h"
 #include "engine.h"
+#include "fixture.h"
 #include "layout.h"
 #include "memory.h"
 #include "options.h"
 #include "policy.h"
 
-#define SHIPPED SRCDIR "/etc/catalog.yaml"
-
-struct state {
-	catalog_t *cat;
-	struct adv_policy pol;
-};
-
 static int setup(void **st)
 {
-	struct state *s = calloc(1, sizeof(*s));
-	char err[ADV_ERR_MAX];
-
-	if (!s)
-		return -1;
-	*st = s;
-	s->cat = catalog_create();
-	if (!s->cat || catalog_load(s->cat, SHIPPED, err, sizeof(err)) != CATALOG_OK) {
-		fprintf(stderr, "catalog: %s\n", err);
-		return -1;
-	}
-	policy_defaults(&s->pol);
-	return 0;
+	return fixture_setup(st, NULL, NULL);
 }
 
-static int teardown(void **st)
+static void check(struct fixture *s, const struct adv_request *r, struct adv_result *res)
 {
-	struct state *s = *st;
-
-	catalog_destroy(s->cat);
-	free(s);
-	return 0;
-}
-
-static void req_init(struct adv_request *r, const char *gpu, int gpus, const char *model)
-{
-	engine_request_init(r);
-	snprintf(r->res.gpu, sizeof(r->res.gpu), "%s", gpu);
-	r->res.gpus = gpus;
-	snprintf(r->wl.model, sizeof(r->wl.model), "%s", model);
-}
-
-static void check(struct state *s, const struct adv_request *r, struct adv_result *res)
-{
-	engine_check(s->cat, &s->pol, r, res);
+	engine_check(s->cat, s->pol, r, res);
 }
 
 /* ZeRO paper figure 1: Psi = 7.5B, N_d = 64, K = 12, 2-byte gradients. */
@@ -90,7 +55,7 @@ static void test_zero_paper(void **st)
 /* 320 KiB per token for Llama-3-70B in bf16, exactly; / TP while g >= t. */
 static void test_kv_llama70b(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	const struct adv_model *m = catalog_find_model(s->cat, "llama3-70b");
 
 	assert_non_null(m);
@@ -104,7 +69,7 @@ static void test_kv_llama70b(void **st)
 /* MLA caches kv_lora_rank + rope dim per layer, independent of TP. */
 static void test_kv_mla(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	const struct adv_model *m = catalog_find_model(s->cat, "deepseek-v3");
 
 	assert_non_null(m);
@@ -114,7 +79,7 @@ static void test_kv_mla(void **st)
 
 static void gpt3_request(struct adv_request *r)
 {
-	req_init(r, "a100-80gb", 64, "gpt3-175b");
+	fixture_request(r, "a100-80gb", 64, "gpt3-175b");
 	r->wl.layout.tp = 8;
 	r->wl.layout.pp = 8;
 	r->wl.layout.vpp = 3;
@@ -129,7 +94,7 @@ static void gpt3_request(struct adv_request *r)
 /* Korthikanti et al. 2022, table 3: GPT-3 175B trains on 64 A100 80 GB. */
 static void test_gpt3_fits(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result res;
 
@@ -147,7 +112,7 @@ static void test_gpt3_fits(void **st)
 /* Interleaving raises the first stage's activations by 1 + (p-1)/(p v). */
 static void test_interleave_factor(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result a, b;
 
@@ -162,7 +127,7 @@ static void test_interleave_factor(void **st)
 /* Each recompute mode is modelled: none > selective > full. */
 static void test_recompute_modes(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result none, sel, full;
 
@@ -183,7 +148,7 @@ static void test_recompute_modes(void **st)
 /* SP divides the 10 sbh that TP alone leaves replicated. */
 static void test_sequence_parallel(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result sp, nosp;
 
@@ -199,11 +164,11 @@ static void test_sequence_parallel(void **st)
 /* 70B x 18 B/param = 1.2 TiB on every GPU: plain DDP can never train it. */
 static void test_llama70b_ddp_rejected(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result res;
 
-	req_init(&r, "h100", 64, "llama3-70b");
+	fixture_request(&r, "h100", 64, "llama3-70b");
 	r.wl.task = ADV_TASK_FINETUNE;
 	r.wl.zero = 0;
 	r.wl.layout.tp = 1;
@@ -215,45 +180,27 @@ static void test_llama70b_ddp_rejected(void **st)
 	print_message("70B DDP fix: %s\n", res.findings[0].fix);
 }
 
-static const struct adv_finding *finding(const struct adv_result *res, const char *code)
-{
-	int i;
-
-	for (i = 0; i < res->n_findings; i++)
-		if (!strcmp(res->findings[i].code, code))
-			return &res->findings[i];
-	return NULL;
-}
-
 /*
  * Applies every alternative of a MEM_OVER_CAPACITY fix ("--llm-zero=3 (x GiB
  * per GPU); --llm-recompute=full (y GiB per GPU)") to the request and checks
  * that each one fits with the memory the fix announced.  Returns how many.
  */
-static int apply_each_fix(struct state *s, const struct adv_request *r, const char *fix)
+static int apply_each_fix(struct fixture *s, const struct adv_request *r, const char *fix)
 {
-	char buf[ADV_MSG_MAX], *alt, *save = NULL, err[256];
+	char buf[ADV_MSG_MAX], *alt, *save = NULL;
 	int count = 0;
 
 	snprintf(buf, sizeof(buf), "%s", fix);
 	for (alt = strtok_r(buf, ";", &save); alt; alt = strtok_r(NULL, ";", &save)) {
 		struct adv_request t = *r;
 		struct adv_result res;
-		char *tok, *save2 = NULL, *paren = strchr(alt, '(');
+		const char *paren = strchr(alt, '(');
 		double announced;
 
 		assert_non_null(paren);
 		assert_int_equal(sscanf(paren, "(%lf GiB per GPU)", &announced), 1);
-		*paren = '\0';
-		for (tok = strtok_r(alt, " ", &save2); tok; tok = strtok_r(NULL, " ", &save2)) {
-			char *eq = strchr(tok, '=');
-			assert_non_null(eq);
-			assert_true(strncmp(tok, "--llm-", 6) == 0);
-			*eq = '\0';
-			if (options_apply(&t.wl, tok + 6, eq + 1, err, sizeof(err)) != 0)
-				fail_msg("%s", err);
-		}
-		engine_check(s->cat, &s->pol, &t, &res);
+		fixture_apply_fix(&t, alt);
+		engine_check(s->cat, s->pol, &t, &res);
 		assert_false(engine_has_finding(&res, "MEM_OVER_CAPACITY"));
 		assert_true(fabs(res.memory.per_gpu_gib - announced) < 0.051);
 		count++;
@@ -264,27 +211,27 @@ static int apply_each_fix(struct state *s, const struct adv_request *r, const ch
 /* Every fix offered for MEM_OVER_CAPACITY fits when applied. */
 static void test_over_capacity_fix_fits(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result res;
 	const struct adv_finding *f;
 
-	req_init(&r, "h100", 64, "llama3-70b");
+	fixture_request(&r, "h100", 64, "llama3-70b");
 	r.wl.layout.tp = 8;
 	r.wl.seq = 8192;
 	r.wl.zero = 1;
 	r.wl.recompute = ADV_RECOMPUTE_NONE;
 	check(s, &r, &res);
-	f = finding(&res, "MEM_OVER_CAPACITY");
+	f = fixture_finding(&res, "MEM_OVER_CAPACITY");
 	assert_non_null(f);
 	print_message("fix: %s\n", f->fix);
 	assert_non_null(strstr(f->fix, "--llm-recompute=full"));
 	assert_true(apply_each_fix(s, &r, f->fix) >= 1);
 	/* The combined fix of the plain-DDP 70B job fits as well. */
-	req_init(&r, "h100", 64, "llama3-70b");
+	fixture_request(&r, "h100", 64, "llama3-70b");
 	r.wl.zero = 0;
 	check(s, &r, &res);
-	f = finding(&res, "MEM_OVER_CAPACITY");
+	f = fixture_finding(&res, "MEM_OVER_CAPACITY");
 	assert_non_null(f);
 	print_message("fix: %s\n", f->fix);
 	assert_int_equal(apply_each_fix(s, &r, f->fix), 1);
@@ -293,12 +240,12 @@ static void test_over_capacity_fix_fits(void **st)
 /* ZeRO stages shrink memory monotonically; FSDP means ZeRO-3. */
 static void test_zero_stages_and_fsdp(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result res[4], fsdp;
 	int z;
 
-	req_init(&r, "h100", 64, "llama3-8b");
+	fixture_request(&r, "h100", 64, "llama3-8b");
 	for (z = 0; z <= 3; z++) {
 		r.wl.zero = z;
 		check(s, &r, &res[z]);
@@ -315,12 +262,12 @@ static void test_zero_stages_and_fsdp(void **st)
 /* Inference: weights + KV cache; 70B bf16 on 4 x H100 with TP4 at 8K x 8. */
 static void test_inference(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result res;
 	double w;
 
-	req_init(&r, "h100", 4, "llama3-70b");
+	fixture_request(&r, "h100", 4, "llama3-70b");
 	r.wl.task = ADV_TASK_INFER;
 	r.wl.layout.tp = 4;
 	r.wl.seq = 8192;
@@ -342,11 +289,11 @@ static void test_inference(void **st)
 /* LoRA: the base is frozen, so 70B fits where full fine-tuning does not. */
 static void test_lora(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result lora, full;
 
-	req_init(&r, "h100", 8, "llama3-70b");
+	fixture_request(&r, "h100", 8, "llama3-70b");
 	r.wl.layout.tp = 8;
 	r.wl.task = ADV_TASK_LORA;
 	check(s, &r, &lora);
@@ -360,11 +307,11 @@ static void test_lora(void **st)
 /* MoE: expert parameters shard over EP. */
 static void test_moe_expert_sharding(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result e1, e8;
 
-	req_init(&r, "h100", 64, "mixtral-8x7b");
+	fixture_request(&r, "h100", 64, "mixtral-8x7b");
 	r.wl.layout.tp = 1;
 	check(s, &r, &e1);
 	r.wl.layout.ep = 8;
@@ -376,16 +323,16 @@ static void test_moe_expert_sharding(void **st)
 /* Within the headroom band the verdict is a warning, not a reject. */
 static void test_low_headroom(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result res;
 
 	gpt3_request(&r);
 	check(s, &r, &res);
 	/* Narrow usable memory to just above the estimate. */
-	s->pol.reserve_gib = res.memory.capacity_gib - res.memory.per_gpu_gib * 1.05;
+	s->pol->reserve_gib = res.memory.capacity_gib - res.memory.per_gpu_gib * 1.05;
 	check(s, &r, &res);
-	policy_defaults(&s->pol);
+	policy_defaults(s->pol);
 	assert_true(engine_has_finding(&res, "MEM_LOW_HEADROOM"));
 	assert_false(engine_has_finding(&res, "MEM_OVER_CAPACITY"));
 }
@@ -409,5 +356,5 @@ int main(void)
 		cmocka_unit_test(test_low_headroom),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, fixture_teardown);
 }
