@@ -16,10 +16,9 @@
 
 #include "checkpoint.h"
 #include "engine.h"
+#include "fixture.h"
 #include "options.h"
 #include "policy.h"
-
-#define SHIPPED SRCDIR "/etc/catalog.yaml"
 
 /* Daly 2006, section 6: C = 5 min, R = 10 min. */
 static void test_daly_published(void **st)
@@ -91,43 +90,16 @@ static void test_compute(void **st)
 
 /* ---- engine verdicts ---- */
 
-struct state {
-	catalog_t *cat;
-	struct adv_policy pol;
-};
-
 static int setup(void **st)
 {
-	struct state *s = calloc(1, sizeof(*s));
-	char err[ADV_ERR_MAX];
-
-	if (!s)
-		return -1;
-	*st = s;
-	s->cat = catalog_create();
-	if (!s->cat || catalog_load(s->cat, SHIPPED, err, sizeof(err)) != CATALOG_OK)
-		return -1;
-	policy_defaults(&s->pol);
-	return 0;
-}
-
-static int teardown(void **st)
-{
-	struct state *s = *st;
-
-	catalog_destroy(s->cat);
-	free(s);
-	return 0;
+	return fixture_setup(st, NULL, NULL);
 }
 
 static void job(struct adv_request *r, int gpus, const char *ckpt)
 {
 	char err[256];
 
-	engine_request_init(r);
-	snprintf(r->res.gpu, sizeof(r->res.gpu), "h100");
-	r->res.gpus = gpus;
-	snprintf(r->wl.model, sizeof(r->wl.model), "llama3-70b");
+	fixture_request(r, "h100", gpus, "llama3-70b");
 	r->wl.layout.tp = 8;
 	r->wl.layout.pp = 4;
 	if (ckpt)
@@ -136,12 +108,12 @@ static void job(struct adv_request *r, int gpus, const char *ckpt)
 
 static void test_engine_figures(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result res;
 
 	job(&r, 1024, "1h");
-	engine_check(s->cat, &s->pol, &r, &res);
+	engine_check(s->cat, s->pol, &r, &res);
 	assert_true(res.has_checkpoint);
 	/* 14 B x 70.6B params = 988 GB at 50 GB/s. */
 	assert_true(fabs(res.checkpoint.size_gb - 14 * 70.55) < 0.02 * 14 * 70.55);
@@ -149,29 +121,19 @@ static void test_engine_figures(void **st)
 	assert_true(fabs(res.checkpoint.job_mtbf_h - 25000.0 / 1024) < 1e-9);
 	assert_true(res.checkpoint.interval_s == 3600);
 	/* Per-node limit: 128 nodes x 0.1 GB/s = 12.8 GB/s < 50. */
-	s->pol.node_write_gbps = 0.1;
-	engine_check(s->cat, &s->pol, &r, &res);
+	s->pol->node_write_gbps = 0.1;
+	engine_check(s->cat, s->pol, &r, &res);
 	assert_true(fabs(res.checkpoint.write_s - res.checkpoint.size_gb / 12.8) < 1e-6);
 	/* Node MTBF wins when set. */
-	s->pol.node_mtbf_hours = 1000;
-	engine_check(s->cat, &s->pol, &r, &res);
+	s->pol->node_mtbf_hours = 1000;
+	engine_check(s->cat, s->pol, &r, &res);
 	assert_true(fabs(res.checkpoint.job_mtbf_h - 1000.0 / 128) < 1e-9);
-	policy_defaults(&s->pol);
-}
-
-static const struct adv_finding *finding(const struct adv_result *res, const char *code)
-{
-	int i;
-
-	for (i = 0; i < res->n_findings; i++)
-		if (!strcmp(res->findings[i].code, code))
-			return &res->findings[i];
-	return NULL;
+	policy_defaults(s->pol);
 }
 
 static void test_engine_verdicts(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result res;
 	const struct adv_finding *f;
@@ -179,59 +141,59 @@ static void test_engine_verdicts(void **st)
 
 	/* The optimum itself passes. */
 	job(&r, 1024, NULL);
-	engine_check(s->cat, &s->pol, &r, &res);
-	f = finding(&res, "CKPT_MISSING");
+	engine_check(s->cat, s->pol, &r, &res);
+	f = fixture_finding(&res, "CKPT_MISSING");
 	assert_non_null(f);
 	assert_int_equal(f->severity, ADV_SEV_WARN);
 	snprintf(fix, sizeof(fix), "%s", f->fix);
 	job(&r, 1024, fix + strlen("--llm-ckpt="));
-	engine_check(s->cat, &s->pol, &r, &res);
-	assert_null(finding(&res, "CKPT_TOO_LONG"));
-	assert_null(finding(&res, "CKPT_TOO_SHORT"));
-	assert_null(finding(&res, "CKPT_MISSING"));
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_null(fixture_finding(&res, "CKPT_TOO_LONG"));
+	assert_null(fixture_finding(&res, "CKPT_TOO_SHORT"));
+	assert_null(fixture_finding(&res, "CKPT_MISSING"));
 	/* Small jobs need not declare one. */
 	job(&r, 64, NULL);
-	engine_check(s->cat, &s->pol, &r, &res);
-	assert_null(finding(&res, "CKPT_MISSING"));
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_null(fixture_finding(&res, "CKPT_MISSING"));
 	/* A day between checkpoints on 1,024 GPUs (MTBF 24 h): far too long. */
 	job(&r, 1024, "1d");
-	engine_check(s->cat, &s->pol, &r, &res);
-	f = finding(&res, "CKPT_TOO_LONG");
+	engine_check(s->cat, s->pol, &r, &res);
+	f = fixture_finding(&res, "CKPT_TOO_LONG");
 	assert_non_null(f);
 	assert_int_equal(f->severity, ADV_SEV_REJECT);
 	assert_non_null(strstr(f->fix, "--llm-ckpt="));
 	/* Moderately long: a warning. */
 	job(&r, 1024, "3h");
-	engine_check(s->cat, &s->pol, &r, &res);
-	f = finding(&res, "CKPT_TOO_LONG");
+	engine_check(s->cat, s->pol, &r, &res);
+	f = fixture_finding(&res, "CKPT_TOO_LONG");
 	assert_non_null(f);
 	print_message("3h: %s fix %s\n", f->message, f->fix);
 	assert_int_equal(f->severity, ADV_SEV_WARN);
 	/* Shorter than the 20 s write: the write exceeds the interval. */
 	job(&r, 1024, "15s");
-	engine_check(s->cat, &s->pol, &r, &res);
-	f = finding(&res, "CKPT_WRITE_EXCEEDS_INTERVAL");
+	engine_check(s->cat, s->pol, &r, &res);
+	f = fixture_finding(&res, "CKPT_WRITE_EXCEEDS_INTERVAL");
 	assert_non_null(f);
 	assert_int_equal(f->severity, ADV_SEV_REJECT);
 	/* Too short but longer than the write. */
 	job(&r, 1024, "2m");
-	engine_check(s->cat, &s->pol, &r, &res);
-	f = finding(&res, "CKPT_TOO_SHORT");
+	engine_check(s->cat, s->pol, &r, &res);
+	f = fixture_finding(&res, "CKPT_TOO_SHORT");
 	assert_non_null(f);
 	print_message("2m: %s\n", f->message);
 	/* Asynchronous: only the snapshot blocks, so a short interval is fine... */
 	job(&r, 1024, "2m,async");
-	engine_check(s->cat, &s->pol, &r, &res);
-	assert_null(finding(&res, "CKPT_TOO_SHORT"));
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_null(fixture_finding(&res, "CKPT_TOO_SHORT"));
 	assert_true(res.checkpoint.write_s < 2);
 	/* ...but the background write must still fit in the interval. */
 	job(&r, 1024, "15s,async");
-	engine_check(s->cat, &s->pol, &r, &res);
-	assert_non_null(finding(&res, "CKPT_WRITE_EXCEEDS_INTERVAL"));
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_non_null(fixture_finding(&res, "CKPT_WRITE_EXCEEDS_INTERVAL"));
 	/* off on a large job. */
 	job(&r, 1024, "off");
-	engine_check(s->cat, &s->pol, &r, &res);
-	assert_non_null(finding(&res, "CKPT_MISSING"));
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_non_null(fixture_finding(&res, "CKPT_MISSING"));
 }
 
 int main(void)
@@ -246,5 +208,5 @@ int main(void)
 		cmocka_unit_test(test_engine_verdicts),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, fixture_teardown);
 }

@@ -15,11 +15,10 @@
 #include <cmocka.h>
 
 #include "engine.h"
+#include "fixture.h"
 #include "layout.h"
 #include "options.h"
 #include "policy.h"
-
-#define SHIPPED SRCDIR "/etc/catalog.yaml"
 
 /* Shapes the shipped catalog does not have: KV heads and FFN sizes that
  * only some TP sizes divide. */
@@ -50,80 +49,31 @@ static const char policy_yaml[] =
 	"  small: { gpu: h100-sxm, max_gpus: 16 }\n"
 	"  fat: { gpu: h200, gpus_per_node: 4 }\n";
 
-struct state {
-	catalog_t *cat;
-	struct adv_policy *pol;
-};
-
 static int setup(void **st)
 {
-	struct state *s = calloc(1, sizeof(*s));
-	char err[ADV_ERR_MAX];
-
-	if (!s)
-		return -1;
-	*st = s;
-	s->cat = catalog_create();
-	if (!s->cat || catalog_load(s->cat, SHIPPED, err, sizeof(err)) != CATALOG_OK ||
-	    catalog_load_string(s->cat, "extra", extra_models, err, sizeof(err)) != CATALOG_OK ||
-	    policy_load_string("policy", policy_yaml, s->cat, &s->pol, err, sizeof(err)) != 0) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
-	return 0;
-}
-
-static int teardown(void **st)
-{
-	struct state *s = *st;
-
-	policy_destroy(s->pol);
-	catalog_destroy(s->cat);
-	free(s);
-	return 0;
+	return fixture_setup(st, extra_models, policy_yaml);
 }
 
 /* Runs one check from option strings: "h100", 64, "llama3-8b", "layout", "tp3", ... */
-static void run(struct state *s, struct adv_result *res, const char *gpu, int gpus,
+static void run(struct fixture *s, struct adv_result *res, const char *gpu, int gpus,
 		const char *model, ...)
 {
 	struct adv_request r;
-	const char *name;
-	char err[256];
 	va_list ap;
 
-	engine_request_init(&r);
-	snprintf(r.res.gpu, sizeof(r.res.gpu), "%s", gpu);
-	r.res.gpus = gpus;
-	snprintf(r.wl.model, sizeof(r.wl.model), "%s", model);
+	fixture_request(&r, gpu, gpus, model);
 	r.wl.ckpt.given = true;   /* keep checkpoint findings out of the way */
 	r.wl.ckpt.interval_s = 1800;
 	va_start(ap, model);
-	while ((name = va_arg(ap, const char *)) != NULL) {
-		const char *value = va_arg(ap, const char *);
-		if (!strcmp(name, "partition"))
-			snprintf(r.res.partition, sizeof(r.res.partition), "%s", value);
-		else if (options_apply(&r.wl, name, value, err, sizeof(err)) != 0)
-			fail_msg("%s", err);
-	}
+	fixture_options(&r, ap);
 	va_end(ap);
 	engine_check(s->cat, s->pol, &r, res);
-}
-
-static const struct adv_finding *finding(const struct adv_result *res, const char *code)
-{
-	int i;
-
-	for (i = 0; i < res->n_findings; i++)
-		if (!strcmp(res->findings[i].code, code))
-			return &res->findings[i];
-	return NULL;
 }
 
 static const struct adv_finding *expect(const struct adv_result *res, const char *code,
 					enum adv_severity sev)
 {
-	const struct adv_finding *f = finding(res, code);
+	const struct adv_finding *f = fixture_finding(res, code);
 
 	if (!f)
 		fail_msg("expected %s", code);
@@ -134,7 +84,7 @@ static const struct adv_finding *expect(const struct adv_result *res, const char
 
 static void test_resolve(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_result res;
 	char buf[64];
 
@@ -150,13 +100,13 @@ static void test_resolve(void **st)
 	run(s, &res, "", 16, "llama3-8b", "partition", "fat", NULL);
 	assert_int_equal(res.layout.gpus_per_node, 4);
 	assert_int_equal(res.layout.nodes, 4);
-	assert_null(finding(&res, "GPU_TYPE_UNKNOWN"));
+	assert_null(fixture_finding(&res, "GPU_TYPE_UNKNOWN"));
 	assert_true(res.has_memory);
 }
 
 static void test_tp_heads(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_result res;
 	const struct adv_finding *f;
 
@@ -166,41 +116,41 @@ static void test_tp_heads(void **st)
 	assert_non_null(strstr(f->message, "TP=3 does not divide the 32 attention heads"));
 	assert_int_equal(res.verdict, ADV_REJECT);
 	run(s, &res, "h100", 48, "llama3-8b", "layout", "tp4,pp2", NULL);
-	assert_null(finding(&res, "TP_NOT_DIVIDE_HEADS"));
+	assert_null(fixture_finding(&res, "TP_NOT_DIVIDE_HEADS"));
 	assert_int_not_equal(res.verdict, ADV_REJECT);
 }
 
 static void test_tp_kv_heads(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_result res;
 	const struct adv_finding *f;
 
 	run(s, &res, "h100", 48, "kv8-48heads", "layout", "tp6", NULL);
 	f = expect(&res, "TP_NOT_DIVIDE_KV_HEADS", ADV_SEV_REJECT);
-	assert_null(finding(&res, "TP_NOT_DIVIDE_HEADS"));
+	assert_null(fixture_finding(&res, "TP_NOT_DIVIDE_HEADS"));
 	assert_string_equal(f->fix, "--llm-layout=tp8 or --llm-layout=tp4");
 	run(s, &res, "h100", 48, "kv8-48heads", "layout", "tp8", NULL);
-	assert_null(finding(&res, "TP_NOT_DIVIDE_KV_HEADS"));
+	assert_null(fixture_finding(&res, "TP_NOT_DIVIDE_KV_HEADS"));
 	/* t a multiple of g is allowed (KV heads replicated). */
 	run(s, &res, "h100", 48, "kv8-48heads", "layout", "tp16", NULL);
-	assert_null(finding(&res, "TP_NOT_DIVIDE_KV_HEADS"));
+	assert_null(fixture_finding(&res, "TP_NOT_DIVIDE_KV_HEADS"));
 }
 
 static void test_tp_ffn(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_result res;
 
 	run(s, &res, "h100", 64, "odd-ffn", "layout", "tp16", NULL);
 	expect(&res, "TP_NOT_DIVIDE_FFN", ADV_SEV_REJECT);
 	run(s, &res, "h100", 64, "odd-ffn", "layout", "tp8", NULL);
-	assert_null(finding(&res, "TP_NOT_DIVIDE_FFN"));
+	assert_null(fixture_finding(&res, "TP_NOT_DIVIDE_FFN"));
 }
 
 static void test_experts(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_result res;
 	const struct adv_finding *f;
 
@@ -208,8 +158,8 @@ static void test_experts(void **st)
 	f = expect(&res, "EP_NOT_DIVIDE_EXPERTS", ADV_SEV_REJECT);
 	assert_string_equal(f->fix, "--llm-layout=ep4 or --llm-layout=ep2");
 	run(s, &res, "h100", 48, "mixtral-8x7b", "layout", "ep8", NULL);
-	assert_null(finding(&res, "EP_NOT_DIVIDE_EXPERTS"));
-	assert_null(finding(&res, "EP_GRID_NOT_DIVIDE_GPUS"));
+	assert_null(fixture_finding(&res, "EP_NOT_DIVIDE_EXPERTS"));
+	assert_null(fixture_finding(&res, "EP_GRID_NOT_DIVIDE_GPUS"));
 	/* A dense model has no experts. */
 	run(s, &res, "h100", 64, "llama3-8b", "layout", "ep2", NULL);
 	expect(&res, "EP_NOT_DIVIDE_EXPERTS", ADV_SEV_REJECT);
@@ -218,12 +168,12 @@ static void test_experts(void **st)
 	f = expect(&res, "EP_GRID_NOT_DIVIDE_GPUS", ADV_SEV_REJECT);
 	assert_non_null(strstr(f->fix, "ep4"));
 	run(s, &res, "h100", 12, "mixtral-8x7b", "layout", "ep4", NULL);
-	assert_null(finding(&res, "EP_GRID_NOT_DIVIDE_GPUS"));
+	assert_null(fixture_finding(&res, "EP_GRID_NOT_DIVIDE_GPUS"));
 }
 
 static void test_cp(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_result res;
 	const struct adv_finding *f;
 
@@ -232,12 +182,12 @@ static void test_cp(void **st)
 	assert_non_null(strstr(f->fix, "--llm-layout=tp8,cp2"));
 	assert_non_null(strstr(f->fix, "--llm-seq=4098"));
 	run(s, &res, "h100", 48, "llama3-8b", "layout", "tp8,cp2", "seq", "4096", NULL);
-	assert_null(finding(&res, "CP_SEQ_NOT_DIVISIBLE"));
+	assert_null(fixture_finding(&res, "CP_SEQ_NOT_DIVISIBLE"));
 }
 
 static void test_gbs(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_result res;
 	const struct adv_finding *f;
 
@@ -245,12 +195,12 @@ static void test_gbs(void **st)
 	f = expect(&res, "GBS_NOT_DIVISIBLE", ADV_SEV_REJECT);
 	assert_string_equal(f->fix, "--llm-gbs=104 or --llm-gbs=96");
 	run(s, &res, "h100", 64, "llama3-8b", "layout", "tp8", "gbs", "96", NULL);
-	assert_null(finding(&res, "GBS_NOT_DIVISIBLE"));
+	assert_null(fixture_finding(&res, "GBS_NOT_DIVISIBLE"));
 }
 
 static void test_vpp(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_result res;
 	const struct adv_finding *f;
 
@@ -261,12 +211,12 @@ static void test_vpp(void **st)
 	run(s, &res, "h100", 64, "llama3-8b", "layout", "tp4,pp4,vpp2", "gbs", "12", NULL);
 	f = expect(&res, "VPP_INVALID", ADV_SEV_REJECT);
 	run(s, &res, "h100", 64, "llama3-8b", "layout", "tp4,pp4,vpp2", "gbs", "16", NULL);
-	assert_null(finding(&res, "VPP_INVALID"));
+	assert_null(fixture_finding(&res, "VPP_INVALID"));
 }
 
 static void test_deepspeed_pipeline(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_result res;
 	const struct adv_finding *f;
 
@@ -276,15 +226,15 @@ static void test_deepspeed_pipeline(void **st)
 	assert_string_equal(f->fix, "--llm-zero=1 or --llm-layout=tp1");
 	run(s, &res, "h100", 64, "llama3-8b", "layout", "pp2", "framework", "deepspeed",
 	    "zero", "1", NULL);
-	assert_null(finding(&res, "ZERO_WITH_PIPELINE"));
+	assert_null(fixture_finding(&res, "ZERO_WITH_PIPELINE"));
 	run(s, &res, "h100", 64, "llama3-8b", "layout", "pp2", "framework", "megatron",
 	    "zero", "2", NULL);
-	assert_null(finding(&res, "ZERO_WITH_PIPELINE"));
+	assert_null(fixture_finding(&res, "ZERO_WITH_PIPELINE"));
 }
 
 static void test_policy_max_gpus(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_result res;
 	const struct adv_finding *f;
 
@@ -292,12 +242,12 @@ static void test_policy_max_gpus(void **st)
 	f = expect(&res, "POLICY_MAX_GPUS", ADV_SEV_REJECT);
 	assert_string_equal(f->fix, "request at most 16 GPUs (--gpus=16)");
 	run(s, &res, "", 16, "llama3-8b", "partition", "small", NULL);
-	assert_null(finding(&res, "POLICY_MAX_GPUS"));
+	assert_null(fixture_finding(&res, "POLICY_MAX_GPUS"));
 }
 
 static void test_gpu_count(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_result res;
 	const struct adv_finding *f;
 
@@ -305,8 +255,8 @@ static void test_gpu_count(void **st)
 	f = expect(&res, "GPU_COUNT_MISMATCH", ADV_SEV_REJECT);
 	assert_string_equal(f->fix, "--llm-layout=tp8,dp8, or request 128 GPUs");
 	run(s, &res, "h100", 64, "llama3-8b", "layout", "tp8,dp8", NULL);
-	assert_null(finding(&res, "GPU_COUNT_MISMATCH"));
-	assert_null(finding(&res, "GPUS_IDLE"));
+	assert_null(fixture_finding(&res, "GPU_COUNT_MISMATCH"));
+	assert_null(fixture_finding(&res, "GPUS_IDLE"));
 	/* Not a multiple of tp*pp*cp. */
 	run(s, &res, "h100", 60, "llama3-8b", "layout", "tp8", NULL);
 	f = expect(&res, "GPU_COUNT_MISMATCH", ADV_SEV_REJECT);
@@ -322,7 +272,7 @@ static void test_gpu_count(void **st)
 
 static void test_soft_rules(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_result res;
 	const struct adv_finding *f;
 
@@ -330,7 +280,7 @@ static void test_soft_rules(void **st)
 	f = expect(&res, "TP_CROSSES_NODE", ADV_SEV_WARN);
 	assert_string_equal(f->fix, "--llm-layout=tp8,pp2");
 	run(s, &res, "h100", 64, "llama3-70b", "layout", "tp8", NULL);
-	assert_null(finding(&res, "TP_CROSSES_NODE"));
+	assert_null(fixture_finding(&res, "TP_CROSSES_NODE"));
 
 	/* Llama 3 405B: 126 layers on PP=16, as Meta trained it: warn only. */
 	run(s, &res, "h100", 16384, "llama3-405b", "layout", "tp8,pp16", "seq", "8192",
@@ -338,31 +288,31 @@ static void test_soft_rules(void **st)
 	expect(&res, "PP_UNEVEN_LAYERS", ADV_SEV_WARN);
 	assert_int_not_equal(res.verdict, ADV_REJECT);
 	run(s, &res, "h100", 16384, "llama3-405b", "layout", "tp8,pp18", NULL);
-	assert_null(finding(&res, "PP_UNEVEN_LAYERS"));
+	assert_null(fixture_finding(&res, "PP_UNEVEN_LAYERS"));
 
 	/* Bubble (p-1)/(m v): pp8 with m = 4 is 7/4; m = 64 is 11%. */
 	run(s, &res, "h100", 64, "llama3-70b", "layout", "tp8,pp8", "gbs", "4", NULL);
 	f = expect(&res, "PIPELINE_BUBBLE", ADV_SEV_WARN);
 	assert_string_equal(f->fix, "--llm-gbs=29");
 	run(s, &res, "h100", 64, "llama3-70b", "layout", "tp8,pp8", "gbs", "64", NULL);
-	assert_null(finding(&res, "PIPELINE_BUBBLE"));
+	assert_null(fixture_finding(&res, "PIPELINE_BUBBLE"));
 
 	run(s, &res, "h100", 64, "llama3-70b", "layout", "tp8,nosp", NULL);
 	f = expect(&res, "SP_OFF_WITH_TP", ADV_SEV_WARN);
 	assert_string_equal(f->fix, "--llm-layout=tp8,sp");
 	run(s, &res, "h100", 64, "llama3-70b", "layout", "tp8,sp", NULL);
-	assert_null(finding(&res, "SP_OFF_WITH_TP"));
+	assert_null(fixture_finding(&res, "SP_OFF_WITH_TP"));
 
 	run(s, &res, "a100-80gb", 64, "gpt3-175b", "layout", "tp8,pp8", "seq", "4096", NULL);
 	expect(&res, "SEQ_EXCEEDS_MAX", ADV_SEV_WARN);
 	run(s, &res, "a100-80gb", 64, "gpt3-175b", "layout", "tp8,pp8", "seq", "2048", NULL);
-	assert_null(finding(&res, "SEQ_EXCEEDS_MAX"));
+	assert_null(fixture_finding(&res, "SEQ_EXCEEDS_MAX"));
 }
 
 /* layout_check() without a result counts hard rules only (planner use). */
 static void test_check_counts(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_job job;
 
 	memset(&job, 0, sizeof(job));
@@ -401,5 +351,5 @@ int main(void)
 		cmocka_unit_test(test_check_counts),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, fixture_teardown);
 }

@@ -18,12 +18,11 @@
 #include <cmocka.h>
 
 #include "engine.h"
+#include "fixture.h"
 #include "layout.h"
 #include "options.h"
 #include "planner.h"
 #include "policy.h"
-
-#define SHIPPED SRCDIR "/etc/catalog.yaml"
 
 static const char policy_yaml[] =
 	"mode: enforce\n"
@@ -31,63 +30,11 @@ static const char policy_yaml[] =
 	"  h100: { gpu: h100-sxm, gpus_per_node: 8 }\n"
 	"  small: { gpu: h100-sxm, gpus_per_node: 8, max_gpus: 16 }\n";
 
-struct state {
-	catalog_t *cat;
-	struct adv_policy *pol;
-};
-
+/* Requests that engine_check() judges pass --llm-ckpt=30m, about the optimum,
+ * so that checkpoint findings stay out of the verdicts these tests judge. */
 static int setup(void **st)
 {
-	struct state *s = calloc(1, sizeof(*s));
-	char err[ADV_ERR_MAX];
-
-	if (!s)
-		return -1;
-	*st = s;
-	s->cat = catalog_create();
-	if (!s->cat || catalog_load(s->cat, SHIPPED, err, sizeof(err)) != CATALOG_OK ||
-	    policy_load_string("policy", policy_yaml, s->cat, &s->pol, err, sizeof(err)) != 0) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
-	return 0;
-}
-
-static int teardown(void **st)
-{
-	struct state *s = *st;
-
-	policy_destroy(s->pol);
-	catalog_destroy(s->cat);
-	free(s);
-	return 0;
-}
-
-/*
- * A request: GPU type, GPUs, model, then option name/value pairs ending in
- * NULL ("partition" sets the partition).  The checkpoint interval is the
- * job's optimum-ish 30 minutes so that checkpoint findings stay out of the
- * verdicts these tests judge.
- */
-static void req(struct adv_request *r, const char *gpu, int gpus, const char *model, ...)
-{
-	const char *name;
-	char err[256];
-	va_list ap;
-
-	engine_request_init(r);
-	snprintf(r->res.gpu, sizeof(r->res.gpu), "%s", gpu);
-	r->res.gpus = gpus;
-	snprintf(r->wl.model, sizeof(r->wl.model), "%s", model);
-	va_start(ap, model);
-	while ((name = va_arg(ap, const char *)) != NULL) {
-		const char *value = va_arg(ap, const char *);
-		if (!strcmp(name, "partition"))
-			snprintf(r->res.partition, sizeof(r->res.partition), "%s", value);
-		else if (options_apply(&r->wl, name, value, err, sizeof(err)) != 0)
-			fail_msg("%s", err);
-	}
-	va_end(ap);
+	return fixture_setup(st, NULL, policy_yaml);
 }
 
 static void print_plans(const char *title, const struct planner_plan *p, int n)
@@ -109,7 +56,7 @@ static void print_plans(const char *title, const struct planner_plan *p, int n)
  * verdict (accept unless warnings were allowed), no reject-level finding,
  * and the memory and tokens/s the plan reports.
  */
-static void assert_plans_pass(const struct state *s, const struct adv_request *r,
+static void assert_plans_pass(const struct fixture *s, const struct adv_request *r,
 			      const struct planner_plan *p, int n)
 {
 	struct adv_request back;
@@ -144,7 +91,7 @@ static void assert_plans_pass(const struct state *s, const struct adv_request *r
 	}
 }
 
-static int plan(const struct state *s, const struct adv_request *r, const struct planner_opts *o,
+static int plan(const struct fixture *s, const struct adv_request *r, const struct planner_opts *o,
 		struct planner_plan *p, int max, const char *title)
 {
 	char err[ADV_ERR_MAX] = "";
@@ -161,12 +108,12 @@ static int plan(const struct state *s, const struct adv_request *r, const struct
 /* Llama 3 70B on 64 H100 at 8K: TP inside the node, all fit with headroom. */
 static void test_llama70b(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct planner_plan p[PLANNER_DEFAULT_TOP];
 	struct adv_request r;
 	int n, i;
 
-	req(&r, "h100", 64, "llama3-70b", "seq", "8192", "ckpt", "30m", NULL);
+	fixture_req(&r, "h100", 64, "llama3-70b", "seq", "8192", "ckpt", "30m", NULL);
 	n = plan(s, &r, NULL, p, PLANNER_DEFAULT_TOP, "llama3-70b on 64 h100, seq 8192");
 	assert_int_equal(n, PLANNER_DEFAULT_TOP);
 	for (i = 0; i < n; i++) {
@@ -186,12 +133,12 @@ static void test_llama70b(void **st)
 /* GPT-3 175B on 1,024 A100 80 GB: TP8 with PP >= 8 (Narayanan et al. 2021). */
 static void test_gpt3(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct planner_plan p[PLANNER_DEFAULT_TOP];
 	struct adv_request r;
 	int n, i, found = 0;
 
-	req(&r, "a100-80gb", 1024, "gpt3-175b", "gbs", "1536", "ckpt", "30m", NULL);
+	fixture_req(&r, "a100-80gb", 1024, "gpt3-175b", "gbs", "1536", "ckpt", "30m", NULL);
 	n = plan(s, &r, NULL, p, PLANNER_DEFAULT_TOP, "gpt3-175b on 1024 a100-80gb, gbs 1536");
 	assert_true(n >= 3);
 	for (i = 0; i < n; i++) {
@@ -206,12 +153,12 @@ static void test_gpt3(void **st)
 /* Mixtral 8x7B on 64 H100: expert parallelism. */
 static void test_mixtral(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct planner_plan p[PLANNER_DEFAULT_TOP];
 	struct adv_request r;
 	int n, i;
 
-	req(&r, "h100", 64, "mixtral-8x7b", "ckpt", "30m", NULL);
+	fixture_req(&r, "h100", 64, "mixtral-8x7b", "ckpt", "30m", NULL);
 	n = plan(s, &r, NULL, p, PLANNER_DEFAULT_TOP, "mixtral-8x7b on 64 h100");
 	assert_int_equal(n, PLANNER_DEFAULT_TOP);
 	for (i = 0; i < 3; i++)
@@ -223,14 +170,14 @@ static void test_mixtral(void **st)
 /* The bounds never drop the best plan: top 1 is the first of top 20. */
 static void test_pruning_keeps_best(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct planner_plan one, many[20];
 	struct planner_opts o;
 	struct adv_request r;
 	int n;
 
 	planner_opts_init(&o);
-	req(&r, "h100", 64, "mixtral-8x7b", "ckpt", "30m", NULL);
+	fixture_req(&r, "h100", 64, "mixtral-8x7b", "ckpt", "30m", NULL);
 	o.top = 20;
 	n = plan(s, &r, &o, many, 20, "mixtral-8x7b top 20");
 	assert_true(n > 5);
@@ -250,7 +197,7 @@ static void test_pruning_keeps_best(void **st)
  * planner's first plan.
  */
 /* The fastest accepted setting of one tp/pp/ep/etp (0 when none). */
-static double brute_base(const struct state *s, const struct adv_request *base, int L,
+static double brute_base(const struct fixture *s, const struct adv_request *base, int L,
 			 int tp, int pp, int ep, int etp)
 {
 	int v, z, rc, b;
@@ -281,7 +228,7 @@ static double brute_base(const struct state *s, const struct adv_request *base, 
 	return best;
 }
 
-static double brute_best(const struct state *s, const struct adv_request *base, int gpus)
+static double brute_best(const struct fixture *s, const struct adv_request *base, int gpus)
 {
 	const struct adv_model *m = catalog_find_model(s->cat, base->wl.model);
 	int experts = m->has_moe ? m->moe.experts : 1, tp, pp, ep;
@@ -301,18 +248,18 @@ static double brute_best(const struct state *s, const struct adv_request *base, 
 
 static void test_bounds_match_brute_force(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct planner_plan p[1];
 	struct adv_request r;
 	double best;
 
-	req(&r, "h100", 64, "mixtral-8x7b", "ckpt", "30m", NULL);
+	fixture_req(&r, "h100", 64, "mixtral-8x7b", "ckpt", "30m", NULL);
 	assert_int_equal(plan(s, &r, NULL, p, 1, "mixtral-8x7b top 1"), 1);
 	best = brute_best(s, &r, 64);
 	print_message("brute force %.1f tokens/s, planner %.1f\n", best, p[0].estimate.tokens_per_s);
 	assert_true(fabs(best - p[0].estimate.tokens_per_s) <= 1e-9 * best);
 
-	req(&r, "h100", 64, "llama3-70b", "gbs", "512", "ckpt", "30m", NULL);
+	fixture_req(&r, "h100", 64, "llama3-70b", "gbs", "512", "ckpt", "30m", NULL);
 	assert_int_equal(plan(s, &r, NULL, p, 1, "llama3-70b gbs 512 top 1"), 1);
 	best = brute_best(s, &r, 64);
 	print_message("brute force %.1f tokens/s, planner %.1f\n", best, p[0].estimate.tokens_per_s);
@@ -322,7 +269,7 @@ static void test_bounds_match_brute_force(void **st)
 /* Framework rules: DeepSpeed pipelines keep ZeRO <= 1, FSDP is ZeRO-3. */
 static void test_frameworks(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct planner_plan p[10];
 	struct planner_opts o;
 	struct adv_request r;
@@ -330,13 +277,13 @@ static void test_frameworks(void **st)
 
 	planner_opts_init(&o);
 	o.top = 10;
-	req(&r, "h100", 64, "llama3-70b", "framework", "deepspeed", "ckpt", "30m", NULL);
+	fixture_req(&r, "h100", 64, "llama3-70b", "framework", "deepspeed", "ckpt", "30m", NULL);
 	n = plan(s, &r, &o, p, 10, "llama3-70b deepspeed");
 	assert_true(n > 0);
 	for (i = 0; i < n; i++)
 		if (p[i].layout.pp > 1)
 			assert_true(p[i].layout.zero <= 1);
-	req(&r, "h100", 64, "llama3-70b", "framework", "fsdp", "ckpt", "30m", NULL);
+	fixture_req(&r, "h100", 64, "llama3-70b", "framework", "fsdp", "ckpt", "30m", NULL);
 	n = plan(s, &r, &o, p, 10, "llama3-70b fsdp");
 	assert_true(n > 0);
 	for (i = 0; i < n; i++)
@@ -346,13 +293,13 @@ static void test_frameworks(void **st)
 /* Serving: ZeRO 0, the micro-batch is the batch of sequences. */
 static void test_inference(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct planner_plan p[PLANNER_DEFAULT_TOP];
 	struct adv_request r;
 	char opt[PLANNER_OPTS_MAX];
 	int n, i;
 
-	req(&r, "h100", 8, "llama3-70b", "task", "infer", "seq", "8192", NULL);
+	fixture_req(&r, "h100", 8, "llama3-70b", "task", "infer", "seq", "8192", NULL);
 	n = plan(s, &r, NULL, p, PLANNER_DEFAULT_TOP, "llama3-70b serving on 8 h100");
 	assert_true(n > 0);
 	for (i = 0; i < n; i++) {
@@ -370,12 +317,12 @@ static void test_inference(void **st)
  */
 static void test_long_context(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct planner_plan p[PLANNER_DEFAULT_TOP];
 	struct adv_request r;
 	int n, i;
 
-	req(&r, "h100", 1024, "llama3-405b", "seq", "131072", "ckpt", "30m", NULL);
+	fixture_req(&r, "h100", 1024, "llama3-405b", "seq", "131072", "ckpt", "30m", NULL);
 	n = plan(s, &r, NULL, p, PLANNER_DEFAULT_TOP, "llama3-405b seq 128K on 1024 h100");
 	assert_true(n > 0);
 	for (i = 0; i < n; i++) {
@@ -391,7 +338,7 @@ static void test_long_context(void **st)
  */
 static void test_warnings_allowed(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct planner_plan p[10];
 	struct planner_opts o;
 	struct adv_request r;
@@ -399,7 +346,8 @@ static void test_warnings_allowed(void **st)
 
 	planner_opts_init(&o);
 	o.top = 10;
-	req(&r, "h100", 16384, "llama3-405b", "seq", "8192", "gbs", "16384", "ckpt", "20m", NULL);
+	fixture_req(&r, "h100", 16384, "llama3-405b", "seq", "8192", "gbs", "16384", "ckpt", "20m",
+		    NULL);
 	n = plan(s, &r, &o, p, 10, "llama3-405b on 16384 h100, accept only");
 	assert_true(n > 0);
 	for (i = 0; i < n; i++) {
@@ -420,7 +368,7 @@ static void test_warnings_allowed(void **st)
 /* TP stays inside a node unless asked; across nodes it is a warning. */
 static void test_cross_node_tp(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct planner_plan p[40];
 	struct planner_opts o;
 	struct adv_request r;
@@ -428,7 +376,7 @@ static void test_cross_node_tp(void **st)
 
 	planner_opts_init(&o);
 	o.top = 40;
-	req(&r, "h100", 32, "llama3-70b", "ckpt", "30m", NULL);
+	fixture_req(&r, "h100", 32, "llama3-70b", "ckpt", "30m", NULL);
 	n = plan(s, &r, &o, p, 40, "llama3-70b on 32 h100, TP in node");
 	for (i = 0; i < n; i++)
 		assert_true(p[i].layout.tp <= 8);
@@ -445,18 +393,18 @@ static void test_cross_node_tp(void **st)
 /* Nothing fits: no plans, not an error. */
 static void test_nothing_fits(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct planner_plan p[PLANNER_DEFAULT_TOP];
 	struct adv_request r;
 	int n = -1;
 
-	req(&r, "h100", 8, "llama3-405b", NULL);
+	fixture_req(&r, "h100", 8, "llama3-405b", NULL);
 	assert_int_equal(planner_plan(s->cat, s->pol, &r, NULL, p, PLANNER_DEFAULT_TOP, &n, NULL, 0),
 			 PLANNER_OK);
 	assert_int_equal(n, 0);
 }
 
-static void expect_error(const struct state *s, const struct adv_request *r, int code,
+static void expect_error(const struct fixture *s, const struct adv_request *r, int code,
 			 const char *needle)
 {
 	struct planner_plan p[2];
@@ -471,65 +419,42 @@ static void expect_error(const struct state *s, const struct adv_request *r, int
 
 static void test_bad_input(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct planner_plan p[2];
 	struct adv_request r;
 	int n;
 
-	req(&r, "h100", 64, "llama3-700b", NULL);
+	fixture_req(&r, "h100", 64, "llama3-700b", NULL);
 	expect_error(s, &r, PLANNER_ERR_MODEL_UNKNOWN, "'llama3-700b'");
-	req(&r, "h100", 0, "llama3-70b", NULL);
+	fixture_req(&r, "h100", 0, "llama3-70b", NULL);
 	expect_error(s, &r, PLANNER_ERR_NO_GPUS, "--gpus");
-	req(&r, "h100", 64, "", NULL);
+	fixture_req(&r, "h100", 64, "", NULL);
 	expect_error(s, &r, PLANNER_ERR_MODEL_NOT_GIVEN, "--model");
-	req(&r, "tpu-v5", 64, "llama3-70b", NULL);
+	fixture_req(&r, "tpu-v5", 64, "llama3-70b", NULL);
 	expect_error(s, &r, PLANNER_ERR_GPU_UNKNOWN, "'tpu-v5'");
-	req(&r, "", 64, "llama3-70b", NULL);
+	fixture_req(&r, "", 64, "llama3-70b", NULL);
 	expect_error(s, &r, PLANNER_ERR_GPU_UNKNOWN, "--gpu");
-	req(&r, "", 64, "llama3-70b", "partition", "small", NULL);
+	fixture_req(&r, "", 64, "llama3-70b", "partition", "small", NULL);
 	expect_error(s, &r, PLANNER_ERR_MAX_GPUS, "at most 16");
-	req(&r, "a100-80gb", 64, "llama3-70b", "precision", "fp8", NULL);
+	fixture_req(&r, "a100-80gb", 64, "llama3-70b", "precision", "fp8", NULL);
 	expect_error(s, &r, PLANNER_ERR_FP8_UNSUPPORTED, "fp8");
-	req(&r, "h100", 64, "llama3-70b", NULL);
+	fixture_req(&r, "h100", 64, "llama3-70b", NULL);
 	assert_int_equal(planner_plan(s->cat, s->pol, &r, NULL, p, 0, &n, NULL, 0), PLANNER_ERR_ARG);
 	assert_int_equal(planner_plan(s->cat, s->pol, NULL, NULL, p, 2, &n, NULL, 0), PLANNER_ERR_ARG);
 	assert_string_equal(planner_strerror(PLANNER_ERR_NO_GPUS), "no GPUs");
 	assert_string_equal(planner_strerror(99), "unknown planner error");
 	/* GPUs from nodes x GPUs per node, and the partition's GPU type. */
-	req(&r, "", 0, "llama3-8b", "partition", "h100", "ckpt", "30m", NULL);
+	fixture_req(&r, "", 0, "llama3-8b", "partition", "h100", "ckpt", "30m", NULL);
 	r.res.nodes = 2;
 	assert_int_equal(plan(s, &r, NULL, p, 2, "llama3-8b on 2 nodes of partition h100"), 2);
 	assert_int_equal(p[0].layout.gpus, 16);
 }
 
-/* Applies "--llm-a=x --llm-b=y (…)" to a request. */
+/* Applies a fix's layout in place of the request's. */
 static void apply_fix(struct adv_request *r, const char *fix)
 {
-	char buf[ADV_MSG_MAX], *tok, *save = NULL, *paren, err[256];
-
-	snprintf(buf, sizeof(buf), "%s", fix);
-	paren = strchr(buf, '(');
-	if (paren)
-		*paren = '\0';
 	layout_unset(&r->wl.layout);
-	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-		char *eq = strchr(tok, '=');
-		assert_non_null(eq);
-		assert_true(strncmp(tok, "--llm-", 6) == 0);
-		*eq = '\0';
-		if (options_apply(&r->wl, tok + 6, eq + 1, err, sizeof(err)) != 0)
-			fail_msg("%s", err);
-	}
-}
-
-static const struct adv_finding *finding(const struct adv_result *res, const char *code)
-{
-	int i;
-
-	for (i = 0; i < res->n_findings; i++)
-		if (!strcmp(res->findings[i].code, code))
-			return &res->findings[i];
-	return NULL;
+	fixture_apply_fix(r, fix);
 }
 
 /*
@@ -538,18 +463,18 @@ static const struct adv_finding *finding(const struct adv_result *res, const cha
  */
 static void test_reject_carries_plan(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	const struct adv_finding *f;
 	struct adv_request r;
 	struct adv_result res;
 
-	req(&r, "h100", 64, "llama3-70b", "layout", "tp3", "ckpt", "30m", NULL);
+	fixture_req(&r, "h100", 64, "llama3-70b", "layout", "tp3", "ckpt", "30m", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
 	assert_int_equal(res.verdict, ADV_REJECT);
-	f = finding(&res, "TP_NOT_DIVIDE_HEADS");
+	f = fixture_finding(&res, "TP_NOT_DIVIDE_HEADS");
 	assert_non_null(f);
 	assert_string_equal(f->fix, "--llm-layout=tp4 or --llm-layout=tp2");
-	f = finding(&res, "BEST_PLAN");
+	f = fixture_finding(&res, "BEST_PLAN");
 	assert_non_null(f);
 	assert_int_equal(f->severity, ADV_SEV_WARN);
 	print_message("BEST_PLAN: %s | fix: %s\n", f->message, f->fix);
@@ -560,13 +485,13 @@ static void test_reject_carries_plan(void **st)
 	assert_int_equal(res.verdict, ADV_ACCEPT);
 
 	/* Memory: the cheapest change stays first, the plan comes with it. */
-	req(&r, "h100", 64, "llama3-70b", "layout", "tp1", "zero", "0", "task", "finetune",
-	    "ckpt", "30m", NULL);
+	fixture_req(&r, "h100", 64, "llama3-70b", "layout", "tp1", "zero", "0", "task", "finetune",
+		    "ckpt", "30m", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
-	f = finding(&res, "MEM_OVER_CAPACITY");
+	f = fixture_finding(&res, "MEM_OVER_CAPACITY");
 	assert_non_null(f);
 	assert_null(strstr(f->fix, "est."));
-	f = finding(&res, "BEST_PLAN");
+	f = fixture_finding(&res, "BEST_PLAN");
 	assert_non_null(f);
 	print_message("BEST_PLAN: %s | fix: %s\n", f->message, f->fix);
 	apply_fix(&r, f->fix);
@@ -574,18 +499,19 @@ static void test_reject_carries_plan(void **st)
 	assert_int_equal(res.verdict, ADV_ACCEPT);
 
 	/* Nothing fits on 8 GPUs: no plan to offer. */
-	req(&r, "h100", 8, "llama3-405b", "layout", "tp8", NULL);
+	fixture_req(&r, "h100", 8, "llama3-405b", "layout", "tp8", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
 	assert_true(engine_has_finding(&res, "MEM_OVER_CAPACITY"));
 	assert_false(engine_has_finding(&res, "BEST_PLAN"));
 
 	/* Accepted jobs and rejects no layout can fix get no plan. */
-	req(&r, "h100", 64, "llama3-70b", "layout", "tp8,pp8", "zero", "1", "ckpt", "30m", NULL);
+	fixture_req(&r, "h100", 64, "llama3-70b", "layout", "tp8,pp8", "zero", "1", "ckpt", "30m",
+		    NULL);
 	engine_check(s->cat, s->pol, &r, &res);
 	assert_int_equal(res.verdict, ADV_ACCEPT);
 	assert_int_equal(res.n_findings, 0);
-	req(&r, "a100-80gb", 64, "llama3-70b", "layout", "tp8,pp2", "precision", "fp8",
-	    "ckpt", "30m", NULL);
+	fixture_req(&r, "a100-80gb", 64, "llama3-70b", "layout", "tp8,pp2", "precision", "fp8",
+		    "ckpt", "30m", NULL);
 	engine_check(s->cat, s->pol, &r, &res);
 	assert_true(engine_has_finding(&res, "FP8_UNSUPPORTED"));
 	assert_false(engine_has_finding(&res, "BEST_PLAN"));
@@ -594,14 +520,14 @@ static void test_reject_carries_plan(void **st)
 /* engine_evaluate(): the policy's mode does not soften what it reports. */
 static void test_evaluate_ignores_mode(void **st)
 {
-	struct state *s = *st;
+	struct fixture *s = *st;
 	struct adv_policy *warn;
 	struct adv_request r;
 	struct adv_result res;
 	char err[ADV_ERR_MAX];
 
 	assert_int_equal(policy_load_string("warn", "mode: warn\n", s->cat, &warn, err, sizeof(err)), 0);
-	req(&r, "h100", 64, "llama3-70b", "layout", "tp3", "ckpt", "30m", NULL);
+	fixture_req(&r, "h100", 64, "llama3-70b", "layout", "tp3", "ckpt", "30m", NULL);
 	engine_check(s->cat, warn, &r, &res);
 	assert_int_equal(res.verdict, ADV_WARN);
 	assert_true(engine_has_finding(&res, "BEST_PLAN"));
@@ -630,5 +556,5 @@ int main(void)
 		cmocka_unit_test(test_evaluate_ignores_mode),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, fixture_teardown);
 }
