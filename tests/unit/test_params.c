@@ -17,8 +17,8 @@
 #include <cmocka.h>
 
 #include "catalog.h"
+#include "fixture.h"
 
-#define SHIPPED SRCDIR "/etc/catalog.yaml"
 /* issue 2: computed vs published parameter count. */
 #define PARAMS_TOLERANCE 0.02
 
@@ -26,14 +26,8 @@ static catalog_t *cat;
 
 static int load(void **st)
 {
-	char err[ADV_ERR_MAX];
-
-	cat = catalog_create();
-	if (!cat || catalog_load(cat, SHIPPED, err, sizeof(err)) != CATALOG_OK) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
-	return 0;
+	cat = fixture_catalog(NULL);
+	return cat ? 0 : -1;
 }
 
 static int unload(void **st)

@@ -16,23 +16,17 @@
 #include <cmocka.h>
 
 #include "catalog.h"
+#include "fixture.h"
 #include "policy.h"
 
-#define SHIPPED_CATALOG SRCDIR "/etc/catalog.yaml"
 #define SHIPPED_POLICY SRCDIR "/etc/policy.yaml"
 
 static catalog_t *cat;
 
 static int load_catalog(void **st)
 {
-	char err[ADV_ERR_MAX];
-
-	cat = catalog_create();
-	if (!cat || catalog_load(cat, SHIPPED_CATALOG, err, sizeof(err))) {
-		fprintf(stderr, "%s\n", err);
-		return -1;
-	}
-	return 0;
+	cat = fixture_catalog(NULL);
+	return cat ? 0 : -1;
 }
 
 static int free_catalog(void **st)
