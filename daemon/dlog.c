@@ -594,6 +594,31 @@ static void row_to_rec(sqlite3_stmt *st, struct dlog_rec *r)
 	col_text(st, 20, r->unenforced, sizeof(r->unenforced));
 }
 
+/*
+ * Opens a reader connection of its own on the committed log (WAL lets it
+ * run beside the writer) and prepares sql on it.  On failure *db and *st
+ * may still need sqlite3_finalize()/sqlite3_close().
+ */
+static int reader_open(const char *sql, sqlite3 **db, sqlite3_stmt **st, char *err,
+		       size_t errlen)
+{
+	int rc;
+
+	if (!D.path) {
+		adv_snprintf(err, errlen, "the decision log is not open");
+		return -1;
+	}
+	wait_committed();
+	rc = sqlite3_open_v2(D.path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK || sqlite3_prepare_v2(*db, sql, -1, st, NULL) != SQLITE_OK) {
+		adv_snprintf(err, errlen, "decision log: %s",
+			     *db ? sqlite3_errmsg(*db) : "cannot open");
+		return -1;
+	}
+	sqlite3_busy_timeout(*db, 2000);
+	return 0;
+}
+
 int dlog_query(const struct dlog_filter *f, struct dlog_rec **out, size_t *n,
 	       char *err, size_t errlen)
 {
@@ -609,18 +634,8 @@ int dlog_query(const struct dlog_filter *f, struct dlog_rec **out, size_t *n,
 
 	*out = NULL;
 	*n = 0;
-	if (!D.path) {
-		adv_snprintf(err, errlen, "the decision log is not open");
-		return -1;
-	}
-	wait_committed();
-	/* A reader connection of its own: WAL lets it run beside the writer. */
-	rc = sqlite3_open_v2(D.path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc != SQLITE_OK || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		adv_snprintf(err, errlen, "decision log: %s", db ? sqlite3_errmsg(db) : "cannot open");
+	if (reader_open(sql, &db, &st, err, errlen))
 		goto out;
-	}
-	sqlite3_busy_timeout(db, 2000);
 	bind_text(st, 1, f->user);
 	if (f->job_id)
 		sqlite3_bind_int64(st, 2, f->job_id);
@@ -672,17 +687,8 @@ int dlog_scan(const struct dlog_filter *f, void (*fn)(const struct dlog_rec *r, 
 		adv_snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (!D.path) {
-		adv_snprintf(err, errlen, "the decision log is not open");
+	if (reader_open(sql, &db, &st, err, errlen))
 		goto out;
-	}
-	wait_committed();
-	rc = sqlite3_open_v2(D.path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc != SQLITE_OK || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		adv_snprintf(err, errlen, "decision log: %s", db ? sqlite3_errmsg(db) : "cannot open");
-		goto out;
-	}
-	sqlite3_busy_timeout(db, 2000);
 	bind_text(st, 1, f->user);
 	if (f->verdict >= 0)
 		sqlite3_bind_int(st, 2, f->verdict);

@@ -76,24 +76,40 @@ static int build_request(struct adv_request *r, const char *gpu, int gpus, const
 	return 0;
 }
 
-/* Runs engine_check() on one request for env->seconds on one core. */
-static int time_checks(const struct bench_env *env, const struct adv_request *r,
-		       struct bench_figure *fig)
+static void set_rate(struct bench_figure *fig, long ops, double el)
 {
-	static struct adv_result res;
+	fig->ops = ops;
+	fig->ops_per_s = ops / el;
+	fig->us_per_op = el * 1e6 / ops;
+}
+
+/*
+ * Runs engine_check() on one request for env->seconds on one core, reading
+ * the clock every batch checks (1 for slow checks, more for fast ones so the
+ * clock does not dominate); *res is the last answer.
+ */
+static void run_checks(const struct bench_env *env, const struct adv_request *r, int batch,
+		       struct adv_result *res, struct bench_figure *fig)
+{
 	double start = now_s(), el;
 	long n = 0;
 	int i;
 
 	do {
-		for (i = 0; i < BENCH_BATCH; i++)
-			engine_check(env->cat, &env->pol, r, &res);
-		n += BENCH_BATCH;
+		for (i = 0; i < batch; i++)
+			engine_check(env->cat, &env->pol, r, res);
+		n += batch;
 		el = now_s() - start;
 	} while (el < env->seconds);
-	fig->ops = n;
-	fig->ops_per_s = n / el;
-	fig->us_per_op = el * 1e6 / n;
+	set_rate(fig, n, el);
+}
+
+static int time_checks(const struct bench_env *env, const struct adv_request *r,
+		       struct bench_figure *fig)
+{
+	static struct adv_result res;
+
+	run_checks(env, r, BENCH_BATCH, &res, fig);
 	adv_snprintf(fig->note, sizeof(fig->note), "verdict %s, %d findings, %.1f GiB per GPU",
 		     engine_verdict_name(res.verdict), res.n_findings, res.memory.per_gpu_gib);
 	return 0;
@@ -144,9 +160,7 @@ static int time_plans(const struct bench_env *env, const struct adv_request *r,
 		ops++;
 		el = now_s() - start;
 	} while (el < env->seconds);
-	fig->ops = ops;
-	fig->ops_per_s = ops / el;
-	fig->us_per_op = el * 1e6 / ops;
+	set_rate(fig, ops, el);
 	opt[0] = '\0';
 	if (n > 0)
 		planner_plan_options(&plans[0], opt, sizeof(opt));
@@ -197,21 +211,11 @@ static int bench_reject_with_fix(const struct bench_env *env, struct bench_figur
 					    "ckpt", "20m", NULL };
 	static struct adv_result res;
 	struct adv_request r;
-	double start, el;
-	long ops = 0;
 	int i;
 
 	if (build_request(&r, "h100", 16384, "llama3-405b", opts) != 0)
 		return -1;
-	start = now_s();
-	do {
-		engine_check(env->cat, &env->pol, &r, &res);
-		ops++;
-		el = now_s() - start;
-	} while (el < env->seconds);
-	fig->ops = ops;
-	fig->ops_per_s = ops / el;
-	fig->us_per_op = el * 1e6 / ops;
+	run_checks(env, &r, 1, &res, fig);
 	adv_snprintf(fig->note, sizeof(fig->note), "verdict %s, no BEST_PLAN",
 		     engine_verdict_name(res.verdict));
 	for (i = 0; i < res.n_findings; i++)
