@@ -127,3 +127,24 @@ expect_status() {
 value() {
 	sed -n "s/^$1=//p" "$2" | head -n 1
 }
+
+# dgram_listen SOCKET FILE WHAT: a background listener (python3 as $PY)
+# that appends every datagram arriving on the unix socket SOCKET to FILE,
+# one per line: a stand-in for /dev/log or systemd's NOTIFY_SOCKET.
+# LISTENER is its pid; it is killed on exit.  Returns once SOCKET exists.
+dgram_listen() {
+	"$PY" - "$1" "$2" <<'EOT' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "ab", buffering=0) as out:
+    while True:
+        out.write(s.recv(65536) + b"\n")
+EOT
+	LISTENER=$!
+	trap 'kill "$LISTENER" 2> /dev/null; cleanup' EXIT
+	i=0
+	while [ ! -S "$1" ]; do
+		i=$((i + 1)); [ $i -lt 100 ] || fail "$3 did not appear"; sleep 0.05
+	done
+}

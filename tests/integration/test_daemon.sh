@@ -103,18 +103,16 @@ done
 pass "10 silent and 10 half-frame clients: others answered within $max ms, the idle ones closed at their timeouts"
 
 # --- bad frames are refused, the daemon keeps serving ----------------------------
-"$WIRECLIENT" "$SOCK" oversized > "$SCRATCH/o" || fail "oversized: $(cat "$SCRATCH/o")"
-[ "$(value error_code "$SCRATCH/o")" = 3 ] && [ "$(value closed "$SCRATCH/o")" = 1 ] ||
-	fail "oversized frame: $(cat "$SCRATCH/o")"
-"$WIRECLIENT" "$SOCK" truncated > "$SCRATCH/t" || fail "truncated: $(cat "$SCRATCH/t")"
-[ "$(value error_code "$SCRATCH/t")" = 2 ] && [ "$(value closed "$SCRATCH/t")" = 1 ] ||
-	fail "truncated frame: $(cat "$SCRATCH/t")"
-"$WIRECLIENT" "$SOCK" malformed > "$SCRATCH/m" || fail "malformed: $(cat "$SCRATCH/m")"
-[ "$(value error_code "$SCRATCH/m")" = 2 ] && [ "$(value closed "$SCRATCH/m")" = 1 ] ||
-	fail "malformed frame: $(cat "$SCRATCH/m")"
-"$WIRECLIENT" "$SOCK" version > "$SCRATCH/v" || fail "version: $(cat "$SCRATCH/v")"
-[ "$(value error_code "$SCRATCH/v")" = 1 ] && [ "$(value closed "$SCRATCH/v")" = 1 ] ||
-	fail "unknown version: $(cat "$SCRATCH/v")"
+# bad_frame KIND CODE WHAT: the frame is answered with error CODE, then closed.
+bad_frame() {
+	"$WIRECLIENT" "$SOCK" "$1" > "$SCRATCH/$1" || fail "$1: $(cat "$SCRATCH/$1")"
+	[ "$(value error_code "$SCRATCH/$1")" = "$2" ] && [ "$(value closed "$SCRATCH/$1")" = 1 ] ||
+		fail "$3: $(cat "$SCRATCH/$1")"
+}
+bad_frame oversized 3 "oversized frame"
+bad_frame truncated 2 "truncated frame"
+bad_frame malformed 2 "malformed frame"
+bad_frame version 1 "unknown version"
 "$WIRECLIENT" "$SOCK" random 100 > "$SCRATCH/rnd" || fail "random frames: $(cat "$SCRATCH/rnd")"
 kill -0 "$DAEMON_PID" || fail "advisord died on bad frames"
 "$WIRECLIENT" "$SOCK" check 20 > "$SCRATCH/after" || fail "checks after bad frames"

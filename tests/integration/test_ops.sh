@@ -243,20 +243,7 @@ if [ -z "$PY" ] || ! unshare --mount true 2> /dev/null; then
 fi
 mkdir "$SCRATCH/dev"
 for d in null zero urandom random; do cp -a "/dev/$d" "$SCRATCH/dev/"; done
-"$PY" - "$SCRATCH/dev/log" "$SCRATCH/syslog.txt" <<'EOT' &
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-with open(sys.argv[2], "ab", buffering=0) as out:
-    while True:
-        out.write(s.recv(65536) + b"\n")
-EOT
-listener=$!
-trap 'kill "$listener" 2> /dev/null; cleanup' EXIT
-i=0
-while [ ! -S "$SCRATCH/dev/log" ]; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "test syslog socket did not appear"; sleep 0.05
-done
+dgram_listen "$SCRATCH/dev/log" "$SCRATCH/syslog.txt" "test syslog socket"
 DB=$SCRATCH/lib/decisions.db
 unshare --mount sh -c 'mount --bind "$1" /dev && shift && exec "$@"' sh "$SCRATCH/dev" \
 	"$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" --socket "$SOCK" \
@@ -269,8 +256,8 @@ done
 ctl check --partition h100 --gpus 32 --model llama3-70b --layout tp3 > /dev/null
 ctl check --partition h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1 > /dev/null
 stop_daemon TERM
-kill "$listener" 2> /dev/null
-wait "$listener" 2> /dev/null
+kill "$LISTENER" 2> /dev/null
+wait "$LISTENER" 2> /dev/null
 # "<30>Nov 21 12:00:00 advisord[123]: {...}": LOG_DAEMON|LOG_INFO = 30.
 grep -c '^<30>.* advisord\[[0-9]*\]: {' "$SCRATCH/syslog.txt" > "$SCRATCH/n" || true
 [ "$(cat "$SCRATCH/n")" -eq 2 ] || fail "want 2 JSON decisions on syslog: $(cat "$SCRATCH/syslog.txt")"

@@ -44,20 +44,7 @@ fi
 # --- Type=notify: the messages systemd waits for ---------------------------------------
 PY=$(command -v python3 || true)
 [ -n "$PY" ] || { echo "# skip the notify protocol: python3 is needed"; exit 0; }
-"$PY" - "$SCRATCH/notify" "$SCRATCH/notify.txt" <<'EOT' &
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-with open(sys.argv[2], "ab", buffering=0) as out:
-    while True:
-        out.write(s.recv(4096) + b"\n")
-EOT
-listener=$!
-trap 'kill "$listener" 2> /dev/null; cleanup' EXIT
-i=0
-while [ ! -S "$SCRATCH/notify" ]; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "notify socket did not appear"; sleep 0.05
-done
+dgram_listen "$SCRATCH/notify" "$SCRATCH/notify.txt" "notify socket"
 NOTIFY_SOCKET=$SCRATCH/notify
 export NOTIFY_SOCKET
 start_daemon
