@@ -265,6 +265,12 @@ static int do_check(struct handler *h, const struct peer *p, const struct snapsh
 	rc = service_check_request(m, user, &req, err, errlen);
 	if (rc)
 		return rc;
+	/* No -p: Slurm puts the job in the default partition, so that
+	 * partition's mode, GPU and limits apply (and it is what gets logged). */
+	if (!req.res.partition[0] && m->has_context &&
+	    m->context != ADVISOR__CONTEXT__CTX_ADVISORCTL)
+		if (slurmgres_default_partition(req.res.partition, sizeof(req.res.partition)) != 0)
+			req.res.partition[0] = '\0';   /* unknown: the global policy applies */
 	if (!req.res.gpu[0]) {
 		const struct adv_partition *pt = policy_find_partition(s->pol, req.res.partition);
 

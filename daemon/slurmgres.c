@@ -238,3 +238,27 @@ int slurmgres_gpu_for_partition(const char *partition, char *gpu, size_t len)
 	pthread_mutex_unlock(&slurmgres_lock);
 	return rc;
 }
+
+int slurmgres_default_partition(char *name, size_t len)
+{
+	size_t i;
+	int rc = -1;
+
+	if (!name || !len)
+		return -1;
+	name[0] = '\0';
+	pthread_once(&slurmgres_once, slurmgres_start);
+	if (!slurmgres_enabled)
+		return -1;
+	pthread_mutex_lock(&slurmgres_lock);
+	slurmgres_wait_first();
+	for (i = 0; i < slurmgres_nparts; i++) {
+		if (slurmgres_parts[i].is_default) {
+			adv_strlcpy(name, slurmgres_parts[i].name, len);
+			rc = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&slurmgres_lock);
+	return rc;
+}

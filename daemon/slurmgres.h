@@ -17,4 +17,11 @@
  */
 int slurmgres_gpu_for_partition(const char *partition, char *gpu, size_t len);
 
+/*
+ * Writes the name of the cluster's default partition (Default=YES) to name.
+ * A job submitted without -p runs there, so its per-partition policy
+ * applies.  Returns 0, or -1 when it is not known (no Slurm, no default).
+ */
+int slurmgres_default_partition(char *name, size_t len);
+
 #endif

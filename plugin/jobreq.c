@@ -431,8 +431,50 @@ static size_t jobreq_table(enum jobreq_tool tool, struct option *tab, const char
 	return n;
 }
 
+#define JOBREQ_SPANK_PREFIX "_SLURM_SPANK_OPTION_"
+
+/*
+ * Another SPANK plugin's option given as "--opt value": Slurm knows it
+ * takes a value, this table does not.  Slurm has already put every SPANK
+ * option it parsed in the environment as _SLURM_SPANK_OPTION_<plugin>_<opt>
+ * (with '-' as '_'), so the word after an unknown "--opt" is its value when
+ * such a variable for that option holds exactly that word.
+ */
+static bool jobreq_spank_value(char *const spank_env[], const char *optword, const char *next)
+{
+	char name[128];
+	size_t i, n;
+
+	if (!spank_env || !next || !*next || strncmp(optword, "--", 2) != 0 || strchr(optword, '='))
+		return false;
+	adv_snprintf(name, sizeof(name), "_%s=", optword + 2);
+	for (i = 0; name[i]; i++)
+		if (name[i] == '-')
+			name[i] = '_';
+	n = strlen(name);
+	for (; *spank_env; spank_env++) {
+		const char *e = *spank_env, *hit;
+
+		if (strncmp(e, JOBREQ_SPANK_PREFIX, sizeof(JOBREQ_SPANK_PREFIX) - 1) != 0)
+			continue;
+		e += sizeof(JOBREQ_SPANK_PREFIX) - 1;
+		/* <plugin>_<opt>=value: the option name ends right before '='. */
+		hit = strstr(e, name);
+		if (hit && hit > e && strcmp(hit + n, next) == 0)
+			return true;
+	}
+	return false;
+}
+
 int jobreq_parse_argv(enum jobreq_tool tool, int argc, char *const argv[],
 		      struct jobreq_opts *o, int *llm_options, char *err, size_t errlen)
+{
+	return jobreq_parse_argv_spank(tool, argc, argv, NULL, o, llm_options, err, errlen);
+}
+
+int jobreq_parse_argv_spank(enum jobreq_tool tool, int argc, char *const argv[],
+			    char *const spank_env[], struct jobreq_opts *o, int *llm_options,
+			    char *err, size_t errlen)
 {
 	struct option tab[JOBREQ_MAX_OPTS];
 	const char *shortopts;
@@ -445,8 +487,12 @@ int jobreq_parse_argv(enum jobreq_tool tool, int argc, char *const argv[],
 	optind = 0;   /* GNU: full re-initialisation */
 	opterr = 0;
 	while (rc == 0 && (c = getopt_long(argc, argv, shortopts, tab, NULL)) != -1) {
-		if (c == '?' || c == ':')
+		if (c == '?' || c == ':') {
+			if (optind > 0 && optind < argc &&
+			    jobreq_spank_value(spank_env, argv[optind - 1], argv[optind]))
+				optind++;
 			continue;
+		}
 		rc = jobreq_apply(o, c, optarg ? optarg : "", llm_options, err, errlen);
 	}
 	if (rc == 0 && tool == JOBREQ_SBATCH && optind < argc && !o->wrap)
@@ -748,6 +794,15 @@ int jobreq_build(enum jobreq_tool tool, int argc, char *const argv[],
 		 jobreq_getenv_fn get, void *arg, struct jobreq *r,
 		 char *err, size_t errlen)
 {
+	return jobreq_build_spank(tool, argc, argv, NULL, script_text, script_len, get, arg, r,
+				  err, errlen);
+}
+
+int jobreq_build_spank(enum jobreq_tool tool, int argc, char *const argv[],
+		       char *const spank_env[], const char *script_text, size_t script_len,
+		       jobreq_getenv_fn get, void *arg, struct jobreq *r,
+		       char *err, size_t errlen)
+{
 	struct jobreq_opts cmd, env, script, alloc;
 	const struct jobreq_opts *layers[3] = { &cmd, &env, &script };
 
@@ -756,7 +811,8 @@ int jobreq_build(enum jobreq_tool tool, int argc, char *const argv[],
 	jobreq_opts_init(&env);
 	jobreq_opts_init(&script);
 	jobreq_opts_init(&alloc);
-	if (argc > 0 && jobreq_parse_argv(tool, argc, argv, &cmd, &r->llm_options, err, errlen) != 0)
+	if (argc > 0 && jobreq_parse_argv_spank(tool, argc, argv, spank_env, &cmd, &r->llm_options,
+						err, errlen) != 0)
 		return -1;
 	if (jobreq_parse_env(tool, get, arg, &env, err, errlen) != 0)
 		return -1;

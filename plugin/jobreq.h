@@ -74,6 +74,18 @@ int jobreq_parse_argv(enum jobreq_tool tool, int argc, char *const argv[],
 		      struct jobreq_opts *o, int *llm_options, char *err, size_t errlen);
 
 /*
+ * As jobreq_parse_argv, knowing the options of other SPANK plugins:
+ * spank_env is an environment (NULL-terminated "NAME=value" strings, or
+ * NULL) in which Slurm has set _SLURM_SPANK_OPTION_<plugin>_<opt>=value for
+ * each SPANK option it parsed.  An option this module does not know, given
+ * as "--opt value", then has its value skipped instead of taken for the
+ * batch script.
+ */
+int jobreq_parse_argv_spank(enum jobreq_tool tool, int argc, char *const argv[],
+			    char *const spank_env[], struct jobreq_opts *o, int *llm_options,
+			    char *err, size_t errlen);
+
+/*
  * Parses the #SBATCH lines of a batch script held in text (len bytes),
  * stopping at the first line that is neither blank nor a comment, as sbatch
  * does.
@@ -106,6 +118,12 @@ int jobreq_build(enum jobreq_tool tool, int argc, char *const argv[],
 		 const char *script_text, size_t script_len,
 		 jobreq_getenv_fn get, void *arg, struct jobreq *r,
 		 char *err, size_t errlen);
+
+/* As jobreq_build, with the SPANK option environment of jobreq_parse_argv_spank. */
+int jobreq_build_spank(enum jobreq_tool tool, int argc, char *const argv[],
+		       char *const spank_env[], const char *script_text, size_t script_len,
+		       jobreq_getenv_fn get, void *arg, struct jobreq *r,
+		       char *err, size_t errlen);
 
 /* "--mem" values: "64G", "4000", "512M", "1T" -> MB; -1 when malformed. */
 long jobreq_parse_mem_mb(const char *s);

@@ -31,6 +31,7 @@
 #define LOCAL_MAX_ARGS 4096
 
 extern char *program_invocation_short_name;
+extern char **environ;
 
 static enum jobreq_tool local_tool(void)
 {
@@ -48,23 +49,45 @@ static enum adv_context local_wire_context(enum jobreq_tool t)
 	return t == JOBREQ_SALLOC ? ADV_CTX_SALLOC : t == JOBREQ_SRUN ? ADV_CTX_SRUN : ADV_CTX_SBATCH;
 }
 
-/* Reads up to max bytes of a file; NULL when it cannot be read. */
+/*
+ * Reads up to max bytes of a file; NULL when it cannot be read.  The buffer
+ * starts small and grows: a command line or a batch script is a few KiB,
+ * and one 256 KiB malloc() would be mmap()ed and its free() would raise
+ * glibc's mmap threshold, so that sbatch's own large calloc()s (setenvf's
+ * 256 KiB buffers) come from the heap and get memset: that alone cost more
+ * than everything else the plugin does for a job without GPUs.
+ */
+#define LOCAL_SLURP_FIRST 4096
+
 static char *local_slurp(const char *path, size_t max, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	size_t got = 0, cap = LOCAL_SLURP_FIRST < max ? LOCAL_SLURP_FIRST : max;
 	char *buf;
-	size_t got = 0;
 
 	if (fd < 0)
 		return NULL;
-	buf = malloc(max + 1);
+	buf = malloc(cap + 1);
 	if (!buf) {
 		close(fd);
 		return NULL;
 	}
-	while (got < max) {
-		ssize_t n = read(fd, buf + got, max - got);
+	for (;;) {
+		ssize_t n;
 
+		if (got == cap) {
+			size_t ncap = cap * 2 < max ? cap * 2 : max;
+			char *nbuf;
+
+			if (ncap == cap)
+				break;
+			nbuf = realloc(buf, ncap + 1);
+			if (!nbuf)
+				break;   /* keep what was read: the #SBATCH block is at the top */
+			buf = nbuf;
+			cap = ncap;
+		}
+		n = read(fd, buf + got, cap - got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -105,7 +128,8 @@ static char *local_script(int argc, char *const argv[], size_t *len)
 	char err[128];
 
 	jobreq_opts_init(&o);
-	if (jobreq_parse_argv(JOBREQ_SBATCH, argc, argv, &o, NULL, err, sizeof(err)) != 0 || o.wrap)
+	if (jobreq_parse_argv_spank(JOBREQ_SBATCH, argc, argv, environ, &o, NULL, err,
+				    sizeof(err)) != 0 || o.wrap)
 		return NULL;
 	if (o.script[0])
 		return local_slurp(o.script, LOCAL_SCRIPT_MAX, len);
@@ -185,7 +209,8 @@ static int local_request(const struct plugin_state *st, enum jobreq_tool tool,
 	argc = local_cmdline(&cmdbuf, argv, LOCAL_MAX_ARGS);
 	if (tool == JOBREQ_SBATCH)
 		script = local_script(argc, argv, &script_len);
-	rc = jobreq_build(tool, argc, argv, script, script_len, local_getenv, NULL, &r, err, sizeof(err));
+	rc = jobreq_build_spank(tool, argc, argv, environ, script, script_len, local_getenv, NULL, &r,
+				err, sizeof(err));
 	free(script);
 	free(cmdbuf);
 	if (rc != 0) {

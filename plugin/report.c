@@ -68,7 +68,10 @@ void report_lines(const struct adv_result *res, const struct adv_request *req,
 
 		if (f->severity == ADV_SEV_INFO && res->verdict != ADV_ACCEPT)
 			continue;
-		if (f->severity < ADV_SEV_REJECT && !with_warnings)
+		/* BEST_PLAN carries the layout that would pass: a reject always
+		 * shows it, even where warnings are hidden (quiet=1, the node). */
+		if (f->severity < ADV_SEV_REJECT && !with_warnings &&
+		    !(res->verdict == ADV_REJECT && strcmp(f->code, "BEST_PLAN") == 0))
 			continue;
 		adv_snprintf(head, sizeof(head), "%s%s",
 			     f->severity == ADV_SEV_REJECT ? "" :

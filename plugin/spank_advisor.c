@@ -96,7 +96,12 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	char err[1024];
 	int i;
 
-	memset(&advisor_state, 0, sizeof(advisor_state));
+	/* Field by field, not memset: remote_lines is 20 KiB that only a
+	 * remote reject writes, and touching it costs page faults in every
+	 * sbatch.  The state is static, so it starts zeroed anyway. */
+	advisor_state.n_llm = 0;
+	advisor_state.remote_reject = false;
+	advisor_state.remote_lines.n = 0;
 	engine_request_init(&blank);
 	advisor_state.wl = blank.wl;
 	args_defaults(&advisor_state.args);
@@ -104,13 +109,13 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		slurm_error("advisor: plugstack.conf: %s (ignored)", err);
 	if (ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL && ctx != S_CTX_REMOTE)
 		return 0;
-	for (i = 0; i < AOPT_COUNT; i++) {
-		if (spank_option_register(sp, &advisor_options[i]) != ESPANK_SUCCESS) {
+	/* A failed registration (e.g. the plugin listed twice) is reported but
+	 * never fails init: a required plugin failing init stops every sbatch
+	 * and srun on the cluster, and the user who types --llm-* still gets
+	 * Slurm's own "unrecognized option". */
+	for (i = 0; i < AOPT_COUNT; i++)
+		if (spank_option_register(sp, &advisor_options[i]) != ESPANK_SUCCESS)
 			slurm_error("advisor: cannot register --%s", advisor_options[i].name);
-			if (ctx != S_CTX_REMOTE)
-				return -1;
-		}
-	}
 	return 0;
 }
 

@@ -301,6 +301,66 @@ expect_err "POLICY_MODE_OVERRIDE_DENIED"
 no_job_named adv-override
 pass
 
+begin "no -p: the default partition's policy applies (h100 in warn mode lets a bad layout through)"
+sed 's/^  h100:  { gpu: h100-sxm, gpus_per_node: 8, mode: enforce }/  h100:  { gpu: h100-sxm, gpus_per_node: 8, mode: warn }/' \
+	"$CLUSTER_DIR/policy.yaml" > "$CLUSTER_DIR/policy-warn.yaml"
+grep -q 'mode: warn }' "$CLUSTER_DIR/policy-warn.yaml" || fail "test policy not rewritten"
+cp "$CLUSTER_DIR/policy.yaml" "$CLUSTER_DIR/policy-enforce.yaml"
+cp "$CLUSTER_DIR/policy-warn.yaml" "$CLUSTER_DIR/policy.yaml"
+run reloadwarn "$advisorctl" --socket "$sock" reload
+expect_status 0
+run defpart sbatch -J adv-defpart -N4 --gres=gpu:8 --llm-model=llama3-70b --llm-layout=tp3 -o /dev/null --wrap true
+expect_status 0
+expect_err "advisor: job accepted with warnings"
+expect_err "[warn mode"
+# An explicit partition with its own enforce mode is still enforced.
+run defpart_h200 sbatch -J adv-defpart2 -p h200 -N1 --gres=gpu:8 --llm-model=llama3-70b --llm-layout=tp3 --wrap true
+expect_status 1
+cp "$CLUSTER_DIR/policy-enforce.yaml" "$CLUSTER_DIR/policy.yaml"
+run reloadenforce "$advisorctl" --socket "$sock" reload
+expect_status 0
+run defpart_back sbatch -J adv-defpart3 -N4 --gres=gpu:8 --llm-model=llama3-70b --llm-layout=tp3 --wrap true
+expect_status 1
+no_job_named adv-defpart3
+pass
+
+begin "quiet=1: a reject still shows BEST_PLAN and its fix, and no other warning"
+plugstack timeout_ms=2000 quiet=1
+run quietbest sbatch -J adv-quiet -N4 --gres=gpu:8 --llm-model=llama3-70b --llm-layout=tp8,pp3 --wrap true
+expect_status 1
+expect_err "GPU_COUNT_MISMATCH"
+expect_err "BEST_PLAN"
+expect_err "advisor:   fix: --llm-layout="
+expect_no_err "PP_UNEVEN_LAYERS"
+no_job_named adv-quiet
+plugstack timeout_ms=2000
+pass
+
+begin "another SPANK plugin's option given as '--opt value' is not taken for the script"
+cat > "$CLUSTER_DIR/other.c" <<'EOF2'
+#include <slurm/spank.h>
+SPANK_PLUGIN(otherp, 1);
+static int other_cb(int val, const char *optarg, int remote) { (void)val; (void)optarg; (void)remote; return 0; }
+static struct spank_option other_opt = { "other-image", "IMAGE", "test option", 1, 0, other_cb };
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	(void)ac; (void)av;
+	return spank_option_register(sp, &other_opt) == ESPANK_SUCCESS ? 0 : -1;
+}
+EOF2
+if ${CC:-cc} -shared -fPIC -o "$CLUSTER_DIR/other.so" "$CLUSTER_DIR/other.c" > "$out/other-cc.log" 2>&1; then
+	{ echo "optional $CLUSTER_DIR/other.so"
+	  printf 'required %s socket=%s timeout_ms=2000\n' "$plugin" "$sock"; } > "$CLUSTER_DIR/plugstack.conf"
+	run otheropt sbatch --other-image nvcr.io/nvidia/pytorch:24.01 "$CLUSTER_DIR/bad.sbatch"
+	expect_status 1
+	expect_err "32 GPUs cannot be split"
+	no_job_named adv-script-bad
+	plugstack timeout_ms=2000
+else
+	echo "# no C compiler: case skipped"; cat "$out/other-cc.log"
+fi
+pass
+
 begin "bypass at submission caught on the node in task_init; node stays idle"
 : > "$CLUSTER_DIR/empty-plugstack.conf"
 sed "s|^PlugStackConfig=.*|PlugStackConfig=$CLUSTER_DIR/empty-plugstack.conf|" "$SLURM_CONF" \
@@ -315,6 +375,8 @@ id=$(job_id); [ -n "$id" ] && wait_job "$id"
 expect_file "$out/bypass.job" "advisor: step rejected on the node"
 expect_file "$out/bypass.job" "TP_NOT_DIVIDE_HEADS"
 expect_file "$out/bypass.job" "task_init() failed"
+# The node hides warnings but not the layout that would pass.
+expect_file "$out/bypass.job" "BEST_PLAN"
 expect_file "$out/bypass.job" "srun_rc="
 grep -q "srun_rc=0" "$out/bypass.job" && fail "the rejected step exited 0"
 # Node 0 cancels the whole step: the other nodes' tasks never finish.

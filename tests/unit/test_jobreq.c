@@ -280,6 +280,67 @@ static void test_mem_and_constraint_fields(void **state)
 	assert_int_equal(r.opt.exclusive, 1);
 }
 
+/*
+ * Another SPANK plugin's option given as "--opt value": Slurm consumed the
+ * value (it knows the option takes one) and says so in the environment as
+ * _SLURM_SPANK_OPTION_<plugin>_<opt>=value; the script is the next word.
+ */
+static void test_other_spank_option_value(void **state)
+{
+	char *const spank_env[] = {
+		(char *)"PATH=/usr/bin",
+		(char *)"_SLURM_SPANK_OPTION_pyxis_container_image=nvcr.io/nvidia/pytorch:24.01",
+		(char *)"_SLURM_SPANK_OPTION_other_flag=",
+		(char *)"_SLURM_SPANK_OPTION_advisor_llm_model=llama3-70b",
+		NULL,
+	};
+	char buf[256], err[128] = "";
+	char *argv[16];
+	int argc = split("sbatch --container-image nvcr.io/nvidia/pytorch:24.01 --flag -N 2 train.sh arg",
+			 buf, sizeof(buf), argv, 16);
+	struct jobreq_opts o;
+	struct jobreq r;
+
+	(void)state;
+	jobreq_opts_init(&o);
+	assert_int_equal(jobreq_parse_argv_spank(JOBREQ_SBATCH, argc, argv, spank_env, &o, NULL, err,
+						 sizeof(err)), 0);
+	assert_string_equal(o.script, "train.sh");
+	assert_int_equal(o.nodes, 2);
+
+	/* Without the environment the value is taken for the script, as before. */
+	jobreq_opts_init(&o);
+	assert_int_equal(jobreq_parse_argv(JOBREQ_SBATCH, argc, argv, &o, NULL, err, sizeof(err)), 0);
+	assert_string_equal(o.script, "nvcr.io/nvidia/pytorch:24.01");
+
+	/* A flag (empty value) does not eat the next word; nor does a value
+	 * that differs from the word, nor the "--opt=value" form. */
+	argc = split("sbatch --flag job.sh", buf, sizeof(buf), argv, 16);
+	jobreq_opts_init(&o);
+	assert_int_equal(jobreq_parse_argv_spank(JOBREQ_SBATCH, argc, argv, spank_env, &o, NULL, err,
+						 sizeof(err)), 0);
+	assert_string_equal(o.script, "job.sh");
+	argc = split("sbatch --container-image job.sh", buf, sizeof(buf), argv, 16);
+	jobreq_opts_init(&o);
+	assert_int_equal(jobreq_parse_argv_spank(JOBREQ_SBATCH, argc, argv, spank_env, &o, NULL, err,
+						 sizeof(err)), 0);
+	assert_string_equal(o.script, "job.sh");
+	argc = split("sbatch --container-image=nvcr.io/nvidia/pytorch:24.01 run.sh", buf, sizeof(buf),
+		     argv, 16);
+	jobreq_opts_init(&o);
+	assert_int_equal(jobreq_parse_argv_spank(JOBREQ_SBATCH, argc, argv, spank_env, &o, NULL, err,
+						 sizeof(err)), 0);
+	assert_string_equal(o.script, "run.sh");
+
+	/* Through jobreq_build, the GPUs after the other plugin's option count. */
+	argc = split("sbatch --container-image nvcr.io/nvidia/pytorch:24.01 -N4 --gres=gpu:8 j.sh",
+		     buf, sizeof(buf), argv, 16);
+	assert_int_equal(jobreq_build_spank(JOBREQ_SBATCH, argc, argv, spank_env, NULL, 0, row_getenv,
+					    (void *)"", &r, err, sizeof(err)), 0);
+	assert_int_equal(r.gpus, 32);
+	assert_string_equal(r.opt.script, "j.sh");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +351,7 @@ int main(void)
 		cmocka_unit_test(test_bad_env_names_variable),
 		cmocka_unit_test(test_mem),
 		cmocka_unit_test(test_mem_and_constraint_fields),
+		cmocka_unit_test(test_other_spank_option_value),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
