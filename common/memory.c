@@ -19,10 +19,14 @@
  * F = 4h generalised to 18 + 4F/h, and 18 + 6F/h for gated MLPs (SwiGLU
  * stores the gate and up projections, 2 x 2sbF, and the down projection's
  * input, 2sbF, where GeLU stores 2 x 2sbF).  MoE layers use the routed
- * width (top_k + shared) * F_e.  Pipeline: the first 1F1B stage holds
- * min(p, m) micro-batches (Narayanan et al. 2021), interleaving multiplies
- * by 1 + (p-1)/(p v) (Korthikanti eq. 5); the last stage holds one
- * micro-batch plus the fp32 logits 4 s b V / t.
+ * width (top_k + shared) * F_e.  The constants are taken term by term so
+ * that grouped-query attention stores K and V of g heads, and models
+ * trained without dropout (Llama-family recipes) store no dropout masks.
+ * Pipeline: stage i of 1F1B holds min(p - i, m) micro-batches (Narayanan et
+ * al. 2021), interleaving multiplies by 1 + (p-1)/(p v) (Korthikanti eq. 5);
+ * the last stage adds the fp32 logits 4 s b V / t.  Every stage is costed
+ * (its layers, embedding or output layer, micro-batches in flight) and the
+ * most loaded one is reported; uneven layers go to the last stages.
  *
  * KV cache: 2 L g d bytes per token, / t while g >= t (Pope et al. 2022,
  * "Efficiently Scaling Transformer Inference"); MLA caches
@@ -50,12 +54,18 @@
 /* Korthikanti eq. (2): the 10 sbh that TP alone leaves unsplit (layer-norm
  * inputs 4, dropout masks 2, attention and MLP inputs 2 + 2). */
 #define ACT_TP_UNSPLIT 10.0
-/* Korthikanti eq. (1): 11 (attention) + 3 (MLP without F) + 4 (norms). */
-#define ACT_BASE 18.0
+/* Korthikanti eq. (1), 34 = 18 + 4F/h, term by term (see act_coefficient). */
+#define ACT_NORM_INPUTS 4.0
+#define ACT_ATTN_FIXED 6.0      /* QKV input 2, Q 2, attention output 2 */
+#define ACT_KV 4.0              /* K 2 + V 2, times g/a */
+#define ACT_MLP_INPUT 2.0
+#define ACT_DROPOUT_MASKS 2.0   /* attention and MLP output dropout, 1 byte each */
 #define ACT_MLP_PER_F 4.0
 #define ACT_GATED_MLP_PER_F 6.0
-/* 5 a s / h: the attention scores, softmax and its dropout mask. */
+/* 5 a s / h: softmax output 2, its dropout mask 1 and the dropout output 2;
+ * without dropout only the softmax output (2) is kept. */
 #define ACT_SCORES 5.0
+#define ACT_SCORES_NO_DROPOUT 2.0
 /* Full recompute keeps each layer's 2-byte input (Korthikanti section 4.2). */
 #define ACT_FULL_RECOMPUTE_INPUT 2.0
 /* Cross entropy upcasts the logits to fp32 (Megatron vocab-parallel loss). */
@@ -116,7 +126,34 @@ double memory_kv_bytes_per_token(const struct adv_model *m, int precision, int t
 	return 2.0 * layers * heads * m->head_dim * bytes;
 }
 
-/* Parameters one GPU holds for the most loaded stage, split by sharding. */
+/*
+ * One pipeline stage.  L = q p + r layers: the engine places the r spare
+ * layers on the last r stages, so the first stages, which hold the most
+ * micro-batches in flight under 1F1B and the input embedding, hold q.
+ * Frameworks let users do exactly this (Megatron-LM's
+ * --decoder-first-pipeline-num-layers; DeepSpeed's partition method
+ * 'type:transformer|embedding' as BLOOM-176B used it; Llama 3, section
+ * 3.3.2, removed a layer from the first and the last stage), so a job with
+ * uneven layers is judged by its best placement, not its worst.
+ */
+struct stage {
+	int index, first_layer, layers;
+	bool first, last;
+};
+
+static void stage_at(const struct adv_job *job, int i, struct stage *st)
+{
+	int L = job->model->layers, p = job->lay.pp > 0 ? job->lay.pp : 1;
+	int q = L / p, short_stages = p - L % p;
+
+	st->index = i;
+	st->layers = i < short_stages ? q : q + 1;
+	st->first_layer = i * q + (i > short_stages ? i - short_stages : 0);
+	st->first = i == 0;
+	st->last = i == p - 1;
+}
+
+/* Parameters one GPU of a stage holds, split by sharding. */
 struct stage_params {
 	double dense;      /* non-expert, already / TP */
 	double expert;     /* routed experts, already / (EP * ETP) */
@@ -141,31 +178,75 @@ double memory_lora_params(const struct adv_model *m)
 	return m->layers * lora_layer(m);
 }
 
-static void stage_params(const struct adv_job *job, struct stage_params *sp)
+/* MoE models put their dense layers first (DeepSeek-V3: layers 0-2). */
+static int stage_moe_layers(const struct adv_model *m, const struct stage *st)
+{
+	int from, to = st->first_layer + st->layers;
+
+	if (!m->has_moe)
+		return 0;
+	from = st->first_layer > m->moe.dense_layers ? st->first_layer : m->moe.dense_layers;
+	return to > from ? to - from : 0;
+}
+
+static void stage_params(const struct adv_job *job, const struct stage *st,
+			 struct stage_params *sp)
 {
 	const struct adv_model *m = job->model;
 	const struct adv_params *pr = &job->params;
 	const struct adv_layout_out *l = &job->lay;
-	int Ls = layout_stage_layers(job);
 	int n_moe = m->has_moe ? m->layers - m->moe.dense_layers : 0;
 	double per_expert_layer = n_moe > 0 ? pr->expert_params / n_moe : 0;
 	double moe_rest = n_moe > 0 ? pr->per_layer_moe - per_expert_layer : 0;
 	double out = m->tied_embeddings ? pr->embedding : pr->output;
-	double emb, ept = (double)l->ep * l->etp;
+	double emb = 0, ept = (double)l->ep * l->etp;
 
-	sp->moe_layers = Ls < n_moe ? Ls : n_moe;
-	sp->dense_layers = Ls - sp->moe_layers;
-	/* One stage holds everything with p = 1; else the first holds the input
-	 * embedding and the last the output layer (a copy when tied). */
-	emb = l->pp == 1 ? pr->embedding + pr->output
-			 : (pr->embedding > out ? pr->embedding : out);
-	emb += pr->final_norm;
+	sp->moe_layers = stage_moe_layers(m, st);
+	sp->dense_layers = st->layers - sp->moe_layers;
+	/* The first stage holds the input embedding, the last the output
+	 * layer (a copy of the embedding when tied) and the final norm. */
+	if (st->first)
+		emb += pr->embedding;
+	if (st->last)
+		emb += out + pr->final_norm;
 	sp->dense = (sp->dense_layers * pr->per_layer_dense + sp->moe_layers * moe_rest + emb) / l->tp;
 	sp->expert = sp->moe_layers * per_expert_layer / ept;
 	sp->layer_max = sp->dense_layers ? pr->per_layer_dense / l->tp : 0;
 	if (sp->moe_layers && moe_rest / l->tp + per_expert_layer / ept > sp->layer_max)
 		sp->layer_max = moe_rest / l->tp + per_expert_layer / ept;
-	sp->adapters = job->task == ADV_TASK_LORA ? Ls * lora_layer(m) / l->tp : 0;
+	sp->adapters = job->task == ADV_TASK_LORA ? st->layers * lora_layer(m) / l->tp : 0;
+}
+
+/*
+ * Dropout: Korthikanti's counts include the 1-byte masks of the attention
+ * and MLP output dropouts (2 sbh) and of the attention-probability dropout
+ * (as^2 b).  Llama-family recipes train with dropout 0 (the Llama, Mistral,
+ * Qwen, Mixtral and DeepSeek configs set attention_dropout 0.0, NeMo's
+ * Llama 3 configs hidden_dropout 0.0 and attention_dropout 0.0) and
+ * frameworks store no mask then.  The catalog has no dropout key; an
+ * RMSNorm model is taken to be such a recipe, a LayerNorm one (GPT-3's
+ * Megatron reproduction uses 0.1) keeps the masks: the conservative side.
+ */
+static bool model_dropout(const struct adv_model *m)
+{
+	return m->norm != ADV_NORM_RMSNORM;
+}
+
+/*
+ * sbh coefficient of one layer's stored activations without the scores
+ * (Korthikanti eq. (1) term by term): layer-norm inputs 4; attention:
+ * QKV input 2, Q 2, K and V 2 + 2 (times g/a with grouped-query attention,
+ * whose K and V have g heads), attention output (the projection's input) 2,
+ * dropout mask 1; MLP: input 2, dropout mask 1, and the F terms.  With
+ * a = g and dropout this is the paper's 18 + 4F/h.
+ */
+static double act_coefficient(const struct adv_model *m, double F)
+{
+	double kv = m->heads > 0 && m->kv_heads > 0 ? (double)m->kv_heads / m->heads : 1.0;
+
+	return ACT_NORM_INPUTS + ACT_ATTN_FIXED + ACT_KV * kv + ACT_MLP_INPUT +
+	       (model_dropout(m) ? ACT_DROPOUT_MASKS : 0) +
+	       (m->gated_mlp ? ACT_GATED_MLP_PER_F : ACT_MLP_PER_F) * F / m->hidden;
 }
 
 /* Korthikanti eq. (1)-(4): bytes of one layer for one micro-batch on one GPU. */
@@ -174,12 +255,14 @@ static double act_layer(const struct adv_job *job, double F, bool scores)
 	const struct adv_model *m = job->model;
 	const struct adv_layout_out *l = &job->lay;
 	double s = (double)job->seq / l->cp, b = job->mbs, h = m->hidden, t = l->tp;
-	double k = ACT_BASE + (m->gated_mlp ? ACT_GATED_MLP_PER_F : ACT_MLP_PER_F) * F / h;
-	double att = scores ? ACT_SCORES * m->heads * s / h : 0;
+	double k = act_coefficient(m, F);
+	double per_score = model_dropout(m) ? ACT_SCORES : ACT_SCORES_NO_DROPOUT;
+	double att = scores ? per_score * m->heads * s / h : 0;
+	double unsplit = ACT_TP_UNSPLIT - (model_dropout(m) ? 0 : ACT_DROPOUT_MASKS);
 
 	if (l->sp || t == 1)
 		return s * b * h * (k + att) / t;
-	return s * b * h * (ACT_TP_UNSPLIT + (k - ACT_TP_UNSPLIT) / t + att / t);
+	return s * b * h * (unsplit + (k - unsplit) / t + att / t);
 }
 
 static double act_width_scale(const struct adv_job *job)
@@ -200,10 +283,17 @@ static double logits(const struct adv_job *job, double tokens_per_seq)
 	return LOGITS_BYTES * tokens_per_seq * job->mbs * job->model->vocab / job->lay.tp;
 }
 
-static double activations_train(const struct adv_job *job, const struct stage_params *sp)
+/*
+ * Stage i of a 1F1B pipeline holds min(p - i, m) micro-batches in flight
+ * (Narayanan et al. 2021); interleaving multiplies that by 1 + (p-1)/(p v)
+ * (Korthikanti eq. 5, derived for the first stage, applied to every stage:
+ * the conservative side).  The last stage adds the fp32 logits.
+ */
+static double activations_train(const struct adv_job *job, const struct stage *st,
+				 const struct stage_params *sp)
 {
 	const struct adv_layout_out *l = &job->lay;
-	double dF, mF, per_mb, one_layer, inflight, inter, first, last;
+	double dF, mF, per_mb, one_layer, inflight, inter, act;
 	bool scores = job->recompute == ADV_RECOMPUTE_NONE;
 	int p = l->pp, m = layout_microbatches(job);
 
@@ -219,13 +309,12 @@ static double activations_train(const struct adv_job *job, const struct stage_pa
 	} else {
 		one_layer = 0;
 	}
-	inflight = p > 1 ? (m < p ? m : p) : 1;
+	inflight = p > 1 ? (m < p - st->index ? m : p - st->index) : 1;
 	inter = l->vpp > 1 ? 1.0 + (double)(p - 1) / ((double)p * l->vpp) : 1.0;
-	first = per_mb * inflight * inter + one_layer;
-	last = per_mb + one_layer + logits(job, (double)job->seq / l->cp);
-	if (p == 1)
-		first = last;
-	return (first > last ? first : last) * act_width_scale(job);
+	act = per_mb * inflight * inter + one_layer;
+	if (st->last)
+		act += logits(job, (double)job->seq / l->cp);
+	return act * act_width_scale(job);
 }
 
 /* Serving: one layer's prefill working set (fused attention) + last-token logits. */
@@ -238,44 +327,72 @@ static double activations_infer(const struct adv_job *job, const struct stage_pa
 	       act_width_scale(job);
 }
 
+/* Bytes of one stage's GPU, split as struct adv_memory reports them. */
+struct stage_bytes {
+	double w, g, o, act, kv;
+};
+
+static double stage_total(const struct stage_bytes *sb)
+{
+	return sb->w + sb->g + sb->o + sb->act + sb->kv;
+}
+
+static void stage_bytes(const struct adv_job *job, const struct mem_state_bytes *b,
+			const struct stage *st, struct stage_bytes *sb)
+{
+	const struct adv_layout_out *l = &job->lay;
+	struct stage_params sp;
+	double ew, eg, eo;
+	int zero = job->task == ADV_TASK_INFER ? 0 : l->zero;
+
+	stage_params(job, st, &sp);
+	memory_model_states(sp.dense, l->dp * l->cp, zero, b, &sb->w, &sb->g, &sb->o);
+	memory_model_states(sp.expert, layout_expert_dp(job), zero, b, &ew, &eg, &eo);
+	sb->w += ew;
+	sb->g += eg;
+	sb->o += eo;
+	if (zero >= 3)
+		sb->w += sp.layer_max * b->weights;   /* one gathered layer in flight */
+	if (sp.adapters > 0) {
+		sb->w += sp.adapters * BYTES_16BIT;
+		sb->g += sp.adapters * BYTES_FP32;
+		sb->o += sp.adapters * ADAM_MIXED_BYTES;
+	}
+	sb->kv = 0;
+	if (job->task == ADV_TASK_INFER) {
+		sb->act = activations_infer(job, &sp);
+		sb->kv = memory_kv_bytes_per_token(job->model, job->precision, l->tp, l->pp) *
+			 (double)job->seq * job->mbs;
+	} else {
+		sb->act = activations_train(job, st, &sp);
+	}
+}
+
 void memory_estimate(const struct adv_job *job, const struct adv_policy *pol,
 		     struct adv_memory *out)
 {
-	const struct adv_layout_out *l = &job->lay;
 	struct mem_state_bytes b;
-	struct stage_params sp;
-	double w, g, o, ew, eg, eo, act, kv = 0;
-	int zero = job->task == ADV_TASK_INFER ? 0 : l->zero;
+	struct stage st;
+	struct stage_bytes best, cur;
+	int i, p = job->lay.pp > 0 ? job->lay.pp : 1;
 
 	memset(out, 0, sizeof(*out));
 	if (!job->model)
 		return;
 	state_bytes(job, pol, &b);
-	stage_params(job, &sp);
-	memory_model_states(sp.dense, l->dp * l->cp, zero, &b, &w, &g, &o);
-	memory_model_states(sp.expert, layout_expert_dp(job), zero, &b, &ew, &eg, &eo);
-	w += ew;
-	g += eg;
-	o += eo;
-	if (zero >= 3)
-		w += sp.layer_max * b.weights;   /* one gathered layer in flight */
-	if (sp.adapters > 0) {
-		w += sp.adapters * BYTES_16BIT;
-		g += sp.adapters * BYTES_FP32;
-		o += sp.adapters * ADAM_MIXED_BYTES;
+	/* The most loaded stage: every stage is a few dozen operations. */
+	memset(&best, 0, sizeof(best));
+	for (i = 0; i < p; i++) {
+		stage_at(job, i, &st);
+		stage_bytes(job, &b, &st, &cur);
+		if (i == 0 || stage_total(&cur) > stage_total(&best))
+			best = cur;
 	}
-	if (job->task == ADV_TASK_INFER) {
-		act = activations_infer(job, &sp);
-		kv = memory_kv_bytes_per_token(job->model, job->precision, l->tp, l->pp) *
-		     (double)job->seq * job->mbs;
-	} else {
-		act = activations_train(job, &sp);
-	}
-	out->weights_gib = w / GIB;
-	out->grads_gib = g / GIB;
-	out->optimizer_gib = o / GIB;
-	out->activations_gib = act / GIB;
-	out->kv_cache_gib = kv / GIB;
+	out->weights_gib = best.w / GIB;
+	out->grads_gib = best.g / GIB;
+	out->optimizer_gib = best.o / GIB;
+	out->activations_gib = best.act / GIB;
+	out->kv_cache_gib = best.kv / GIB;
 	out->overhead_gib = pol->overhead_gib;
 	out->per_gpu_gib = out->weights_gib + out->grads_gib + out->optimizer_gib +
 			   out->activations_gib + out->kv_cache_gib + out->overhead_gib;
