@@ -25,8 +25,9 @@
 #include "util.h"
 #include "wire.h"
 
-/* The #SBATCH block is at the top of a script: this is plenty. */
-#define LOCAL_SCRIPT_MAX (256 * 1024)
+/* The #SBATCH block is at the top of a script: this is plenty, and it
+ * stays under glibc's mmap threshold (see local_slurp). */
+#define LOCAL_SCRIPT_MAX (64 * 1024)
 #define LOCAL_CMDLINE_MAX (256 * 1024)
 #define LOCAL_MAX_ARGS 4096
 

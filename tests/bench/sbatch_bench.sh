@@ -71,9 +71,15 @@ SLURM_CONF=$conf scancel -n advbench >/dev/null 2>&1 || :
 pw=$(median "$work/plain.with"); po=$(median "$work/plain.without")
 gw=$(median "$work/gpu.with"); go=$(median "$work/gpu.without")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+# Each round ran with and without back to back: the median of the rounds'
+# own ratios cancels the load drifting between rounds (other builds on a
+# 2-core machine move both medians by more than the plugin costs).
+paired() { paste "$1" "$2" | awk '{ print $1 / $2 }' > "$work/ratios"; median "$work/ratios" | awk '{ printf "%.3f", $1 }'; }
+pp=$(paired "$work/plain.with" "$work/plain.without")
+gp=$(paired "$work/gpu.with" "$work/gpu.without")
 ms() { awk -v a="$1" 'BEGIN { printf "%.2f", a / 1000 }'; }
-printf '%-44s %12s %12s %8s\n' "sbatch, median of $runs runs" "with (ms)" "without (ms)" "ratio"
-printf '%-44s %12s %12s %8s\n' "--wrap true (no GPU: plugin loads, no call)" "$(ms "$pw")" "$(ms "$po")" "$(ratio "$pw" "$po")"
-printf '%-44s %12s %12s %8s\n' "-N4 --gres=gpu:8 --llm-* (daemon check)" "$(ms "$gw")" "$(ms "$go")" "$(ratio "$gw" "$go")"
-printf '{"bench":"sbatch","runs":%d,"plain_with_ms":%s,"plain_without_ms":%s,"plain_ratio":%s,"checked_with_ms":%s,"checked_without_ms":%s,"checked_ratio":%s}\n' \
-	"$runs" "$(ms "$pw")" "$(ms "$po")" "$(ratio "$pw" "$po")" "$(ms "$gw")" "$(ms "$go")" "$(ratio "$gw" "$go")"
+printf '%-44s %12s %12s %8s %8s\n' "sbatch, median of $runs runs" "with (ms)" "without (ms)" "ratio" "paired"
+printf '%-44s %12s %12s %8s %8s\n' "--wrap true (no GPU: plugin loads, no call)" "$(ms "$pw")" "$(ms "$po")" "$(ratio "$pw" "$po")" "$pp"
+printf '%-44s %12s %12s %8s %8s\n' "-N4 --gres=gpu:8 --llm-* (daemon check)" "$(ms "$gw")" "$(ms "$go")" "$(ratio "$gw" "$go")" "$gp"
+printf '{"bench":"sbatch","runs":%d,"plain_with_ms":%s,"plain_without_ms":%s,"plain_ratio":%s,"plain_paired_ratio":%s,"checked_with_ms":%s,"checked_without_ms":%s,"checked_ratio":%s,"checked_paired_ratio":%s}\n' \
+	"$runs" "$(ms "$pw")" "$(ms "$po")" "$(ratio "$pw" "$po")" "$pp" "$(ms "$gw")" "$(ms "$go")" "$(ratio "$gw" "$go")" "$gp"
