@@ -419,10 +419,23 @@ static double mem_of(const struct adv_job *job, const struct adv_policy *pol)
 	return m.per_gpu_gib;
 }
 
-/* A changed layout must not break more hard rules than the user's. */
+/* A changed micro-batch must not break more hard rules than the user's. */
 static bool still_valid(const struct adv_job *cand, const struct adv_policy *pol, int base_bad)
 {
 	return layout_check(cand, NULL, pol, NULL, NULL) <= base_bad;
+}
+
+/*
+ * A changed TP or PP is offered only when it removes rules the user's
+ * layout breaks, or breaks none: "--llm-layout=tp6,pp2" for a TP=3 job on a
+ * 64-head model would fit in memory and still be rejected for the heads.
+ */
+static bool layout_change_ok(const struct adv_job *cand, const struct adv_policy *pol,
+			     int base_bad)
+{
+	int n = layout_check(cand, NULL, pol, NULL, NULL);
+
+	return n == 0 || n < base_bad;
 }
 
 static void set_pp(struct adv_job *c, const struct adv_job *job, int pp)
@@ -481,7 +494,7 @@ static int fit_pp(const struct adv_job *job, const struct adv_policy *pol, doubl
 		if (job->lay.gpus % (job->lay.tp * pp * job->lay.cp))
 			continue;
 		set_pp(c, job, pp);
-		if (!still_valid(c, pol, bad))
+		if (!layout_change_ok(c, pol, bad))
 			continue;
 		*gib = mem_of(c, pol);
 		if (*gib <= usable)
@@ -499,7 +512,7 @@ static int fit_tp(const struct adv_job *job, const struct adv_policy *pol, doubl
 		if (job->lay.gpus % (tp * job->lay.pp * job->lay.cp))
 			continue;
 		set_tp(c, job, tp);
-		if (!still_valid(c, pol, bad))
+		if (!layout_change_ok(c, pol, bad))
 			continue;
 		*gib = mem_of(c, pol);
 		if (*gib <= usable)
@@ -609,7 +622,7 @@ static bool combined_fix(const struct adv_job *job, const struct adv_policy *pol
 		d = c;
 		if (tp != job->lay.tp)
 			set_tp(&d, job, tp);
-		if (!still_valid(&d, pol, bad))
+		if (tp != job->lay.tp ? !layout_change_ok(&d, pol, bad) : !still_valid(&d, pol, bad))
 			continue;
 		gib = mem_of(&d, pol);
 		if (gib > usable) {

@@ -237,6 +237,47 @@ static void test_over_capacity_fix_fits(void **st)
 	assert_int_equal(apply_each_fix(s, &r, f->fix), 1);
 }
 
+/*
+ * A layout offered to fix MEM_OVER_CAPACITY must not break the layout rules
+ * the job already breaks: for TP=3 on a 64-head model, "tp6,pp2" or
+ * "tp3,pp8" would fit in memory and still be rejected for the heads.
+ */
+static void test_over_capacity_layout_fix_is_valid(void **st)
+{
+	struct fixture *s = *st;
+	struct adv_request r;
+	struct adv_result res;
+	const struct adv_finding *f;
+	char buf[ADV_MSG_MAX], *alt, *save = NULL;
+	int layouts = 0;
+
+	fixture_request(&r, "h100", 48, "llama3-70b");
+	r.wl.layout.tp = 3;
+	r.wl.layout.pp = 2;
+	r.wl.zero = 1;
+	check(s, &r, &res);
+	assert_true(engine_has_finding(&res, "TP_NOT_DIVIDE_HEADS"));
+	f = fixture_finding(&res, "MEM_OVER_CAPACITY");
+	assert_non_null(f);
+	print_message("fix: %s\n", f->fix);
+	snprintf(buf, sizeof(buf), "%s", f->fix);
+	for (alt = strtok_r(buf, ";", &save); alt; alt = strtok_r(NULL, ";", &save)) {
+		struct adv_request t = r;
+		struct adv_result tr;
+
+		if (!strstr(alt, "--llm-layout="))
+			continue;
+		layouts++;
+		fixture_apply_fix(&t, alt);
+		engine_check(s->cat, s->pol, &t, &tr);
+		assert_false(engine_has_finding(&tr, "TP_NOT_DIVIDE_HEADS"));
+		assert_false(engine_has_finding(&tr, "TP_NOT_DIVIDE_KV_HEADS"));
+		assert_false(engine_has_finding(&tr, "TP_NOT_DIVIDE_FFN"));
+		assert_false(engine_has_finding(&tr, "MEM_OVER_CAPACITY"));
+	}
+	assert_true(layouts >= 1);
+}
+
 /* ZeRO stages shrink memory monotonically; FSDP means ZeRO-3. */
 static void test_zero_stages_and_fsdp(void **st)
 {
@@ -349,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_sequence_parallel),
 		cmocka_unit_test(test_llama70b_ddp_rejected),
 		cmocka_unit_test(test_over_capacity_fix_fits),
+		cmocka_unit_test(test_over_capacity_layout_fix_is_valid),
 		cmocka_unit_test(test_zero_stages_and_fsdp),
 		cmocka_unit_test(test_inference),
 		cmocka_unit_test(test_lora),
