@@ -306,6 +306,7 @@ static int run(struct opts *op)
 	struct handler_info info;
 	char err[ADV_ERR_MAX];
 	sigset_t set;
+	size_t n_gpus, n_models;
 	int lfd, lock_fd;
 
 	msg_open("advisord", o.use_syslog || !o.foreground);
@@ -356,6 +357,10 @@ static int run(struct opts *op)
 	}
 	info = (struct handler_info){ o.socket, o.db, time(NULL) };
 	handler_set_info(&info);
+	/* Counted now: once the workers run, a reload may free snap. */
+	n_gpus = catalog_gpu_count(snap->cat);
+	n_models = catalog_model_count(snap->cat);
+	snap = NULL;
 	if (server_start(lfd, &o.server, err, sizeof(err)) != 0) {
 		msg_log(LOG_ERR, "%s", err);
 		close(lfd);
@@ -367,8 +372,7 @@ static int run(struct opts *op)
 	}
 	msg_log(LOG_INFO, "advisord %s serving %s with %d worker%s (%zu GPUs, %zu models, "
 		"policy %s, decision log %s)", PACKAGE_VERSION, o.socket, o.server.workers,
-		o.server.workers == 1 ? "" : "s", catalog_gpu_count(snap->cat),
-		catalog_model_count(snap->cat), o.policy, o.db);
+		o.server.workers == 1 ? "" : "s", n_gpus, n_models, o.policy, o.db);
 	notify_systemd("READY=1");
 
 	signal_loop(&set);

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "dlog.h"
@@ -110,6 +111,24 @@ static struct {
 	time_t last_report, next_open;
 	uint64_t lost;             /* records not written since the last recovery */
 } F;
+
+/*
+ * Time and pid alone repeat when a daemon restarts within a second with the
+ * pid it had (PID 1 of a container), and INSERT OR REPLACE would then
+ * overwrite a logged decision: the counter starts at a random point.
+ */
+static void seed_ids(void)
+{
+	uint32_t r;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		r = (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec << 20;
+	}
+	atomic_store(&D.id_counter, r);
+}
 
 void dlog_new_id(char *id, size_t len)
 {
@@ -452,6 +471,7 @@ int dlog_open(const char *path, char *err, size_t errlen)
 		goto fail;
 	}
 	memset(&F, 0, sizeof(F));
+	seed_ids();
 	/* Not fatal: the daemon answers, and the writer keeps trying to open it. */
 	if (open_db(why, sizeof(why)) != 0)
 		dlog_failed(why, 0);
@@ -610,12 +630,14 @@ static int reader_open(const char *sql, sqlite3 **db, sqlite3_stmt **st, char *e
 	}
 	wait_committed();
 	rc = sqlite3_open_v2(D.path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+	/* Before prepare: reading the schema already waits for another process's lock. */
+	if (rc == SQLITE_OK)
+		sqlite3_busy_timeout(*db, 2000);
 	if (rc != SQLITE_OK || sqlite3_prepare_v2(*db, sql, -1, st, NULL) != SQLITE_OK) {
 		adv_snprintf(err, errlen, "decision log: %s",
 			     *db ? sqlite3_errmsg(*db) : "cannot open");
 		return -1;
 	}
-	sqlite3_busy_timeout(*db, 2000);
 	return 0;
 }
 

@@ -50,7 +50,8 @@ struct dlog_filter {
 int dlog_open(const char *path, char *err, size_t errlen);
 /* Commits everything queued, stops the writer, closes the database. */
 void dlog_close(void);
-/* Fills rec->id with a fresh decision id ("d-<time hex>-<pid hex>-<counter>"). */
+/* Fills rec->id with a fresh decision id ("d-<time hex>-<pid hex>-<counter>"; the
+ * counter starts at a random point, so a restart with the same pid does not repeat ids). */
 void dlog_new_id(char *id, size_t len);
 /* Queues a copy of rec. */
 void dlog_append(const struct dlog_rec *rec);

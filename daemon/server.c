@@ -9,6 +9,18 @@
  * that connects and never sends, or sends half a frame, only occupies a file
  * descriptor until its timeout: it never delays anyone else.
  *
+ * A client may pipeline requests and read slowly or not at all: frames are
+ * answered only while less than OUT_HIGH bytes of answers wait for it, the
+ * rest wait in the input buffer and the socket (where the kernel bounds
+ * them), so what the daemon holds per connection stays bounded.
+ *
+ * Out of file descriptors (EMFILE, ENFILE), accept() fails while the
+ * listening socket stays readable: a worker that kept polling it would spin
+ * at 100% CPU and log a line per failed accept.  It stops watching the
+ * socket for ACCEPT_PAUSE_MS instead (closing connections free descriptors
+ * meanwhile; new clients wait in the backlog), and the failure is logged at
+ * most once a minute.
+ *
  * Timeouts use two lists per worker, each ordered by deadline because each
  * has one fixed timeout: connections waiting between requests (idle) and
  * connections in the middle of a frame or of an answer (busy).  Expiry is a
@@ -46,6 +58,9 @@
 #define MAX_EVENTS 128
 #define ACCEPT_BATCH 64
 #define FREE_CONNS 256
+#define OUT_HIGH (64 * 1024)
+#define ACCEPT_PAUSE_MS 100
+#define ACCEPT_REPORT_MS 60000
 
 enum { LIST_NONE = 0, LIST_IDLE, LIST_BUSY };
 
@@ -78,6 +93,7 @@ struct worker {
 	int n_free;
 	bool draining;
 	long long drain_deadline;
+	long long accept_resume;   /* > 0: not watching the listener until then */
 };
 
 static struct {
@@ -86,6 +102,10 @@ static struct {
 	struct worker *w;
 	int nw;
 } S = { .lfd = -1 };
+
+/* Out-of-descriptor reports, shared by the workers: the last one and the failures since. */
+static atomic_llong accept_reported_at = -ACCEPT_REPORT_MS;
+static atomic_ulong accept_failures;
 
 /* Tags for the two fds that are not connections. */
 static char tag_listen, tag_wake;
@@ -344,12 +364,28 @@ static bool grow_in(struct conn *c, size_t total)
 	return true;
 }
 
-/* Answers every complete frame in the input buffer. */
+static bool out_full(const struct conn *c)
+{
+	return c->out.len - c->out_off >= OUT_HIGH;
+}
+
+/* A complete frame (or a header to refuse) waits in the input buffer. */
+static bool frame_ready(const struct conn *c)
+{
+	uint32_t n;
+
+	if (c->in_len < 4)
+		return false;
+	n = be32(c->in);
+	return n > WIRE_MAX_FRAME || c->in_len - 4 >= (size_t)n;
+}
+
+/* Answers the complete frames in the input buffer while the answers fit under OUT_HIGH. */
 static void process_frames(struct worker *w, struct conn *c)
 {
 	size_t off = 0;
 
-	while (!c->closing && c->in_len - off >= 4) {
+	while (!c->closing && !out_full(c) && c->in_len - off >= 4) {
 		uint32_t n = be32(c->in + off);
 
 		if (n > WIRE_MAX_FRAME) {
@@ -388,16 +424,29 @@ static void process_frames(struct worker *w, struct conn *c)
 	}
 }
 
-/* After any progress: send, and decide what the connection waits for next. */
+/*
+ * After any progress: send, answer the frames held back while answers were
+ * waiting, and decide what the connection waits for next.
+ */
 static void settle(struct worker *w, struct conn *c)
 {
 	bool pending;
 
-	if (!flush_out(c)) {
-		conn_close(w, c);
-		return;
+	for (;;) {
+		bool had_out = c->out.len > c->out_off;
+
+		if (!flush_out(c)) {
+			conn_close(w, c);
+			return;
+		}
+		pending = c->out.len > c->out_off;
+		if (pending || c->closing || !frame_ready(c))
+			break;
+		/* The client read every answer: its held-back requests get a fresh deadline. */
+		if (had_out)
+			list_remove(w, c);
+		process_frames(w, c);
 	}
-	pending = c->out.len > c->out_off;
 	if (!pending && (c->closing || w->draining)) {
 		if (c->closing || c->in_len == 0) {
 			conn_close(w, c);
@@ -415,9 +464,14 @@ static void on_readable(struct worker *w, struct conn *c)
 {
 	ssize_t n;
 
-	if (c->in_len == c->in_cap && !grow_in(c, c->in_cap * 2)) {
-		conn_close(w, c);
-		return;
+	if (c->in_len == c->in_cap) {
+		/* Full of requests held back for a slow reader: they wait for it. */
+		if (frame_ready(c))
+			return;
+		if (!grow_in(c, c->in_cap * 2)) {
+			conn_close(w, c);
+			return;
+		}
 	}
 	n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
@@ -440,6 +494,41 @@ static void on_readable(struct worker *w, struct conn *c)
 	settle(w, c);
 }
 
+static int listen_watch(struct worker *w)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = &tag_listen };
+
+	return epoll_ctl(w->epfd, EPOLL_CTL_ADD, S.lfd, &ev);
+}
+
+/* No descriptor for a new client: stop polling the listener for a while. */
+static void accept_pause(struct worker *w, int err)
+{
+	long long now = now_ms(), last = atomic_load(&accept_reported_at);
+	unsigned long n = atomic_fetch_add(&accept_failures, 1) + 1;
+
+	if (epoll_ctl(w->epfd, EPOLL_CTL_DEL, S.lfd, NULL) != 0)
+		msg_log(LOG_ERR, "epoll_ctl: cannot pause accepting: %s", strerror(errno));
+	w->accept_resume = now + ACCEPT_PAUSE_MS;
+	if (now - last >= ACCEPT_REPORT_MS &&
+	    atomic_compare_exchange_strong(&accept_reported_at, &last, now)) {
+		atomic_store(&accept_failures, 0);
+		msg_log(LOG_ERR, "accept: %s; new clients wait (%lu failed accepts, reported at "
+			"most once a minute; raise LimitNOFILE)", strerror(err), n);
+	}
+}
+
+static void accept_resume(struct worker *w)
+{
+	if (!w->accept_resume || now_ms() < w->accept_resume || w->draining)
+		return;
+	w->accept_resume = 0;
+	if (listen_watch(w) != 0) {
+		msg_log(LOG_ERR, "epoll_ctl: cannot resume accepting: %s", strerror(errno));
+		w->accept_resume = now_ms() + ACCEPT_PAUSE_MS;
+	}
+}
+
 static void accept_some(struct worker *w)
 {
 	for (int i = 0; i < ACCEPT_BATCH; i++) {
@@ -450,8 +539,8 @@ static void accept_some(struct worker *w)
 		int fd = accept4(S.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE)
-				msg_log(LOG_ERR, "accept: %s", strerror(errno));
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				accept_pause(w, errno);
 			return;
 		}
 		stats_connection();
@@ -499,6 +588,8 @@ static int next_timeout(struct worker *w)
 		t = w->idle.head->deadline;
 	if (w->draining && (t < 0 || w->drain_deadline < t))
 		t = w->drain_deadline;
+	if (w->accept_resume && !w->draining && (t < 0 || w->accept_resume < t))
+		t = w->accept_resume;
 	if (t < 0)
 		return -1;
 	/* +1: the coarse clock must have passed the deadline when we wake. */
@@ -516,7 +607,9 @@ static void start_drain(struct worker *w)
 		return;
 	w->draining = true;
 	w->drain_deadline = now_ms() + S.o.drain_ms;
-	epoll_ctl(w->epfd, EPOLL_CTL_DEL, S.lfd, NULL);
+	/* Paused, it is not watched already. */
+	if (!w->accept_resume && epoll_ctl(w->epfd, EPOLL_CTL_DEL, S.lfd, NULL) != 0)
+		msg_log(LOG_ERR, "epoll_ctl: cannot stop accepting: %s", strerror(errno));
 }
 
 static void *worker_main(void *arg)
@@ -544,6 +637,7 @@ static void *worker_main(void *arg)
 				on_readable(w, p);
 		}
 		expire(w);
+		accept_resume(w);
 		if (w->draining && (w->nconns == 0 || now_ms() >= w->drain_deadline))
 			break;
 	}
@@ -556,7 +650,6 @@ static void *worker_main(void *arg)
 
 static int worker_init(struct worker *w, char *err, size_t errlen)
 {
-	struct epoll_event lev = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = &tag_listen };
 	struct epoll_event wev = { .events = EPOLLIN, .data.ptr = &tag_wake };
 
 	memset(w, 0, sizeof(*w));
@@ -564,7 +657,7 @@ static int worker_init(struct worker *w, char *err, size_t errlen)
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	w->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (w->epfd < 0 || w->wakefd < 0 ||
-	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, S.lfd, &lev) != 0 ||
+	    listen_watch(w) != 0 ||
 	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wakefd, &wev) != 0) {
 		adv_snprintf(err, errlen, "cannot set up the event loop: %s", strerror(errno));
 		return -1;

@@ -30,6 +30,11 @@
  *                                    second for S seconds
  *   wireclient SOCKET latency C N    C clients, N checks each on a fresh
  *                                    connection; p50, p99 and max latency
+ *
+ * For test_robust.sh:
+ *   wireclient SOCKET flood C MS     C connections pipeline catalog requests for
+ *                                    MS ms and never read an answer; prints the
+ *                                    KiB of requests the daemon took per client
  */
 #include "config.h"
 
@@ -700,6 +705,75 @@ struct lat_client {
 	double *ms;
 };
 
+/* Catalog requests (small question, big answer) until the socket is full, for ms. */
+static int run_flood(int clients, int ms)
+{
+	Advisor__Request rq = ADVISOR__REQUEST__INIT;
+	Advisor__CatalogRequest cr = ADVISOR__CATALOG_REQUEST__INIT;
+	uint8_t frame[64];
+	size_t len;
+	int *fds = calloc((size_t)clients, sizeof(*fds));
+	size_t sent = 0;
+	double end = mono_ms() + ms;
+	int open = 0;
+
+	if (!fds)
+		return 2;
+	rq.has_version = 1;
+	rq.version = WIRE_VERSION;
+	rq.body_case = ADVISOR__REQUEST__BODY_CATALOG;
+	rq.catalog = &cr;
+	len = advisor__request__get_packed_size(&rq);
+	if (len + 4 > sizeof(frame))
+		return 2;
+	frame[0] = frame[1] = frame[2] = 0;
+	frame[3] = (uint8_t)len;
+	advisor__request__pack(&rq, frame + 4);
+	len += 4;
+	raise_nofile((rlim_t)clients + 64);
+	for (int i = 0; i < clients; i++) {
+		if (wire_connect(sock, 5000, &fds[i]) != WIRE_OK) {
+			fds[i] = -1;
+			continue;
+		}
+		open++;
+	}
+	while (mono_ms() < end) {
+		bool progress = false;
+
+		for (int i = 0; i < clients; i++) {
+			uint8_t many[64 * 64];
+			size_t k = sizeof(many) / len;
+			ssize_t n;
+
+			if (fds[i] < 0)
+				continue;
+			for (size_t j = 0; j < k; j++)
+				memcpy(many + j * len, frame, len);
+			/* Whole frames only, so the stream stays parseable. */
+			n = send(fds[i], many, k * len, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (n > 0) {
+				sent += (size_t)n;
+				progress = true;
+			} else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+				close(fds[i]);
+				fds[i] = -1;
+			}
+		}
+		if (!progress) {
+			struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	printf("connections=%d\nsent_kib=%zu\n", open, open ? sent / 1024 / (size_t)open : 0);
+	for (int i = 0; i < clients; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+	return open == clients ? 0 : 1;
+}
+
 static void *lat_thread(void *arg)
 {
 	struct lat_client *c = arg;
@@ -786,6 +860,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "hold") && argc > 5) return run_hold(n, atoi(argv[4]), argv[5]);
 	if (!strcmp(mode, "slowread") && argc > 4) return run_slowread(n, atoi(argv[4]));
 	if (!strcmp(mode, "latency") && argc > 4) return run_latency(n, atoi(argv[4]));
+	if (!strcmp(mode, "flood") && argc > 4) return run_flood(n, atoi(argv[4]));
 	fprintf(stderr, "wireclient: unknown mode %s\n", mode);
 	return 2;
 }

@@ -1,0 +1,127 @@
+#!/bin/sh
+# advisord when resources run out or other processes get in the way
+# (reviewer r4), loopback only, bounded in time:
+#  - out of file descriptors: accept() failing with EMFILE must not spin a
+#    worker at 100% CPU or flood the log, and the daemon serves again as
+#    soon as descriptors are free;
+#  - a client pipelining requests it never reads: the answers the daemon
+#    buffers for it stay bounded (the rest wait in the socket);
+#  - the decision log's write lock held by another process (an admin's
+#    sqlite3): the writer waits instead of dropping decisions, and
+#    `advisorctl history` returns the decision made meanwhile;
+#  - decision ids stay unique when the daemon restarts with the same pid in
+#    the same second (PID 1 of a container, here a fresh pid namespace).
+. "$(dirname "$0")/lib.sh"
+
+scratch_dir
+write_policy 2048
+
+# cpu_ticks PID: user + system time of a process, clock ticks.
+cpu_ticks() {
+	awk '{print $14 + $15}' "/proc/$1/stat"
+}
+
+# hwm_kib PID: the peak resident set of a process.
+hwm_kib() {
+	awk '/^VmHWM:/ {print $2}' "/proc/$1/status"
+}
+
+# ---- EMFILE -------------------------------------------------------------------
+
+ADVISORD_WRAPPER="prlimit --nofile=64:64 -- ${ADVISORD_WRAPPER:-}" start_daemon --workers 1
+"$WIRECLIENT" "$SOCK" hold 150 2500 idle > "$SCRATCH/hold" 2>&1 &
+HOLD=$!
+sleep 0.8
+t0=$(cpu_ticks "$DAEMON_PID")
+sleep 1
+t1=$(cpu_ticks "$DAEMON_PID")
+wait "$HOLD"
+spent=$((t1 - t0))
+tck=$(getconf CLK_TCK)
+[ "$(value opened "$SCRATCH/hold")" -eq 150 ] || { cat "$SCRATCH/hold" >&2; fail "hold: not all 150 connected"; }
+# A spinning worker burns a whole second of CPU per second.
+[ "$spent" -lt $((tck * 3 / 10)) ] || fail "out of descriptors, the daemon used $spent/$tck s of CPU in 1 s (accept spins)"
+n=$(grep -c 'accept' "$SCRATCH/advisord.log")
+[ "$n" -ge 1 ] && [ "$n" -le 3 ] || fail "out of descriptors: $n accept lines in the log, want 1..3 (reported, not flooded)"
+ctl status > /dev/null 2>&1 || fail "daemon does not answer once descriptors are free again"
+expect_status 0 "check after EMFILE" ctl check --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1
+pass "out of descriptors: $spent/$tck s CPU in 1 s, $n log line(s), serving again afterwards"
+stop_daemon TERM
+[ "$DAEMON_STATUS" -eq 0 ] || fail "advisord exited $DAEMON_STATUS after EMFILE"
+
+# ---- pipelined answers nobody reads -----------------------------------------------
+
+start_daemon --workers 1 --read-timeout 4000
+h0=$(hwm_kib "$DAEMON_PID")
+"$WIRECLIENT" "$SOCK" flood 40 1500 > "$SCRATCH/flood" 2>&1 || { cat "$SCRATCH/flood" >&2; fail "flood client"; }
+grown=$(( $(hwm_kib "$DAEMON_PID") - h0 ))
+ctl status > /dev/null || fail "daemon does not answer after the flood"
+echo "# flood: $(value sent_kib "$SCRATCH/flood") KiB of requests per client; daemon peak RSS grew ${grown} KiB"
+# Bounded: 40 clients x 256 KiB of answers each, plus the allocator's slack.
+[ "$grown" -lt $((40 * 256 + 16384)) ] || fail "40 clients that never read made the daemon grow ${grown} KiB"
+pass "40 clients pipelining requests they never read: daemon grew ${grown} KiB and still serves"
+stop_daemon TERM
+
+# ---- the decision log's write lock held by another process --------------------------------
+
+if command -v sqlite3 > /dev/null && command -v jq > /dev/null; then
+	start_daemon
+	ctl check --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1 > /dev/null
+	# Another writer (an admin's sqlite3, a backup) holds the write lock for 0.8 s.
+	{ echo "BEGIN IMMEDIATE; SELECT count(*) FROM decisions;"; sleep 0.8; echo "COMMIT;"; } |
+		sqlite3 -cmd ".timeout 2000" "$DB" > "$SCRATCH/locker" 2>&1 &
+	LOCKER=$!
+	sleep 0.2
+	id=$(ctl check --json --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1 | jq -r .decision_id)
+	expect_status 0 "history while another process holds the write lock" ctl history --json --limit 5
+	wait "$LOCKER"
+	grep -q . "$SCRATCH/locker" && ! grep -q '^[0-9]' "$SCRATCH/locker" && fail "the lock holder failed: $(cat "$SCRATCH/locker")"
+	jq -e --arg id "$id" '.decisions | map(.id) | index($id) != null' "$SCRATCH/out" > /dev/null ||
+		fail "history during the lock lacks $id, made during the lock"
+	dropped=$(ctl stats --json | jq '.log_dropped // 0')
+	[ "$dropped" -eq 0 ] || fail "$dropped decisions dropped while another process held the lock"
+	pass "another process holding the log's write lock for 0.8 s: the writer waits, history waits and finds the decision"
+	stop_daemon TERM
+fi
+
+# ---- decision ids across restarts with the same pid -------------------------------------
+
+# pidns_check: a daemon that is PID 1 of a new pid namespace makes one check;
+# prints "<unix second> <decision id>".
+pidns_check() {
+	# shellcheck disable=SC2086
+	unshare --pid --fork --kill-child ${ADVISORD_WRAPPER:-} "$ADVISORD" --foreground \
+		--catalog "$CATALOG" --policy "$POLICY" --socket "$SOCK" --db "$DB" \
+		>> "$SCRATCH/advisord.log" 2>&1 &
+	DAEMON_PID=$!
+	i=0
+	while ! ctl status > /dev/null 2>&1; do
+		i=$((i + 1)); [ $i -lt 400 ] || fail "advisord in a pid namespace did not start"
+		sleep 0.02
+	done
+	id=$(ctl check --json --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1 | jq -r .decision_id)
+	# Acknowledged more than 200 ms ago: logged even through a SIGKILL.
+	sleep 0.3
+	stop_daemon KILL
+	echo "$id"
+}
+
+if command -v jq > /dev/null && unshare --pid --fork true 2> /dev/null; then
+	same=0
+	for attempt in 1 2 3 4 5 6 7 8; do
+		a=$(pidns_check)
+		b=$(pidns_check)
+		[ -n "$a" ] && [ -n "$b" ] || fail "no decision id from a daemon in a pid namespace"
+		[ "$a" != "$b" ] || fail "two daemons with pid 1 gave the same decision id $a"
+		# Only a pair from the same second (same time and pid) tests anything.
+		[ "${a%-*}" = "${b%-*}" ] && { same=1; break; }
+	done
+	[ "$same" -eq 1 ] || echo "# no two restarts fell in the same second; ids $a $b"
+	start_daemon
+	n=$(ctl history --json --limit 100 | jq "[.decisions[] | select(.id == \"$a\" or .id == \"$b\")] | length")
+	[ "$n" -eq 2 ] || fail "history holds $n of the decisions $a and $b, want 2 (one overwrote the other)"
+	pass "decision ids unique across restarts as pid 1 ($a, $b)"
+	stop_daemon TERM
+else
+	echo "# skipped: pid namespace (unshare --pid) or jq not available"
+fi
