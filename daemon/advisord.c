@@ -335,8 +335,11 @@ static int run(struct opts *op)
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0 || signal(SIGPIPE, SIG_IGN) == SIG_ERR) {
+		msg_log(LOG_ERR, "cannot set up signal handling: %s", strerror(errno));
+		snapshot_put(snap);
+		return 1;
+	}
 
 	stats_init();
 	jsonlog_open(o.syslog_json, o.log_json);

@@ -120,8 +120,12 @@ static bool out_reserve(struct outbuf *b, size_t more)
 	return true;
 }
 
-/* Appends resp as a frame; an answer over the limit becomes an error answer. */
-static void emit(struct handler *h, Advisor__Response *resp, struct outbuf *out)
+/*
+ * Appends resp as a frame; an answer over the limit becomes an error answer.
+ * False when there is no memory for it: the caller closes the connection
+ * rather than leave the client waiting for an answer that never comes.
+ */
+static bool emit(struct handler *h, Advisor__Response *resp, struct outbuf *out)
 {
 	size_t size = advisor__response__get_packed_size(resp);
 
@@ -135,7 +139,7 @@ static void emit(struct handler *h, Advisor__Response *resp, struct outbuf *out)
 	}
 	if (!out_reserve(out, size + 4)) {
 		msg_log(LOG_ERR, "out of memory for a %zu byte answer", size);
-		return;
+		return false;
 	}
 	out->data[out->len] = (uint8_t)(size >> 24);
 	out->data[out->len + 1] = (uint8_t)(size >> 16);
@@ -143,6 +147,7 @@ static void emit(struct handler *h, Advisor__Response *resp, struct outbuf *out)
 	out->data[out->len + 3] = (uint8_t)size;
 	advisor__response__pack(resp, out->data + out->len + 4);
 	out->len += size + 4;
+	return true;
 }
 
 void handler_refuse(struct handler *h, int code, const char *message, struct outbuf *out)
@@ -152,7 +157,7 @@ void handler_refuse(struct handler *h, int code, const char *message, struct out
 	resp.has_version = 1;
 	resp.version = WIRE_VERSION;
 	service_error(&resp, &h->arena, code, message);
-	emit(h, &resp, out);
+	(void)emit(h, &resp, out);   /* the connection closes after a refusal anyway */
 	arena_reset(&h->arena);
 	stats_error();
 }
@@ -686,7 +691,8 @@ bool handler_frame(struct handler *h, const struct peer *p, const uint8_t *frame
 		stats_error();
 	}
 	/* Pack while the snapshot is held: answers may point into it. */
-	emit(h, &resp, out);
+	if (!emit(h, &resp, out))
+		close_after = true;
 	if (!rc)
 		stats_request((int)req->body_case - ADVISOR__REQUEST__BODY_CHECK,
 			      req->body_case == ADVISOR__REQUEST__BODY_CHECK && resp.check
