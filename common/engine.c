@@ -225,7 +225,7 @@ static const struct adv_model *resolve_model(const catalog_t *cat, const struct 
 		return NULL;
 	}
 	m = catalog_find_model(cat, req->wl.model);
-	if (!m) {
+	if (!m && res) {
 		suggest_models(cat, req->wl.model, fix, sizeof(fix));
 		engine_add_finding(res, "MODEL_UNKNOWN", ADV_SEV_REJECT, fix[0] ? fix : NULL,
 				   "model '%s' is not in the catalog (advisorctl catalog models lists it)",
@@ -309,6 +309,23 @@ static void fill_workload(struct adv_result *res, const struct adv_job *job)
 	res->gbs = job->gbs;
 }
 
+int engine_resolve(const catalog_t *cat, const struct adv_request *req,
+		   const struct adv_partition *part, struct adv_job *job, struct adv_result *res)
+{
+	memset(job, 0, sizeof(*job));
+	job->gpu = resolve_gpu(cat, req, part, res);
+	job->model = resolve_model(cat, req, res);
+	if (job->model)
+		catalog_model_params(job->model, &job->params);
+	resolve_workload(req, job);
+	if (layout_resolve(req, part, job, res) != 0)
+		return -1;
+	job->gbs_given = req->wl.gbs != ADV_UNSET;
+	job->gbs = job->gbs_given ? req->wl.gbs
+		: layout_default_gbs(job->mbs, job->lay.dp, job->lay.pp);
+	return 0;
+}
+
 /* Resolution, layout rules, memory, estimates and checkpoint of one job. */
 static void evaluate(const catalog_t *cat, const struct adv_policy *pol,
 		     const struct adv_request *req, struct adv_result *res)
@@ -317,17 +334,8 @@ static void evaluate(const catalog_t *cat, const struct adv_policy *pol,
 	struct adv_job job;
 	struct adv_memory mem;
 
-	memset(&job, 0, sizeof(job));
-	job.gpu = resolve_gpu(cat, req, part, res);
-	job.model = resolve_model(cat, req, res);
-	if (job.model)
-		catalog_model_params(job.model, &job.params);
-	resolve_workload(req, &job);
-	if (layout_resolve(req, part, &job, res) != 0)
+	if (engine_resolve(cat, req, part, &job, res) != 0)
 		return;
-	job.gbs_given = req->wl.gbs != ADV_UNSET;
-	job.gbs = job.gbs_given ? req->wl.gbs
-		: layout_default_gbs(job.mbs, job.lay.dp, job.lay.pp);
 	res->has_layout = true;
 	res->layout = job.lay;
 	fill_workload(res, &job);

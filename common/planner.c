@@ -471,21 +471,20 @@ static void base_request(const struct adv_request *req, struct adv_request *out)
 static int setup(const catalog_t *cat, const struct adv_request *req, struct search *s,
 		 char *err, size_t errlen)
 {
-	struct adv_result res;
 	const char *gpu = req->res.gpu[0] ? req->res.gpu : s->part && s->part->gpu[0] ? s->part->gpu : "";
 	struct adv_job *j = &s->job;
+	/* The job only: engine_evaluate() would also judge (and fix) the base request. */
+	int rc = engine_resolve(cat, req, s->part, j, NULL);
 
 	if (!req->wl.model[0]) {
 		fail(err, errlen, "no model: give --model NAME (advisorctl catalog models lists them)");
 		return PLANNER_ERR_MODEL_NOT_GIVEN;
 	}
-	j->model = catalog_find_model(cat, req->wl.model);
 	if (!j->model) {
 		fail(err, errlen, "model '%s' is not in the catalog (advisorctl catalog models lists them)",
 		     req->wl.model);
 		return PLANNER_ERR_MODEL_UNKNOWN;
 	}
-	j->gpu = gpu[0] ? catalog_find_gpu(cat, gpu) : NULL;
 	if (!j->gpu) {
 		if (gpu[0])
 			fail(err, errlen, "GPU type '%s' is not in the catalog (advisorctl catalog gpus lists them)", gpu);
@@ -493,29 +492,19 @@ static int setup(const catalog_t *cat, const struct adv_request *req, struct sea
 			fail(err, errlen, "no GPU type: give --gpu TYPE or a partition with a GPU type");
 		return PLANNER_ERR_GPU_UNKNOWN;
 	}
-	engine_evaluate(cat, s->pol, req, &res);
-	if (!res.has_layout || res.layout.gpus <= 0) {
+	if (rc != 0) {
 		fail(err, errlen, "no GPUs: give --gpus N, or --nodes N with --gpus-per-node G");
 		return PLANNER_ERR_NO_GPUS;
 	}
-	if (s->part && s->part->max_gpus > 0 && res.layout.gpus > s->part->max_gpus) {
+	if (s->part && s->part->max_gpus > 0 && j->lay.gpus > s->part->max_gpus) {
 		fail(err, errlen, "partition %s allows at most %d GPUs per job (requested %d)",
-		     s->part->name, s->part->max_gpus, res.layout.gpus);
+		     s->part->name, s->part->max_gpus, j->lay.gpus);
 		return PLANNER_ERR_MAX_GPUS;
 	}
-	if (res.precision == ADV_PREC_FP8 && j->gpu->fp8_tflops <= 0) {
+	if (j->precision == ADV_PREC_FP8 && j->gpu->fp8_tflops <= 0) {
 		fail(err, errlen, "%s has no fp8 tensor cores: use --precision bf16", j->gpu->name);
 		return PLANNER_ERR_FP8_UNSUPPORTED;
 	}
-	catalog_model_params(j->model, &j->params);
-	j->lay = res.layout;
-	j->precision = res.precision;
-	j->task = res.task;
-	j->framework = res.framework;
-	j->seq = res.seq;
-	j->gbs_given = req->wl.gbs != ADV_UNSET;
-	j->gbs = res.gbs;
-	j->sp_given = false;
 	return PLANNER_OK;
 }
 

@@ -98,4 +98,14 @@ void planner_plan_options(const struct planner_plan *plan, char *buf, size_t len
 void engine_evaluate(const catalog_t *cat, const struct adv_policy *pol,
 		     const struct adv_request *req, struct adv_result *res);
 
+/*
+ * The job a request describes, as engine_check() resolves it (engine.c):
+ * catalog entries, workload defaults, layout and global batch.  Findings
+ * about names and the GPU count go to res (may be NULL).  Returns 0 when
+ * the job has a layout (at least one GPU), -1 otherwise.
+ */
+struct adv_job;
+int engine_resolve(const catalog_t *cat, const struct adv_request *req,
+		   const struct adv_partition *part, struct adv_job *job, struct adv_result *res);
+
 #endif
