@@ -83,9 +83,8 @@ static const char *user_name(struct handler *h, uid_t uid)
 	return h->names[slot].name;
 }
 
-static bool is_admin(struct handler *h, const struct snapshot *s, const struct peer *p)
+static bool is_admin(const struct snapshot *s, const struct peer *p, const char *user)
 {
-	const char *user = user_name(h, p->uid);
 	gid_t groups[256];
 	int n = (int)ADV_ARRAY_SIZE(groups);
 
@@ -255,17 +254,17 @@ static void record(const struct peer *p, const char *user, const Advisor__CheckR
 	jsonlog_decision(&r);
 }
 
-static int do_check(struct handler *h, const struct peer *p, const struct snapshot *s,
-		    const Advisor__CheckRequest *m, Advisor__Response *resp,
-		    char *err, size_t errlen)
+static int do_check(struct handler *h, const struct peer *p, const char *user,
+		    const struct snapshot *s, const Advisor__CheckRequest *m,
+		    Advisor__Response *resp, char *err, size_t errlen)
 {
-	const char *user = user_name(h, p->uid);
 	struct adv_result *res = ARENA_NEW(&h->arena, struct adv_result);
+	/* In the arena: the answer points to it until it is packed. */
+	char *id = ARENA_ARRAY(&h->arena, char, DLOG_ID_MAX);
 	struct adv_request req;
-	char id[DLOG_ID_MAX], codes[ADV_MAX_FINDINGS * ADV_CODE_MAX];
 	int rc;
 
-	if (!res)
+	if (!res || !id)
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	rc = service_check_request(m, user, &req, err, errlen);
 	if (rc)
@@ -284,19 +283,22 @@ static int do_check(struct handler *h, const struct peer *p, const struct snapsh
 						    sizeof(req.res.gpu));
 	}
 	engine_check(s->cat, s->pol, &req, res);
-	dlog_new_id(id, sizeof(id));
+	dlog_new_id(id, DLOG_ID_MAX);
 	/* Queued before the answer leaves: an acknowledged decision is always logged. */
 	record(p, user, m, &req, res, id);
 	stats_check(req.res.partition, res, any_unenforced(res));
-	codes_of(res, codes, sizeof(codes), ',');
-	if (!jsonlog_to_stderr())
+	if (!jsonlog_to_stderr()) {
+		char codes[ADV_MAX_FINDINGS * ADV_CODE_MAX];
+
+		codes_of(res, codes, sizeof(codes), ',');
 		msg_log(LOG_INFO, "decision %s user=%s uid=%u job=%u context=%s verdict=%s codes=%s",
-		id, user, (unsigned)p->uid, m->has_job_id ? m->job_id : 0,
-		engine_context_name(m->has_context ? (enum adv_context)m->context
-						   : ADV_CTX_ADVISORCTL),
-		engine_verdict_name(res->verdict), codes[0] ? codes : "-");
+			id, user, (unsigned)p->uid, m->has_job_id ? m->job_id : 0,
+			engine_context_name(m->has_context ? (enum adv_context)m->context
+							   : ADV_CTX_ADVISORCTL),
+			engine_verdict_name(res->verdict), codes[0] ? codes : "-");
+	}
 	resp->check = service_check_answer(&h->arena, res, id);
-	if (!resp->check || !(resp->check->decision_id = arena_strdup(&h->arena, id)))
+	if (!resp->check)
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	resp->body_case = ADVISOR__RESPONSE__BODY_CHECK;
 	return 0;
@@ -348,18 +350,17 @@ static Advisor__Decision *decision_pb(struct arena *a, const struct dlog_rec *r)
 	return d;
 }
 
-static int do_history(struct handler *h, const struct peer *p, const struct snapshot *s,
-		      const Advisor__HistoryRequest *m, Advisor__Response *resp,
-		      char *err, size_t errlen)
+static int do_history(struct handler *h, const struct peer *p, const char *me,
+		      const struct snapshot *s, const Advisor__HistoryRequest *m,
+		      Advisor__Response *resp, char *err, size_t errlen)
 {
-	const char *me = user_name(h, p->uid);
 	struct dlog_filter f = { .verdict = -1, .limit = 50 };
 	Advisor__HistoryResponse *r;
 	struct dlog_rec *recs;
 	size_t n;
 
 	f.user = (m->user && *m->user) ? m->user : NULL;
-	if (!is_admin(h, s, p)) {
+	if (!is_admin(s, p, me)) {
 		if (f.user && strcmp(f.user, me) != 0) {
 			adv_snprintf(err, errlen, "history of other users is for admins only "
 				     "(admins: policy.yaml admins:)");
@@ -398,15 +399,14 @@ static int do_history(struct handler *h, const struct peer *p, const struct snap
 /* ---- report ------------------------------------------------------------------ */
 
 /* Like history: users summarise their own decisions, admins anyone's. */
-static int do_report(struct handler *h, const struct peer *p, const struct snapshot *s,
-		     const Advisor__ReportRequest *m, Advisor__Response *resp,
-		     char *err, size_t errlen)
+static int do_report(struct handler *h, const struct peer *p, const char *me,
+		     const struct snapshot *s, const Advisor__ReportRequest *m,
+		     Advisor__Response *resp, char *err, size_t errlen)
 {
-	const char *me = user_name(h, p->uid);
 	const char *user = (m->user && *m->user) ? m->user : NULL;
 	int rc;
 
-	if (!is_admin(h, s, p)) {
+	if (!is_admin(s, p, me)) {
 		if (user && strcmp(user, me) != 0) {
 			adv_snprintf(err, errlen, "reports on other users are for admins only "
 				     "(admins: policy.yaml admins:)");
@@ -559,22 +559,22 @@ static int do_stats(struct handler *h, const struct snapshot *s, Advisor__Respon
 	return 0;
 }
 
-static int do_reload(struct handler *h, const struct peer *p, const struct snapshot *s,
-		     Advisor__Response *resp, char *err, size_t errlen)
+static int do_reload(struct handler *h, const struct peer *p, const char *user,
+		     const struct snapshot *s, Advisor__Response *resp, char *err, size_t errlen)
 {
 	Advisor__ReloadResponse *r = ARENA_NEW(&h->arena, Advisor__ReloadResponse);
 	char msg[ADV_ERR_MAX];
 	int rc;
 
-	if (!is_admin(h, s, p)) {
+	if (!is_admin(s, p, user)) {
 		adv_snprintf(err, errlen, "reload is for admins only; %s (uid %u) is not listed "
-			     "under admins: in the policy", user_name(h, p->uid), (unsigned)p->uid);
+			     "under admins: in the policy", user, (unsigned)p->uid);
 		return ADVISOR__ERROR_CODE__ERR_DENIED;
 	}
 	if (!r)
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	rc = snapshot_reload(msg, sizeof(msg));
-	msg_log(rc ? LOG_ERR : LOG_INFO, "reload requested by %s: %s", user_name(h, p->uid), msg);
+	msg_log(rc ? LOG_ERR : LOG_INFO, "reload requested by %s: %s", user, msg);
 	if (rc == 0) {
 		struct snapshot *n = snapshot_acquire();
 
@@ -624,15 +624,15 @@ static int dispatch(struct handler *h, const struct peer *p, const struct snapsh
 
 	switch (req->body_case) {
 	case ADVISOR__REQUEST__BODY_CHECK:
-		return do_check(h, p, s, req->check, resp, err, errlen);
+		return do_check(h, p, user, s, req->check, resp, err, errlen);
 	case ADVISOR__REQUEST__BODY_HISTORY:
-		return do_history(h, p, s, req->history, resp, err, errlen);
+		return do_history(h, p, user, s, req->history, resp, err, errlen);
 	case ADVISOR__REQUEST__BODY_STATS:
 		return do_stats(h, s, resp);
 	case ADVISOR__REQUEST__BODY_REPORT:
-		return do_report(h, p, s, req->report, resp, err, errlen);
+		return do_report(h, p, user, s, req->report, resp, err, errlen);
 	case ADVISOR__REQUEST__BODY_RELOAD:
-		return do_reload(h, p, s, resp, err, errlen);
+		return do_reload(h, p, user, s, resp, err, errlen);
 	case ADVISOR__REQUEST__BODY_STATUS:
 		return do_status(h, s, resp);
 	case ADVISOR__REQUEST__BODY_CKPT:
