@@ -807,7 +807,6 @@ static int cmd_simple(struct ctl *c, int argc, char **argv, Advisor__Request__Bo
 		      void (*help)(void))
 {
 	Advisor__Request req = ADVISOR__REQUEST__INIT;
-	Advisor__StatsRequest sr = ADVISOR__STATS_REQUEST__INIT;
 	Advisor__ReloadRequest rr = ADVISOR__RELOAD_REQUEST__INIT;
 	Advisor__StatusRequest st = ADVISOR__STATUS_REQUEST__INIT;
 	struct reply rp;
@@ -816,16 +815,13 @@ static int cmd_simple(struct ctl *c, int argc, char **argv, Advisor__Request__Bo
 	if (i < 0)
 		return -i;
 	req.body_case = body;
-	req.stats = &sr;    /* the union member matching body_case is set below */
 	if (body == ADVISOR__REQUEST__BODY_RELOAD)
 		req.reload = &rr;
-	else if (body == ADVISOR__REQUEST__BODY_STATUS)
+	else
 		req.status = &st;
 	rc = call(c, &req, &rp);
 	if (rc == 0) {
-		if (body == ADVISOR__REQUEST__BODY_STATS && rp.r->stats)
-			report_stats(stdout, rp.r->stats, c->json);
-		else if (body == ADVISOR__REQUEST__BODY_STATUS && rp.r->status)
+		if (body == ADVISOR__REQUEST__BODY_STATUS && rp.r->status)
 			report_status(stdout, rp.r->status, c->json);
 		else if (body == ADVISOR__REQUEST__BODY_RELOAD && rp.r->reload) {
 			report_reload(c->json || rp.r->reload->ok ? stdout : stderr, rp.r->reload,
