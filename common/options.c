@@ -116,7 +116,6 @@ int options_parse_layout(const char *s, struct adv_layout *lay, char *err, size_
 
 		if (n == 0 || n >= sizeof(tok)) {
 			adv_strlcpy(tok, p, sizeof(tok));
-			tok[n < sizeof(tok) ? n : sizeof(tok) - 1] = '\0';
 			return fail(err, errlen, "--llm-layout",
 				    n == 0 ? s : tok, "", layout_forms);
 		}
