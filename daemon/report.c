@@ -244,29 +244,6 @@ struct table {
 	bool right[TABLE_COLS];        /* right-align numbers */
 };
 
-static void table_init(struct table *t, size_t ncols, const char *const *header,
-		       const bool *right)
-{
-	memset(t, 0, sizeof(*t));
-	t->ncols = ncols;
-	for (size_t i = 0; i < ncols; i++)
-		t->right[i] = right && right[i];
-	t->cells = NULL;
-	for (size_t i = 0; i < ncols; i++) {
-		if (t->nrows * ncols + i >= t->cap) {
-			size_t cap = t->cap ? t->cap * 2 : 64;
-			char **p = realloc(t->cells, cap * sizeof(*p));
-
-			if (!p)
-				return;
-			t->cells = p;
-			t->cap = cap;
-		}
-		t->cells[i] = strdup(header[i]);
-	}
-	t->nrows = 1;
-}
-
 /* Adds a row of ncols strings (copied). */
 static void table_row(struct table *t, const char *const *row)
 {
@@ -287,6 +264,16 @@ static void table_row(struct table *t, const char *const *row)
 	for (size_t i = 0; i < t->ncols; i++)
 		t->cells[t->nrows * t->ncols + i] = strdup(row[i] ? row[i] : "");
 	t->nrows++;
+}
+
+static void table_init(struct table *t, size_t ncols, const char *const *header,
+		       const bool *right)
+{
+	memset(t, 0, sizeof(*t));
+	t->ncols = ncols;
+	for (size_t i = 0; i < ncols; i++)
+		t->right[i] = right && right[i];
+	table_row(t, header);
 }
 
 static void table_print(FILE *f, struct table *t)
