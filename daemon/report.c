@@ -413,23 +413,16 @@ static void plan_options(const Advisor__Plan *p, char *buf, size_t len)
 	const Advisor__LayoutOut *l = p->layout;
 	const Advisor__WorkloadOut *w = p->workload;
 
+	char vpp[16] = "";
+
+	if (l->vpp > 1)
+		adv_snprintf(vpp, sizeof(vpp), ",vpp%d", l->vpp);
 	adv_snprintf(buf, len, "--llm-layout=tp%d,pp%d,cp%d,ep%d,etp%d%s%s --llm-zero=%d "
 		     "--llm-mbs=%d --llm-recompute=%s --llm-precision=%s",
-		     l->tp, l->pp, l->cp, l->ep, l->etp, l->vpp > 1 ? ",vpp" : "",
+		     l->tp, l->pp, l->cp, l->ep, l->etp, vpp,
 		     l->sp ? ",sp" : ",nosp", l->zero, w ? w->mbs : 1,
 		     engine_recompute_name(w ? w->recompute : 0),
 		     engine_precision_name(w ? w->precision : 0));
-	if (l->vpp > 1) {
-		/* ",vpp" above is completed with the size here to keep one format string. */
-		char *v = strstr(buf, ",vpp");
-
-		if (v) {
-			char rest[512];
-
-			adv_strlcpy(rest, v + 4, sizeof(rest));
-			adv_snprintf(v, len - (size_t)(v - buf), ",vpp%d%s", l->vpp, rest);
-		}
-	}
 }
 
 void report_plan(FILE *f, const Advisor__PlanResponse *r, bool json)
