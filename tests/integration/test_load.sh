@@ -125,7 +125,12 @@ fc=$(value first_close_ms "$SCRATCH/half")
 [ "$fc" -ge 2900 ] || fail "a half frame was closed after $fc ms, before the 3 s read timeout"
 [ "$(value closed "$SCRATCH/slow")" = 1 ] || fail "the slow reader was not cut off: $(cat "$SCRATCH/slow")"
 sc=$(value closed_after_ms "$SCRATCH/slow")
-[ "$sc" -lt 7000 ] || fail "the slow reader was cut off after $sc ms, want about the 3 s read timeout"
+# Under valgrind (ADVISOR_LAX_TIMING) the daemon needs seconds just to
+# answer the reader's 2,000 checks before its output stalls: report, not fail.
+if [ "$sc" -ge 7000 ]; then
+	[ -n "${ADVISOR_LAX_TIMING:-}" ] || fail "the slow reader was cut off after $sc ms, want about the 3 s read timeout"
+	echo "# slow reader cut off after $sc ms (ADVISOR_LAX_TIMING set: not failing)"
+fi
 grep -q "Too many open files" "$SCRATCH/advisord.log" && fail "advisord ran out of file descriptors"
 kill -0 "$DAEMON_PID" || fail "advisord died"
 "$WIRECLIENT" "$SOCK" check 20 > /dev/null || fail "checks after the hostile clients"
