@@ -109,7 +109,9 @@ for attempt in 1 2 3; do
 	p99=$(value p99_ms "$SCRATCH/lat")
 	max=$(value max_ms "$SCRATCH/lat")
 	echo "# attempt $attempt: p50 $(value p50_ms "$SCRATCH/lat") ms, p99 $p99 ms, max $max ms (1000 checks)"
-	awk -v m="$max" 'BEGIN { exit !(m < 1000) }' || fail "a check waited $max ms: stuck behind a hostile client"
+	# Under valgrind every answer is slow; there the bound is reported only.
+	awk -v m="$max" 'BEGIN { exit !(m < 1000) }' || [ -n "${ADVISOR_LAX_TIMING:-}" ] ||
+		fail "a check waited $max ms: stuck behind a hostile client"
 	best=$p99
 	awk -v p="$p99" 'BEGIN { exit !(p < 10) }' && break
 done
