@@ -33,7 +33,6 @@
 
 #include <stdarg.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "checkpoint.h"
@@ -75,8 +74,7 @@ void engine_add_finding(struct adv_result *res, const char *code, enum adv_sever
 	f->severity = sev;
 	adv_strlcpy(f->fix, fix ? fix : "", sizeof(f->fix));
 	va_start(ap, fmt);
-	if (vsnprintf(f->message, sizeof(f->message), fmt, ap) < 0)
-		f->message[0] = '\0';
+	adv_vsnprintf(f->message, sizeof(f->message), fmt, ap);
 	va_end(ap);
 }
 

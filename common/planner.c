@@ -41,7 +41,6 @@
 
 #include <math.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "estimate.h"
@@ -449,11 +448,10 @@ static void fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!err || !errlen)
+	if (!err)
 		return;
 	va_start(ap, fmt);
-	if (vsnprintf(err, errlen, fmt, ap) < 0)
-		err[0] = '\0';
+	adv_vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 }
 

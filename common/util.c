@@ -39,21 +39,29 @@ size_t adv_strlcat(char *dst, const char *src, size_t len)
 	return d + adv_strlcpy(dst + d, src, len - d);
 }
 
-size_t adv_snprintf(char *dst, size_t len, const char *fmt, ...)
+size_t adv_vsnprintf(char *dst, size_t len, const char *fmt, va_list ap)
 {
-	va_list ap;
 	int n;
 
 	if (len == 0)
 		return 0;
-	va_start(ap, fmt);
 	n = vsnprintf(dst, len, fmt, ap);
-	va_end(ap);
 	if (n < 0) {
 		dst[0] = '\0';
 		return 0;
 	}
 	return (size_t)n < len ? (size_t)n : len - 1;
+}
+
+size_t adv_snprintf(char *dst, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	n = adv_vsnprintf(dst, len, fmt, ap);
+	va_end(ap);
+	return n;
 }
 
 bool adv_streq_nocase(const char *a, const char *b)

@@ -4,6 +4,7 @@
 #ifndef ADVISOR_UTIL_H
 #define ADVISOR_UTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -14,6 +15,8 @@ size_t adv_strlcat(char *dst, const char *src, size_t len);
 /* snprintf that never overflows and returns the bytes written (<= len-1). */
 size_t adv_snprintf(char *dst, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+size_t adv_vsnprintf(char *dst, size_t len, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 bool adv_streq_nocase(const char *a, const char *b);
 /* Strict integer and double parsing: the whole string, no overflow. */
 int adv_parse_long(const char *s, long *out);

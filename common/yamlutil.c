@@ -46,8 +46,7 @@ static void yamlutil_vmessage(struct yamlutil_doc *d, const yaml_node_t *n,
 	} else {
 		off = adv_snprintf(d->err, d->errlen, "%s: ", d->name ? d->name : "-");
 	}
-	if (off < d->errlen)
-		vsnprintf(d->err + off, d->errlen - off, fmt, ap);
+	adv_vsnprintf(d->err + off, d->errlen - off, fmt, ap);
 }
 
 int yamlutil_fail(struct yamlutil_doc *d, const yaml_node_t *n, int code, const char *fmt, ...)
