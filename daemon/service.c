@@ -102,24 +102,27 @@ static Advisor__Finding **findings_pb(struct arena *a, const struct adv_finding 
 	return ptrs;
 }
 
-static void add_finding(struct adv_finding *f, size_t *n, const char *code,
-			enum adv_severity sev, const char *fix, const char *message)
+/* The findings and the verdict they make (the worst severity). */
+static int ckpt_findings(struct arena *a, Advisor__CkptResponse *r,
+			 const struct adv_finding *f, size_t n)
 {
-	struct adv_finding *x = &f[*n];
+	int verdict = ADV_ACCEPT;
 
-	memset(x, 0, sizeof(*x));
-	adv_strlcpy(x->code, code, sizeof(x->code));
-	x->severity = sev;
-	adv_strlcpy(x->message, message, sizeof(x->message));
-	adv_strlcpy(x->fix, fix ? fix : "", sizeof(x->fix));
-	(*n)++;
+	for (size_t i = 0; i < n; i++)
+		if ((int)f[i].severity > verdict)
+			verdict = (int)f[i].severity;
+	r->findings = findings_pb(a, f, n);
+	r->n_findings = n;
+	r->has_verdict = 1;
+	r->verdict = verdict;
+	return r->findings ? 0 : ADVISOR__ERROR_CODE__ERR_INTERNAL;
 }
 
 /* Scores the interval of the raw form against the policy's extra-waste thresholds. */
 static void ckpt_raw_findings(const struct adv_policy *pol, const struct ckpt_input *in,
-			      const struct ckpt_output *out, struct adv_finding *f, size_t *n)
+			      const struct ckpt_output *out, struct adv_result *res)
 {
-	char t[32], opt[32], fix[64], msg[ADV_MSG_MAX];
+	char t[32], opt[32], fix[64];
 	double extra = out->waste - out->optimal_waste;
 	enum adv_severity sev;
 
@@ -128,33 +131,29 @@ static void ckpt_raw_findings(const struct adv_policy *pol, const struct ckpt_in
 	options_format_duration(in->interval_s, t, sizeof(t));
 	options_format_duration(out->optimal_s, opt, sizeof(opt));
 	adv_snprintf(fix, sizeof(fix), "--llm-ckpt=%s", opt);
-	if (in->write_s > in->interval_s) {
-		adv_snprintf(msg, sizeof(msg), "a checkpoint takes %.0f s to write, longer than "
-			     "the interval of %s", in->write_s, t);
-		add_finding(f, n, "CKPT_WRITE_EXCEEDS_INTERVAL", ADV_SEV_REJECT, fix, msg);
-	}
+	if (in->write_s > in->interval_s)
+		engine_add_finding(res, "CKPT_WRITE_EXCEEDS_INTERVAL", ADV_SEV_REJECT, fix,
+				   "a checkpoint takes %.0f s to write, longer than the interval "
+				   "of %s", in->write_s, t);
 	if (extra >= pol->reject_extra_waste)
 		sev = ADV_SEV_REJECT;
 	else if (extra >= pol->warn_extra_waste)
 		sev = ADV_SEV_WARN;
 	else
 		return;
-	adv_snprintf(msg, sizeof(msg), "checkpointing every %s loses %.1f%% of the run, "
-		     "%.1f points more than every %s (%.1f%%)", t, 100 * out->waste,
-		     100 * extra, opt, 100 * out->optimal_waste);
-	add_finding(f, n, in->interval_s > out->optimal_s ? "CKPT_TOO_LONG" : "CKPT_TOO_SHORT",
-		    sev, fix, msg);
+	engine_add_finding(res, in->interval_s > out->optimal_s ? "CKPT_TOO_LONG" : "CKPT_TOO_SHORT",
+			   sev, fix, "checkpointing every %s loses %.1f%% of the run, %.1f points "
+			   "more than every %s (%.1f%%)", t, 100 * out->waste, 100 * extra, opt,
+			   100 * out->optimal_waste);
 }
 
 static int ckpt_raw(const struct snapshot *s, const Advisor__CkptRequest *m,
 		    struct arena *a, Advisor__CkptResponse *r, char *err, size_t errlen)
 {
-	struct adv_finding f[4];
 	struct adv_checkpoint c = { 0 };
 	struct ckpt_input in = { 0 };
 	struct ckpt_output out;
-	size_t n = 0;
-	int verdict = ADV_ACCEPT;
+	struct adv_result res;
 
 	if (!m->has_job_mtbf_hours || !m->has_write_seconds) {
 		adv_snprintf(err, errlen, "the raw ckpt form needs --job-mtbf-hours and --write-seconds");
@@ -181,20 +180,14 @@ static int ckpt_raw(const struct snapshot *s, const Advisor__CkptRequest *m,
 	c.optimal_waste = out.optimal_waste;
 	c.write_s = in.write_s;
 	c.job_mtbf_h = m->job_mtbf_hours;
-	ckpt_raw_findings(s->pol, &in, &out, f, &n);
-	for (size_t i = 0; i < n; i++)
-		if ((int)f[i].severity > verdict)
-			verdict = (int)f[i].severity;
+	res.n_findings = 0;
+	ckpt_raw_findings(s->pol, &in, &out, &res);
 	r->checkpoint = checkpoint_pb(a, &c);
 	if (!r->checkpoint)
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	/* The size of a checkpoint is not known in the raw form. */
 	r->checkpoint->has_size_gb = 0;
-	r->findings = findings_pb(a, f, n);
-	r->n_findings = n;
-	r->has_verdict = 1;
-	r->verdict = verdict;
-	return r->findings ? 0 : ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	return ckpt_findings(a, r, res.findings, (size_t)res.n_findings);
 }
 
 static int ckpt_job(const struct snapshot *s, const Advisor__CkptRequest *m, const char *user,
@@ -205,7 +198,6 @@ static int ckpt_job(const struct snapshot *s, const Advisor__CkptRequest *m, con
 	struct adv_request req;
 	struct adv_result res;
 	size_t n = 0;
-	int verdict = ADV_ACCEPT;
 
 	cm.resources = m->resources;
 	cm.workload = m->workload;
@@ -220,16 +212,9 @@ static int ckpt_job(const struct snapshot *s, const Advisor__CkptRequest *m, con
 		    (!res.has_checkpoint && f->severity == ADV_SEV_REJECT))
 			keep[n++] = *f;
 	}
-	for (size_t i = 0; i < n; i++)
-		if ((int)keep[i].severity > verdict)
-			verdict = (int)keep[i].severity;
 	if (res.has_checkpoint && !(r->checkpoint = checkpoint_pb(a, &res.checkpoint)))
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
-	r->findings = findings_pb(a, keep, n);
-	r->n_findings = n;
-	r->has_verdict = 1;
-	r->verdict = verdict;
-	return r->findings ? 0 : ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	return ckpt_findings(a, r, keep, n);
 }
 
 int service_ckpt(const struct snapshot *s, const Advisor__CkptRequest *m, const char *user,
