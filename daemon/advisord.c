@@ -263,17 +263,10 @@ static void signal_loop(const sigset_t *set)
 			continue;
 		if (sig == SIGHUP) {
 			notify_systemd("RELOADING=1");
-			if (snapshot_reload(msg, sizeof(msg)) == 0) {
-				struct snapshot *s = snapshot_acquire();
-
-				if (s) {
-					dlog_set_retention(s->pol->retention_days);
-					snapshot_release(s);
-				}
+			if (handler_reload(msg, sizeof(msg)) == 0)
 				msg_log(LOG_INFO, "SIGHUP: %s", msg);
-			} else {
+			else
 				msg_log(LOG_ERR, "SIGHUP: %s", msg);
-			}
 			notify_systemd("READY=1");
 			continue;
 		}

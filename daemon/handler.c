@@ -559,6 +559,18 @@ static int do_stats(struct handler *h, const struct snapshot *s, Advisor__Respon
 	return 0;
 }
 
+int handler_reload(char *msg, size_t len)
+{
+	struct snapshot *n;
+	int rc = snapshot_reload(msg, len);
+
+	if (rc == 0 && (n = snapshot_acquire())) {
+		dlog_set_retention(n->pol->retention_days);
+		snapshot_release(n);
+	}
+	return rc;
+}
+
 static int do_reload(struct handler *h, const struct peer *p, const char *user,
 		     const struct snapshot *s, Advisor__Response *resp, char *err, size_t errlen)
 {
@@ -573,16 +585,8 @@ static int do_reload(struct handler *h, const struct peer *p, const char *user,
 	}
 	if (!r)
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
-	rc = snapshot_reload(msg, sizeof(msg));
+	rc = handler_reload(msg, sizeof(msg));
 	msg_log(rc ? LOG_ERR : LOG_INFO, "reload requested by %s: %s", user, msg);
-	if (rc == 0) {
-		struct snapshot *n = snapshot_acquire();
-
-		if (n) {
-			dlog_set_retention(n->pol->retention_days);
-			snapshot_release(n);
-		}
-	}
 	advisor__reload_response__init(r);
 	r->has_ok = 1;
 	r->ok = rc == 0;

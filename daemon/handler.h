@@ -50,6 +50,13 @@ void handler_set_info(const struct handler_info *info);
 void handler_init(struct handler *h);
 void handler_destroy(struct handler *h);
 
+/*
+ * Reloads catalog and policy (SIGHUP and `advisorctl reload`); a new policy
+ * brings its decision-log retention.  0 and a summary in msg, or -1 and the
+ * error (the old snapshot stays).
+ */
+int handler_reload(char *msg, size_t len);
+
 /* Returns true when the connection must be closed once the answer is sent. */
 bool handler_frame(struct handler *h, const struct peer *p, const uint8_t *frame, size_t len,
 		   struct outbuf *out);
