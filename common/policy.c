@@ -308,10 +308,10 @@ static int policy_partition(struct policy_load *ld, const yaml_node_pair_t *pair
 		return yamlutil_fail(d, kn, YAMLUTIL_ERR_SCHEMA,
 				     "expected a partition name of 1 to %d characters, got %s",
 				     ADV_NAME_MAX - 1, name ? "a longer or empty name" : yamlutil_kind(kn));
-	for (size_t i = 0; i < index; i++)
-		if (!strcasecmp(ld->p->partitions[i].name, name))
-			return yamlutil_fail(d, kn, YAMLUTIL_ERR_DUPLICATE,
-					     "duplicate partition '%s'", name);
+	/* n_partitions counts the ones before this one: the lookup jobs will use. */
+	if (policy_find_partition(ld->p, name))
+		return yamlutil_fail(d, kn, YAMLUTIL_ERR_DUPLICATE,
+				     "duplicate partition '%s'", name);
 	adv_strlcpy(part->name, name, sizeof(part->name));
 	adv_snprintf(what, sizeof(what), "partition '%s'", name);
 	if (yamlutil_is_null(map))
