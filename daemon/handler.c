@@ -540,7 +540,7 @@ static int do_stats(struct handler *h, const struct snapshot *s, Advisor__Respon
 	if (!r || !vp)
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	stats_get(vp);
-	snapshot_reload_stats(&reloads, &ok, NULL, 0);
+	snapshot_reload_stats(&reloads, &ok);
 	dlog_counters(&queued, &logged, &dropped);
 	advisor__stats_response__init(r);
 #define U(f, v) do { r->has_##f = 1; r->f = (v); } while (0)

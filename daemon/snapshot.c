@@ -22,7 +22,6 @@ static pthread_mutex_t reload_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct snapshot_files cur_files;
 static unsigned long reload_count;
 static bool reload_ok = true;
-static char reload_msg[ADV_ERR_MAX];
 
 int snapshot_load(const struct snapshot_files *files, struct snapshot **out,
 		char *err, size_t errlen)
@@ -104,27 +103,23 @@ int snapshot_reload(char *msg, size_t len)
 		cur = c;
 		pthread_mutex_unlock(&cur_lock);
 		snapshot_put(old);
-		adv_snprintf(reload_msg, sizeof(reload_msg),
-			     "reloaded %zu GPUs and %zu models from %zu catalog file%s and %s",
+		adv_snprintf(msg, len, "reloaded %zu GPUs and %zu models from %zu catalog file%s and %s",
 			     catalog_gpu_count(c->cat), catalog_model_count(c->cat),
 			     cur_files.n_catalogs, cur_files.n_catalogs == 1 ? "" : "s",
 			     cur_files.policy);
 	} else {
-		adv_snprintf(reload_msg, sizeof(reload_msg),
-			     "reload failed, previous configuration stays in force: %s", err);
+		adv_snprintf(msg, len, "reload failed, previous configuration stays in force: %s",
+			     err);
 	}
-	adv_strlcpy(msg, reload_msg, len);
 	pthread_mutex_unlock(&reload_lock);
 	return rc;
 }
 
-void snapshot_reload_stats(unsigned long *count, bool *last_ok, char *last_msg, size_t len)
+void snapshot_reload_stats(unsigned long *count, bool *last_ok)
 {
 	pthread_mutex_lock(&reload_lock);
 	*count = reload_count;
 	*last_ok = reload_ok;
-	if (last_msg)
-		adv_strlcpy(last_msg, reload_msg, len);
 	pthread_mutex_unlock(&reload_lock);
 }
 

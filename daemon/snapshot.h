@@ -50,7 +50,7 @@ void snapshot_release(struct snapshot *c);
  */
 int snapshot_reload(char *msg, size_t len);
 /* Reload counters for stats: count of attempts, whether the last one worked. */
-void snapshot_reload_stats(unsigned long *count, bool *last_ok, char *last_msg, size_t len);
+void snapshot_reload_stats(unsigned long *count, bool *last_ok);
 const struct snapshot_files *snapshot_files(void);
 /* Drops the installed snapshot (shutdown). */
 void snapshot_uninstall(void);
