@@ -24,6 +24,8 @@
  */
 #include "config.h"
 
+#include <limits.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -37,9 +39,10 @@
 
 int layout_default_gbs(int mbs, int dp, int pp)
 {
-	int m = pp > 1 ? LAYOUT_DEFAULT_M_PER_STAGE * pp : 1;
+	/* The wire allows sizes up to 2^24; their product must not overflow. */
+	double gbs = (double)mbs * dp * (pp > 1 ? (double)LAYOUT_DEFAULT_M_PER_STAGE * pp : 1.0);
 
-	return mbs * dp * m;
+	return gbs > INT_MAX ? INT_MAX : (int)gbs;
 }
 
 int layout_microbatches(const struct adv_job *job)

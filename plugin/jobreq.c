@@ -234,11 +234,25 @@ void jobreq_opts_init(struct jobreq_opts *o)
 	o->exclusive = -1;
 }
 
+/* No Slurm cluster has a million nodes or GPUs per node: a larger count is a typo. */
+#define JOBREQ_COUNT_MAX 1000000L
+
+/*
+ * Products of counts (each at most JOBREQ_COUNT_MAX) can pass INT_MAX:
+ * saturate rather than overflow; Slurm refuses such a job itself.
+ */
+static int jobreq_mul(long a, long b)
+{
+	long p = a * b;
+
+	return p > INT_MAX ? INT_MAX : (int)p;
+}
+
 static int jobreq_count(const char *name, const char *s, int *out, char *err, size_t errlen)
 {
 	long v;
 
-	if (adv_parse_long(s, &v) != 0 || v < 0 || v > 1000000) {
+	if (adv_parse_long(s, &v) != 0 || v < 0 || v > JOBREQ_COUNT_MAX) {
 		adv_snprintf(err, errlen, "invalid %s value '%s': expected a count", name, s);
 		return -1;
 	}
@@ -666,11 +680,14 @@ static int jobreq_count_list(const char *s)
 
 		if (dash) {
 			*dash = '\0';
-			if (adv_parse_long(tok, &a) == 0 && adv_parse_long(dash + 1, &b) == 0 && b >= a)
+			if (adv_parse_long(tok, &a) == 0 && adv_parse_long(dash + 1, &b) == 0 &&
+			    b >= a && b - a < JOBREQ_COUNT_MAX)
 				n += (int)(b - a + 1);
 		} else if (*tok) {
 			n++;
 		}
+		if (n > JOBREQ_COUNT_MAX)
+			return (int)JOBREQ_COUNT_MAX;
 	}
 	return n;
 }
@@ -683,9 +700,11 @@ uint32_t jobreq_parse_allocation(jobreq_getenv_fn get, void *arg, struct jobreq_
 
 	if (!id || adv_parse_long(id, &job) != 0 || job <= 0 || job > (long)UINT32_MAX)
 		return 0;
-	if ((v = get("SLURM_JOB_NUM_NODES", arg)) && adv_parse_long(v, &l) == 0 && l > 0)
+	if ((v = get("SLURM_JOB_NUM_NODES", arg)) && adv_parse_long(v, &l) == 0 && l > 0 &&
+	    l <= JOBREQ_COUNT_MAX)
 		o->nodes = (int)l;
-	if ((v = get("SLURM_GPUS_ON_NODE", arg)) && adv_parse_long(v, &l) == 0 && l > 0)
+	if ((v = get("SLURM_GPUS_ON_NODE", arg)) && adv_parse_long(v, &l) == 0 && l > 0 &&
+	    l <= JOBREQ_COUNT_MAX)
 		o->gres_gpus = (int)l;
 	else if ((v = get("SLURM_JOB_GPUS", arg)) && *v)
 		o->gres_gpus = jobreq_count_list(v);
@@ -773,14 +792,14 @@ void jobreq_resolve(struct jobreq *r)
 		if (!nodes)
 			nodes = 1;
 		r->gpus_per_node = gpn;
-		r->gpus = gpn * nodes;
+		r->gpus = jobreq_mul(gpn, nodes);
 	} else if (o->gpus_per_task) {
 		int ntasks = o->ntasks;
 
 		if (!ntasks)
-			ntasks = o->ntasks_per_node ? o->ntasks_per_node * (nodes ? nodes : 1)
+			ntasks = o->ntasks_per_node ? jobreq_mul(o->ntasks_per_node, nodes ? nodes : 1)
 						    : (nodes ? nodes : 1);
-		r->gpus = o->gpus_per_task * ntasks;
+		r->gpus = jobreq_mul(o->gpus_per_task, ntasks);
 		if (nodes && r->gpus % nodes == 0)
 			r->gpus_per_node = r->gpus / nodes;
 	}

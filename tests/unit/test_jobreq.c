@@ -6,6 +6,7 @@
  * the private test cluster (scripts/cluster: 8 GPUs per node), checked
  * there with `scontrol show job` (TRES gres/gpu=, NumNodes=).
  */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -281,6 +282,32 @@ static void test_mem_and_constraint_fields(void **state)
 }
 
 /*
+ * fuzz regressions (tests/fuzz/regress/fuzz_jobreq/gpus-product-overflow-*):
+ * per-node and per-task GPU counts times a million nodes overflowed an int.
+ */
+static void test_gpu_products_saturate(void **state)
+{
+	char buf[256], err[128] = "";
+	char *argv[16];
+	int argc = split("sbatch --nodes=1000000 --gpus-per-node=1000000 j.sh",
+			 buf, sizeof(buf), argv, 16);
+	struct jobreq r;
+
+	(void)state;
+	assert_int_equal(jobreq_build(JOBREQ_SBATCH, argc, argv, NULL, 0, row_getenv, (void *)"",
+				      &r, err, sizeof(err)), 0);
+	assert_int_equal(r.gpus, INT_MAX);
+	argc = split("sbatch --nodes=1000000 --ntasks-per-node=1000000 --gpus-per-task=1000000 j.sh",
+		     buf, sizeof(buf), argv, 16);
+	assert_int_equal(jobreq_build(JOBREQ_SBATCH, argc, argv, NULL, 0, row_getenv, (void *)"",
+				      &r, err, sizeof(err)), 0);
+	assert_int_equal(r.gpus, INT_MAX);
+	argc = split("sbatch --nodes=1000001 --gpus-per-node=8 j.sh", buf, sizeof(buf), argv, 16);
+	assert_int_equal(jobreq_build(JOBREQ_SBATCH, argc, argv, NULL, 0, row_getenv, (void *)"",
+				      &r, err, sizeof(err)), -1);
+}
+
+/*
  * Another SPANK plugin's option given as "--opt value": Slurm consumed the
  * value (it knows the option takes one) and says so in the environment as
  * _SLURM_SPANK_OPTION_<plugin>_<opt>=value; the script is the next word.
@@ -352,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_mem),
 		cmocka_unit_test(test_mem_and_constraint_fields),
 		cmocka_unit_test(test_other_spank_option_value),
+		cmocka_unit_test(test_gpu_products_saturate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -333,6 +334,18 @@ static void test_check_counts(void **st)
 	assert_true(fabs(layout_bubble(&job) - 1.0 / 1.0) < 1e-12);
 }
 
+/*
+ * fuzz regression (tests/fuzz/regress/fuzz_wire/gbs-overflow): the default
+ * global batch mbs * dp * 4pp overflowed an int for sizes the wire accepts.
+ */
+static void test_default_gbs_saturates(void **st)
+{
+	(void)st;
+	assert_int_equal(layout_default_gbs(1, 8, 1), 8);
+	assert_int_equal(layout_default_gbs(2, 8, 4), 2 * 8 * 4 * 4);  /* 4 micro-batches per stage */
+	assert_int_equal(layout_default_gbs(1 << 24, 1 << 20, 1 << 20), INT_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_count),
 		cmocka_unit_test(test_soft_rules),
 		cmocka_unit_test(test_check_counts),
+		cmocka_unit_test(test_default_gbs_saturates),
 	};
 
 	return cmocka_run_group_tests(tests, setup, fixture_teardown);
