@@ -115,7 +115,7 @@ static json_object *memory_json(const struct adv_memory *m, bool infer)
 	return o;
 }
 
-/* has_size: the raw ckpt form knows no checkpoint size. */
+/* extra: the Young and Daly intervals, which `ckpt` shows and `check` leaves out. */
 static json_object *checkpoint_json(const struct adv_checkpoint *c, bool extra)
 {
 	json_object *o = json_object_new_object();
