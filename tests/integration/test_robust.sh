@@ -124,6 +124,14 @@ pidns_check() {
 	# Acknowledged more than 200 ms ago: logged even through a SIGKILL.
 	sleep 0.3
 	stop_daemon KILL
+	# SIGKILL ends unshare at once, its child (the daemon) only when the
+	# kernel delivers --kill-child's death signal: wait until the socket is
+	# dead, or the next daemon finds this one still serving it.
+	i=0
+	while ctl status > /dev/null 2>&1; do
+		i=$((i + 1)); [ $i -lt 250 ] || fail "advisord in a pid namespace outlived SIGKILL by 5 s"
+		sleep 0.02
+	done
 	echo "$id"
 }
 
