@@ -208,32 +208,48 @@ static void slurmgres_wait_first(void)
 			break;
 }
 
-int slurmgres_gpu_for_partition(const char *partition, char *gpu, size_t len)
+/*
+ * Starts the refresh thread on first use and takes the lock once the first
+ * load is in; false (lock not taken) when the daemon has no Slurm to ask.
+ */
+static bool slurmgres_lock_loaded(void)
 {
-	size_t i;
-	int rc = -1;
-
-	if (gpu && len)
-		gpu[0] = '\0';
-	if (!gpu || !len)
-		return -1;
 	pthread_once(&slurmgres_once, slurmgres_start);
 	if (!slurmgres_enabled)
-		return -1;
+		return false;
 	pthread_mutex_lock(&slurmgres_lock);
 	slurmgres_wait_first();
+	return true;
+}
+
+/* The partition of that name, or the default one for NULL or ""; lock held. */
+static const struct slurmgres_part *slurmgres_find(const char *partition)
+{
+	size_t i;
+
 	for (i = 0; i < slurmgres_nparts; i++) {
 		const struct slurmgres_part *e = &slurmgres_parts[i];
-		bool match = partition && *partition ? adv_streq_nocase(e->name, partition)
-						     : e->is_default;
 
-		if (match) {
-			if (e->gpu[0]) {
-				adv_strlcpy(gpu, e->gpu, len);
-				rc = 0;
-			}
-			break;
-		}
+		if (partition && *partition ? adv_streq_nocase(e->name, partition) : e->is_default)
+			return e;
+	}
+	return NULL;
+}
+
+int slurmgres_gpu_for_partition(const char *partition, char *gpu, size_t len)
+{
+	const struct slurmgres_part *e;
+	int rc = -1;
+
+	if (!gpu || !len)
+		return -1;
+	gpu[0] = '\0';
+	if (!slurmgres_lock_loaded())
+		return -1;
+	e = slurmgres_find(partition);
+	if (e && e->gpu[0]) {
+		adv_strlcpy(gpu, e->gpu, len);
+		rc = 0;
 	}
 	pthread_mutex_unlock(&slurmgres_lock);
 	return rc;
@@ -241,23 +257,18 @@ int slurmgres_gpu_for_partition(const char *partition, char *gpu, size_t len)
 
 int slurmgres_default_partition(char *name, size_t len)
 {
-	size_t i;
+	const struct slurmgres_part *e;
 	int rc = -1;
 
 	if (!name || !len)
 		return -1;
 	name[0] = '\0';
-	pthread_once(&slurmgres_once, slurmgres_start);
-	if (!slurmgres_enabled)
+	if (!slurmgres_lock_loaded())
 		return -1;
-	pthread_mutex_lock(&slurmgres_lock);
-	slurmgres_wait_first();
-	for (i = 0; i < slurmgres_nparts; i++) {
-		if (slurmgres_parts[i].is_default) {
-			adv_strlcpy(name, slurmgres_parts[i].name, len);
-			rc = 0;
-			break;
-		}
+	e = slurmgres_find(NULL);
+	if (e) {
+		adv_strlcpy(name, e->name, len);
+		rc = 0;
 	}
 	pthread_mutex_unlock(&slurmgres_lock);
 	return rc;
