@@ -89,7 +89,7 @@ enum {
 	OPT_WL,
 	/* command specific */
 	OPT_TOP, OPT_MTBF, OPT_WRITE, OPT_RESTART, OPT_INTERVAL, OPT_USER, OPT_JOB,
-	OPT_VERDICT, OPT_SINCE, OPT_LIMIT, OPT_PROMETHEUS,
+	OPT_VERDICT, OPT_SINCE, OPT_LIMIT, OPT_PROMETHEUS, OPT_CROSS_TP,
 };
 
 #define COMMON_OPTS \
@@ -373,54 +373,45 @@ static void plan_help(void)
 
 static int cmd_plan(struct ctl *c, int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		COMMON_OPTS, JOB_OPTS,
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "cross-node-tp", no_argument, NULL, OPT_CROSS_TP },
+		{ NULL, 0, NULL, 0 },
+	};
 	Advisor__Request req = ADVISOR__REQUEST__INIT;
 	Advisor__PlanRequest pr = ADVISOR__PLAN_REQUEST__INIT;
 	struct convert_resources_pb rb;
 	struct convert_workload_pb wb;
 	struct adv_request ar;
 	struct reply rp;
-	int rc;
+	char err[ADV_ERR_MAX];
+	int opt, idx, rc;
 
-	/* --top and --cross-node-tp are plan's own: take them out before the job options. */
-	for (int i = 1; i < argc; i++) {
-		const char *v = NULL;
-
-		if (strcmp(argv[i], "--cross-node-tp") == 0) {
-			pr.has_cross_node_tp = 1;
-			pr.cross_node_tp = 1;
-			memmove(&argv[i], &argv[i + 1], sizeof(char *) * (size_t)(argc - i));
-			argc--;
-			i--;
-			continue;
-		}
-		bool joined = strncmp(argv[i], "--top=", 6) == 0;
-
-		if (strcmp(argv[i], "--top") == 0 && i + 1 < argc)
-			v = argv[i + 1];
-		else if (joined)
-			v = argv[i] + 6;
-		if (!v)
-			continue;
-		{
-			char err[ADV_ERR_MAX];
-			int top;
-
-			if (options_parse_int("--top", v, 1, 100, &top, err, sizeof(err)) != 0)
+	engine_request_init(&ar);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", longopts, &idx)) != -1) {
+		rc = 0;
+		switch (opt) {
+		case OPT_HELP: plan_help(); exit(0);
+		case '?': return usage_error(c->cmd, "bad option");
+		case OPT_TOP:
+			if (options_parse_int("--top", optarg, 1, 100, &pr.top, err, sizeof(err)) != 0)
 				return usage_error(c->cmd, "%s", err);
 			pr.has_top = 1;
-			pr.top = top;
+			break;
+		case OPT_CROSS_TP:
+			pr.has_cross_node_tp = 1;
+			pr.cross_node_tp = 1;
+			break;
+		default:
+			rc = job_opt(c, &ar, opt, longopts[idx].name, optarg);
 		}
-		{
-			int n = joined ? 1 : 2;
-
-			memmove(&argv[i], &argv[i + n], sizeof(char *) * (size_t)(argc - i - n + 1));
-			argc -= n;
-			i--;
-		}
+		if (rc)
+			return rc;
 	}
-	rc = parse_job(c, argc, argv, &ar, plan_help);
-	if (rc)
-		return rc;
+	if (optind < argc)
+		return usage_error(c->cmd, "unexpected argument '%s'", argv[optind]);
 	pr.resources = convert_resources_to_pb(&ar.res, &rb);
 	pr.workload = convert_workload_to_pb(&ar.wl, &wb);
 	req.body_case = ADVISOR__REQUEST__BODY_PLAN;

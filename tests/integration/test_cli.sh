@@ -78,3 +78,16 @@ run badcat "$ADVISORCTL" --local --catalog "$SCRATCH/bad.yaml" --policy "$POLICY
 [ "$status" -eq 65 ] || fail "broken catalog: exit $status, expected 65"
 grep -q "bad.yaml:3:17: .*memory_gib" "$SCRATCH/badcat.err" || fail "broken catalog: no FILE:LINE:COL: $(cat "$SCRATCH/badcat.err")"
 pass "broken catalog file: exit 65 with file:line:col"
+
+run plan ctl --json plan --gpu h100 --gpus 64 --model llama3-70b --seq 8192 --top 2
+[ "$status" -eq 0 ] || fail "plan: exit $status, expected 0: $(cat "$SCRATCH/plan.err")"
+[ "$(jq '.plans | length' "$SCRATCH/plan.out")" -eq 2 ] || fail "plan --top 2 did not give 2 plans"
+jq -e '[.plans[].layout.tp] | all(. <= 8)' "$SCRATCH/plan.out" > /dev/null ||
+	fail "plan without --cross-node-tp gave a TP beyond one node"
+run plantop ctl plan --gpu h100 --gpus 64 --model llama3-70b --top=0
+[ "$status" -eq 64 ] || fail "plan --top=0: exit $status, expected 64"
+grep -q -- "--top" "$SCRATCH/plantop.err" && grep -q "1 to 100" "$SCRATCH/plantop.err" ||
+	fail "plan --top=0: message does not name --top and its range: $(cat "$SCRATCH/plantop.err")"
+run plancross ctl plan --gpu h100 --gpus 64 --model llama3-70b --cross-node-tp --top 1
+[ "$status" -eq 0 ] || fail "plan --cross-node-tp: exit $status"
+pass "plan: --top limits the plans, --top=0 is refused naming the option, --cross-node-tp accepted"
