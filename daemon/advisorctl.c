@@ -87,7 +87,7 @@ enum {
 	OPT_GPU, OPT_GPUS, OPT_NODES, OPT_GPN, OPT_PARTITION, OPT_ACCOUNT,
 	/* workload, applied by options_apply() by name */
 	OPT_WL,
-	/* command specific */
+	/* command specific: from OPT_TOP on, handed to the command (parse_job) */
 	OPT_TOP, OPT_MTBF, OPT_WRITE, OPT_RESTART, OPT_INTERVAL, OPT_USER, OPT_JOB,
 	OPT_VERDICT, OPT_SINCE, OPT_LIMIT, OPT_PROMETHEUS, OPT_CROSS_TP,
 };
@@ -307,12 +307,24 @@ static void check_help(void)
 	       "%s\n%s", job_help, common_help);
 }
 
+/* A command's own option (OPT_TOP and after); returns 0 or an exit status. */
+typedef int (*own_opt_fn)(struct ctl *c, int opt, const char *arg, void *ctx);
+
+/*
+ * The options every job command takes (common + resources + workload), plus
+ * the command's own from longopts (NULL: none), handed to own with ctx.
+ */
 static int parse_job(struct ctl *c, int argc, char **argv, struct adv_request *req,
-		     void (*help)(void))
+		     void (*help)(void), const struct option *longopts, own_opt_fn own,
+		     void *ctx)
 {
-	static const struct option longopts[] = { COMMON_OPTS, JOB_OPTS, { NULL, 0, NULL, 0 } };
+	static const struct option job_longopts[] = {
+		COMMON_OPTS, JOB_OPTS, { NULL, 0, NULL, 0 }
+	};
 	int opt, idx, rc;
 
+	if (!longopts)
+		longopts = job_longopts;
 	engine_request_init(req);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", longopts, &idx)) != -1) {
@@ -322,7 +334,10 @@ static int parse_job(struct ctl *c, int argc, char **argv, struct adv_request *r
 		}
 		if (opt == '?')
 			return usage_error(c->cmd, "bad option");
-		rc = job_opt(c, req, opt, longopts[idx].name, optarg);
+		if (own && opt >= OPT_TOP)
+			rc = own(c, opt, optarg, ctx);
+		else
+			rc = job_opt(c, req, opt, longopts[idx].name, optarg);
 		if (rc)
 			return rc;
 	}
@@ -338,7 +353,7 @@ static int cmd_check(struct ctl *c, int argc, char **argv)
 	struct adv_request ar;
 	struct adv_result res;
 	struct reply rp;
-	int rc = parse_job(c, argc, argv, &ar, check_help);
+	int rc = parse_job(c, argc, argv, &ar, check_help, NULL, NULL, NULL);
 
 	if (rc)
 		return rc;
@@ -371,6 +386,22 @@ static void plan_help(void)
 	       job_help, common_help);
 }
 
+static int plan_opt(struct ctl *c, int opt, const char *arg, void *ctx)
+{
+	Advisor__PlanRequest *pr = ctx;
+	char err[ADV_ERR_MAX];
+
+	if (opt == OPT_TOP) {
+		if (options_parse_int("--top", arg, 1, 100, &pr->top, err, sizeof(err)) != 0)
+			return usage_error(c->cmd, "%s", err);
+		pr->has_top = 1;
+	} else {
+		pr->has_cross_node_tp = 1;
+		pr->cross_node_tp = 1;
+	}
+	return 0;
+}
+
 static int cmd_plan(struct ctl *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -385,33 +416,11 @@ static int cmd_plan(struct ctl *c, int argc, char **argv)
 	struct convert_workload_pb wb;
 	struct adv_request ar;
 	struct reply rp;
-	char err[ADV_ERR_MAX];
-	int opt, idx, rc;
+	int rc;
 
-	engine_request_init(&ar);
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", longopts, &idx)) != -1) {
-		rc = 0;
-		switch (opt) {
-		case OPT_HELP: plan_help(); exit(0);
-		case '?': return usage_error(c->cmd, "bad option");
-		case OPT_TOP:
-			if (options_parse_int("--top", optarg, 1, 100, &pr.top, err, sizeof(err)) != 0)
-				return usage_error(c->cmd, "%s", err);
-			pr.has_top = 1;
-			break;
-		case OPT_CROSS_TP:
-			pr.has_cross_node_tp = 1;
-			pr.cross_node_tp = 1;
-			break;
-		default:
-			rc = job_opt(c, &ar, opt, longopts[idx].name, optarg);
-		}
-		if (rc)
-			return rc;
-	}
-	if (optind < argc)
-		return usage_error(c->cmd, "unexpected argument '%s'", argv[optind]);
+	rc = parse_job(c, argc, argv, &ar, plan_help, longopts, plan_opt, &pr);
+	if (rc)
+		return rc;
 	pr.resources = convert_resources_to_pb(&ar.res, &rb);
 	pr.workload = convert_workload_to_pb(&ar.wl, &wb);
 	req.body_case = ADVISOR__REQUEST__BODY_PLAN;
@@ -449,6 +458,35 @@ static int raw_double(struct ctl *c, const char *opt, const char *arg, double *o
 	return 0;
 }
 
+static int ckpt_opt(struct ctl *c, int opt, const char *arg, void *ctx)
+{
+	Advisor__CkptRequest *cr = ctx;
+	char err[ADV_ERR_MAX];
+	int rc = 0;
+
+	switch (opt) {
+	case OPT_MTBF:
+		rc = raw_double(c, "--job-mtbf-hours", arg, &cr->job_mtbf_hours);
+		cr->has_job_mtbf_hours = 1;
+		if (!rc && cr->job_mtbf_hours <= 0)
+			rc = usage_error(c->cmd, "--job-mtbf-hours: must be above 0");
+		break;
+	case OPT_WRITE:
+		rc = raw_double(c, "--write-seconds", arg, &cr->write_seconds);
+		cr->has_write_seconds = 1;
+		break;
+	case OPT_RESTART:
+		rc = raw_double(c, "--restart-seconds", arg, &cr->restart_seconds);
+		cr->has_restart_seconds = 1;
+		break;
+	default: /* OPT_INTERVAL */
+		if (options_parse_duration(arg, &cr->interval_s, err, sizeof(err)) != 0)
+			rc = usage_error(c->cmd, "--interval: %s", err);
+		cr->has_interval_s = 1;
+	}
+	return rc;
+}
+
 static int cmd_ckpt(struct ctl *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -465,43 +503,11 @@ static int cmd_ckpt(struct ctl *c, int argc, char **argv)
 	struct convert_workload_pb wb;
 	struct adv_request ar;
 	struct reply rp;
-	char err[ADV_ERR_MAX];
-	int opt, idx, rc;
+	int rc;
 
-	engine_request_init(&ar);
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", longopts, &idx)) != -1) {
-		rc = 0;
-		switch (opt) {
-		case OPT_HELP: ckpt_help(); exit(0);
-		case '?': return usage_error(c->cmd, "bad option");
-		case OPT_MTBF:
-			rc = raw_double(c, "--job-mtbf-hours", optarg, &cr.job_mtbf_hours);
-			cr.has_job_mtbf_hours = 1;
-			if (!rc && cr.job_mtbf_hours <= 0)
-				rc = usage_error(c->cmd, "--job-mtbf-hours: must be above 0");
-			break;
-		case OPT_WRITE:
-			rc = raw_double(c, "--write-seconds", optarg, &cr.write_seconds);
-			cr.has_write_seconds = 1;
-			break;
-		case OPT_RESTART:
-			rc = raw_double(c, "--restart-seconds", optarg, &cr.restart_seconds);
-			cr.has_restart_seconds = 1;
-			break;
-		case OPT_INTERVAL:
-			if (options_parse_duration(optarg, &cr.interval_s, err, sizeof(err)) != 0)
-				rc = usage_error(c->cmd, "--interval: %s", err);
-			cr.has_interval_s = 1;
-			break;
-		default:
-			rc = job_opt(c, &ar, opt, longopts[idx].name, optarg);
-		}
-		if (rc)
-			return rc;
-	}
-	if (optind < argc)
-		return usage_error(c->cmd, "unexpected argument '%s'", argv[optind]);
+	rc = parse_job(c, argc, argv, &ar, ckpt_help, longopts, ckpt_opt, &cr);
+	if (rc)
+		return rc;
 	if ((cr.has_job_mtbf_hours || cr.has_write_seconds || cr.has_restart_seconds ||
 	     cr.has_interval_s) && !(cr.has_job_mtbf_hours && cr.has_write_seconds))
 		return usage_error(c->cmd, "the raw form needs --job-mtbf-hours and --write-seconds");
