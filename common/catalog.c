@@ -89,6 +89,15 @@ static const char *const catalog_model_required[] = {
 	"name", "layers", "hidden", "heads", "ffn_hidden", "vocab", "max_seq", NULL
 };
 
+/*
+ * The engine and the planner scan pipeline sizes up to the layer count and
+ * expert-parallel sizes up to the expert count: bounds far above any real
+ * model (Llama 3 405B has 126 layers, DeepSeek-V3 256 experts) keep every
+ * check bounded in time and the planner's loops within an int.
+ */
+#define CATALOG_MAX_LAYERS 100000
+#define CATALOG_MAX_EXPERTS 65536
+
 static const char *const catalog_moe_keys[] = {
 	"experts", "top_k", "expert_ffn_hidden", "shared_experts", "dense_layers", NULL
 };
@@ -341,7 +350,7 @@ static int catalog_moe_parse(struct yamlutil_doc *d, const yaml_node_t *model,
 	adv_snprintf(sub, sizeof(sub), "'moe' of %s", what);
 	if ((rc = yamlutil_expect(d, map, YAML_MAPPING_NODE, sub)) ||
 	    (rc = yamlutil_check_keys(d, map, catalog_moe_keys, catalog_moe_required, sub)) ||
-	    (rc = yamlutil_int(d, map, "experts", 1, INT_MAX, &m->moe.experts)) ||
+	    (rc = yamlutil_int(d, map, "experts", 1, CATALOG_MAX_EXPERTS, &m->moe.experts)) ||
 	    (rc = yamlutil_int(d, map, "top_k", 1, INT_MAX, &m->moe.top_k)) ||
 	    (rc = yamlutil_int(d, map, "expert_ffn_hidden", 1, INT_MAX, &m->moe.expert_ffn_hidden)) ||
 	    (rc = yamlutil_int(d, map, "shared_experts", 0, INT_MAX, &m->moe.shared_experts)) ||
@@ -387,7 +396,7 @@ static int catalog_model_numbers(struct yamlutil_doc *d, const yaml_node_t *map,
 	int rc;
 
 	if ((rc = yamlutil_double(d, map, "params_b", 0, true, HUGE_VAL, &m->params_b)) ||
-	    (rc = yamlutil_int(d, map, "layers", 1, INT_MAX, &m->layers)) ||
+	    (rc = yamlutil_int(d, map, "layers", 1, CATALOG_MAX_LAYERS, &m->layers)) ||
 	    (rc = yamlutil_int(d, map, "hidden", 1, INT_MAX, &m->hidden)) ||
 	    (rc = yamlutil_int(d, map, "heads", 1, INT_MAX, &m->heads)) ||
 	    (rc = yamlutil_int(d, map, "kv_heads", 1, INT_MAX, &m->kv_heads)) ||

@@ -555,7 +555,7 @@ static void test_fuzz_moe_counts_at_int_max(void **st)
 
 	assert_int_equal(catalog_load_string(s->cat, "big.yaml",
 					     MODEL_M1_HEAD "    heads: 32\n"
-					     "    moe: { experts: 2147483647, top_k: 1, "
+					     "    moe: { experts: 65536, top_k: 1, "
 					     "expert_ffn_hidden: 1024, shared_experts: 2147483647 }\n",
 					     s->err, sizeof(s->err)),
 			 CATALOG_OK);
@@ -563,11 +563,11 @@ static void test_fuzz_moe_counts_at_int_max(void **st)
 	assert_non_null(m);
 	catalog_model_params(m, &p);
 	/*
-	 * (2^31 - 1) routed + (2^31 - 1) shared experts and a router of
-	 * h * (2^31 - 1) per MoE layer; attention and norms (~7e7) are within
-	 * the 1e-6 relative tolerance.
+	 * 65536 routed (the most the catalog takes) + (2^31 - 1) shared
+	 * experts, a sum past INT_MAX, and a router of h * 65536 per MoE
+	 * layer; attention and norms (~7e7) are within the 1e-6 tolerance.
 	 */
-	want = 4294967294.0 * expert + 4096.0 * 2147483647.0;
+	want = (65536.0 + 2147483647.0) * expert + 4096.0 * 65536.0;
 	assert_true(p.per_layer_moe > 0);
 	assert_true(fabs(p.per_layer_moe - want) <= 1e-6 * want);
 	assert_true(p.total > 0 && p.active > 0 && p.active <= p.total);
@@ -581,6 +581,21 @@ static void test_fuzz_mla_head_dim_overflow(void **st)
 		     "v_head_dim: 128 }\n",
 		     CATALOG_ERR_VALUE,
 		     "mla.yaml:9:10: 'qk_head_dim' + 'qk_rope_dim' of 'mla' (2147483647 + 1) is too large");
+}
+
+/*
+ * fuzz regression (tests/fuzz/regress/fuzz_catalog/experts-int-max): the
+ * planner scans expert-parallel sizes up to the expert count, and with
+ * 2^31 - 1 experts its loop overflowed after two billion steps.  The catalog
+ * bounds experts and layers far above any real model instead.
+ */
+static void test_architecture_bounds(void **st)
+{
+	expect_error(*st, "experts.yaml",
+		     MODEL_M1_HEAD "    heads: 32\n"
+		     "    moe: { experts: 2147483647, top_k: 8, expert_ffn_hidden: 2048 }\n",
+		     CATALOG_ERR_VALUE,
+		     "experts.yaml:9:21: 'experts' must be between 1 and 65536, got 2147483647");
 }
 
 /* Lookups from many threads at once see the same entries (run under TSan/helgrind too). */
@@ -647,6 +662,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_concurrent_lookups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fuzz_moe_counts_at_int_max, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fuzz_mla_head_dim_overflow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_architecture_bounds, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
