@@ -348,6 +348,8 @@ Advisor__Finding *convert_finding_to_pb(const struct adv_finding *f, Advisor__Fi
 	m->severity = (int32_t)f->severity;
 	m->message = pb_str(f->message);
 	m->fix = pb_str(f->fix);
+	if (f->fix_job[0])
+		m->fix_job = pb_str(f->fix_job);
 	return m;
 }
 
@@ -359,6 +361,7 @@ void convert_finding_from_pb(const Advisor__Finding *m, struct adv_finding *f)
 		f->severity = (enum adv_severity)m->severity;
 	copy_name(f->message, sizeof(f->message), m->message);
 	copy_name(f->fix, sizeof(f->fix), m->fix);
+	copy_name(f->fix_job, sizeof(f->fix_job), m->fix_job);
 }
 
 Advisor__CheckResponse *convert_result_to_pb(const struct adv_result *res,
@@ -395,6 +398,24 @@ Advisor__CheckResponse *convert_result_to_pb(const struct adv_result *res,
 	m->n_findings = (size_t)n;
 	m->findings = n ? buf->finding_ptrs : NULL;
 	m->decision_id = pb_str(decision_id);
+	m->has_llm_job = 1;
+	m->llm_job = res->llm_job;
+	if (res->model[0])
+		m->model = pb_str(res->model);
+	n = res->n_sources < 0 ? 0 : res->n_sources > ADV_MAX_SOURCES ? ADV_MAX_SOURCES : res->n_sources;
+	for (int i = 0; i < n; i++) {
+		advisor__source__init(&buf->sources[i]);
+		buf->sources[i].field = pb_str(res->sources[i].field);
+		buf->sources[i].where = pb_str(res->sources[i].where);
+		buf->source_ptrs[i] = &buf->sources[i];
+	}
+	m->n_sources = (size_t)n;
+	m->sources = n ? buf->source_ptrs : NULL;
+	n = res->n_unknown < 0 ? 0 : res->n_unknown > ADV_MAX_UNKNOWN ? ADV_MAX_UNKNOWN : res->n_unknown;
+	for (int i = 0; i < n; i++)
+		buf->unknown_ptrs[i] = pb_str(res->unknown[i]);
+	m->n_unknown = (size_t)n;
+	m->unknown = n ? buf->unknown_ptrs : NULL;
 	return m;
 }
 
@@ -433,4 +454,17 @@ void convert_result_from_pb(const Advisor__CheckResponse *m, struct adv_result *
 	for (size_t i = 0; i < n; i++)
 		convert_finding_from_pb(m->findings[i], &res->findings[i]);
 	res->n_findings = (int)n;
+	/* An old daemon does not say: every job it judged was an LLM job. */
+	res->llm_job = m->has_llm_job ? m->llm_job : true;
+	copy_name(res->model, sizeof(res->model), m->model);
+	n = m->n_sources < ADV_MAX_SOURCES ? m->n_sources : ADV_MAX_SOURCES;
+	for (size_t i = 0; i < n; i++) {
+		copy_name(res->sources[i].field, sizeof(res->sources[i].field), m->sources[i]->field);
+		copy_name(res->sources[i].where, sizeof(res->sources[i].where), m->sources[i]->where);
+	}
+	res->n_sources = (int)n;
+	n = m->n_unknown < ADV_MAX_UNKNOWN ? m->n_unknown : ADV_MAX_UNKNOWN;
+	for (size_t i = 0; i < n; i++)
+		copy_name(res->unknown[i], sizeof(res->unknown[i]), m->unknown[i]);
+	res->n_unknown = (int)n;
 }

@@ -42,6 +42,9 @@ struct convert_result_pb {
 	Advisor__WorkloadOut workload;
 	Advisor__Finding findings[ADV_MAX_FINDINGS];
 	Advisor__Finding *finding_ptrs[ADV_MAX_FINDINGS];
+	Advisor__Source sources[ADV_MAX_SOURCES];
+	Advisor__Source *source_ptrs[ADV_MAX_SOURCES];
+	char *unknown_ptrs[ADV_MAX_UNKNOWN];
 };
 
 /* Resources and workload on their own (PlanRequest, CkptRequest). */

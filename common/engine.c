@@ -59,6 +59,7 @@ void engine_request_init(struct adv_request *req)
 	req->wl.task = ADV_UNSET;
 	req->wl.framework = ADV_UNSET;
 	req->wl.mode = ADV_UNSET;
+	req->wl.world = req->wl.world_nodes = ADV_UNSET;
 }
 
 void engine_add_finding(struct adv_result *res, const char *code, enum adv_severity sev,
@@ -217,13 +218,22 @@ static const struct adv_model *resolve_model(const catalog_t *cat, const struct 
 	const struct adv_model *m;
 	char fix[ADV_MSG_MAX];
 
+	if (!req->wl.model[0] && req->wl.has_arch)
+		return &req->wl.arch;
 	if (!req->wl.model[0]) {
 		engine_add_finding(res, "MODEL_NOT_GIVEN", ADV_SEV_INFO, "--llm-model=NAME",
 				   "no --llm-model: only the layout is checked, not memory, checkpoints or estimates");
 		return NULL;
 	}
 	m = catalog_find_model(cat, req->wl.model);
-	if (!m && res) {
+	if (!m && res && req->wl.model_read) {
+		/* The job's own model name: the user typed no option to correct,
+		 * and the job may well work; say what is not checked. */
+		engine_add_finding(res, "MODEL_UNKNOWN", ADV_SEV_INFO,
+				   "--llm-model=NAME, or add the model to the catalog",
+				   "the job's model '%s' is not in the catalog: memory, checkpoints and "
+				   "estimates are not checked", req->wl.model);
+	} else if (!m && res) {
 		suggest_models(cat, req->wl.model, fix, sizeof(fix));
 		engine_add_finding(res, "MODEL_UNKNOWN", ADV_SEV_REJECT, fix[0] ? fix : NULL,
 				   "model '%s' is not in the catalog (advisorctl catalog models lists it)",
@@ -324,6 +334,35 @@ int engine_resolve(const catalog_t *cat, const struct adv_request *req,
 	return 0;
 }
 
+/*
+ * A checkpoint interval the job states in optimizer steps (Megatron's
+ * --save-interval, HF's --save_steps) becomes time through the step-time
+ * estimate, and an info finding says so; without an estimate the interval
+ * is not known and the job is judged as one that states none.
+ */
+static const struct adv_ckpt_req *ckpt_in_time(const struct adv_ckpt_req *in,
+					       struct adv_result *res, struct adv_ckpt_req *tmp)
+{
+	char d[32];
+
+	if (in->steps <= 0 || in->off)
+		return in;
+	*tmp = *in;
+	if (!res->has_estimate || res->estimate.step_time_s <= 0) {
+		tmp->given = false;
+		engine_add_finding(res, "CKPT_STEPS", ADV_SEV_INFO, "--llm-ckpt=DURATION",
+				   "the job checkpoints every %ld steps, but its step time cannot be "
+				   "estimated, so the interval is not judged", in->steps);
+		return tmp;
+	}
+	tmp->interval_s = (double)in->steps * res->estimate.step_time_s;
+	options_format_duration(tmp->interval_s, d, sizeof(d));
+	engine_add_finding(res, "CKPT_STEPS", ADV_SEV_INFO, NULL,
+			   "the job checkpoints every %ld steps: about %s at the estimated %.2f s per step",
+			   in->steps, d, res->estimate.step_time_s);
+	return tmp;
+}
+
 /* Resolution, layout rules, memory, estimates and checkpoint of one job. */
 static void evaluate(const catalog_t *cat, const struct adv_policy *pol,
 		     const struct adv_request *req, struct adv_result *res)
@@ -331,6 +370,7 @@ static void evaluate(const catalog_t *cat, const struct adv_policy *pol,
 	const struct adv_partition *part = policy_find_partition(pol, req->res.partition);
 	struct adv_job job;
 	struct adv_memory mem;
+	struct adv_ckpt_req ck;
 
 	if (engine_resolve(cat, req, part, &job, res) != 0)
 		return;
@@ -349,7 +389,7 @@ static void evaluate(const catalog_t *cat, const struct adv_policy *pol,
 		estimate_step(&job, pol, req->wl.tokens, &res->estimate);
 		res->has_estimate = true;
 	}
-	ckpt_check(&job, pol, &mem, &req->wl.ckpt, &res->checkpoint, res);
+	ckpt_check(&job, pol, &mem, ckpt_in_time(&req->wl.ckpt, res, &ck), &res->checkpoint, res);
 	res->has_checkpoint = true;
 }
 
@@ -450,6 +490,9 @@ void engine_check(const catalog_t *cat, const struct adv_policy *pol,
 		res->verdict = ADV_ACCEPT;
 		return;
 	}
+	for (int i = 0; i < req->n_pre && req->pre; i++)
+		if (res->n_findings < ADV_MAX_FINDINGS)
+			res->findings[res->n_findings++] = req->pre[i];
 	if (denied)
 		engine_add_finding(res, "POLICY_MODE_OVERRIDE_DENIED", ADV_SEV_REJECT,
 				   "remove --llm-advisor",

@@ -17,7 +17,7 @@
 #include "policy.h"
 
 #define ADV_UNSET (-1)
-#define ADV_MAX_FINDINGS 24
+#define ADV_MAX_FINDINGS 32
 #define ADV_CODE_MAX 40
 #define ADV_MSG_MAX 320
 
@@ -46,10 +46,13 @@ struct adv_layout {
 };
 
 struct adv_ckpt_req {
-	bool given;                    /* --llm-ckpt was passed */
+	bool given;                    /* --llm-ckpt was passed, or the job states an interval */
 	bool off;                      /* --llm-ckpt=off */
 	double interval_s;
 	bool async;
+	long steps;                    /* > 0: the interval is in optimizer steps (the job's
+					  --save-interval ...); the engine turns it into time
+					  with its step-time estimate */
 };
 
 /* The --llm-* options.  ADV_UNSET / "" = not given (engine defaults). */
@@ -65,6 +68,15 @@ struct adv_workload {
 	struct adv_ckpt_req ckpt;
 	double tokens;                 /* for time/cost estimates; 0 = none */
 	int mode;                      /* --llm-advisor: enum adv_mode or ADV_UNSET */
+	/* From the job reader (common/jobread): what the launch starts. */
+	int world;                     /* processes the launch starts; ADV_UNSET = unknown */
+	int world_nodes;               /* nodes the launcher assumes; ADV_UNSET = unknown */
+	bool layout_exact;             /* the framework asserts tp*pp*cp*dp == world */
+	bool model_read;               /* model came from the job's own text, not --llm-model */
+	/* An inline architecture (Megatron/NeMo/NeoX/nanotron keys, HF
+	 * config.json) when the model is not named: used when model is "". */
+	bool has_arch;
+	struct adv_model arch;
 };
 
 struct adv_request {
@@ -72,6 +84,10 @@ struct adv_request {
 	struct adv_workload wl;
 	char user[ADV_NAME_MAX];
 	char account[ADV_NAME_MAX];
+	/* Findings the engine reports first (the job reader's: SCRIPT_CONFLICT,
+	 * SCRIPT_UNKNOWN, ...); they count toward the verdict and the mode. */
+	const struct adv_finding *pre;
+	int n_pre;
 };
 
 struct adv_finding {
@@ -79,6 +95,17 @@ struct adv_finding {
 	enum adv_severity severity;
 	char message[ADV_MSG_MAX];
 	char fix[ADV_MSG_MAX];         /* "" when there is no fix */
+	char fix_job[ADV_MSG_MAX];     /* the same fix in the job's own terms, "" when none */
+};
+
+#define ADV_MAX_SOURCES 48
+#define ADV_MAX_UNKNOWN 8
+#define ADV_SOURCE_MAX 200
+
+/* Where a workload value came from (the job reader). */
+struct adv_source {
+	char field[24];                /* "tp", "model", "world", ... */
+	char where[ADV_SOURCE_MAX];    /* "train.sbatch:6 --tensor-model-parallel-size" */
 };
 
 /* The layout as resolved (all sizes >= 1). */
@@ -136,8 +163,16 @@ struct adv_result {
 	struct adv_memory memory;
 	struct adv_checkpoint checkpoint;
 	struct adv_estimate estimate;
+	/* The job reader's part (filled by the caller after the engine). */
+	bool llm_job;                  /* a launcher, trainer or --llm-* option */
+	char model[ADV_NAME_MAX * 2];  /* the model as judged; "inline" for an architecture */
+	int n_sources;
+	int n_unknown;
 	int n_findings;
+	/* Arrays last: engine_check() clears only what comes before them. */
 	struct adv_finding findings[ADV_MAX_FINDINGS];
+	struct adv_source sources[ADV_MAX_SOURCES];
+	char unknown[ADV_MAX_UNKNOWN][ADV_SOURCE_MAX];
 };
 
 /* Fills a request with "not given" everywhere. */

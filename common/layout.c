@@ -187,6 +187,54 @@ static void count_mismatch(struct adv_job *job, const struct adv_layout *g, int 
 				   gpus, job->lay.tp, job->lay.pp, job->lay.cp, tpc);
 }
 
+/*
+ * The processes the launch starts (torchrun --nnodes x --nproc_per_node,
+ * srun -n, ...) against the GPUs of the job, one process per GPU as every
+ * launcher the job reader knows runs them; and, for frameworks that assert
+ * it (nanotron's dp*tp*pp == world size), the declared layout against the
+ * world.  Returns true when the declared layout was judged here.
+ */
+static bool world_check(const struct adv_request *req, struct adv_job *job, int tpc,
+			struct adv_result *res)
+{
+	const struct adv_workload *wl = &req->wl;
+	const struct adv_layout *g = &wl->layout;
+	struct adv_layout_out *l = &job->lay;
+	int world = wl->world > 0 ? wl->world : l->gpus;
+	char fix[ADV_MSG_MAX], lay[96];
+
+	if (!res)
+		return false;
+	if (wl->world_nodes > 0 && req->res.nodes > 0 && wl->world_nodes != l->nodes)
+		engine_add_finding(res, "WORLD_SIZE_MISMATCH", ADV_SEV_REJECT, NULL,
+				   "the launcher starts its processes on %d node%s but the job has %d",
+				   wl->world_nodes, wl->world_nodes == 1 ? "" : "s", l->nodes);
+	else if (wl->world > 0 && wl->world != l->gpus) {
+		adv_snprintf(fix, sizeof(fix), "start %d processes, one per GPU", l->gpus);
+		engine_add_finding(res, "WORLD_SIZE_MISMATCH", ADV_SEV_REJECT, fix,
+				   "the launch starts %d processes but the job has %d GPUs%s", wl->world,
+				   l->gpus, wl->world < l->gpus ? ": GPUs stay idle"
+					    : ": processes share GPUs");
+	}
+	if (!wl->layout_exact || g->dp == ADV_UNSET || (long)tpc * g->dp == world)
+		return false;
+	fix[0] = '\0';
+	if (world % tpc == 0) {
+		struct adv_layout over;
+
+		layout_unset(&over);
+		over.dp = world / tpc;
+		layout_format_option(g, job, &over, lay, sizeof(lay));
+		adv_snprintf(fix, sizeof(fix), "--llm-layout=%s", lay);
+	}
+	engine_add_finding(res, "WORLD_SIZE_MISMATCH", ADV_SEV_REJECT, fix[0] ? fix : NULL,
+			   "dp*tp*pp*cp = %d*%d*%d*%d = %ld processes, but the launch starts %d: the "
+			   "framework requires them equal", g->dp, l->tp, l->pp, l->cp,
+			   (long)tpc * g->dp, world);
+	l->dp = g->dp;
+	return true;
+}
+
 int layout_resolve(const struct adv_request *req, const struct adv_partition *part,
 		   struct adv_job *job, struct adv_result *res)
 {
@@ -216,6 +264,8 @@ int layout_resolve(const struct adv_request *req, const struct adv_partition *pa
 		return -1;
 	}
 	tpc = l->tp * l->pp * l->cp;
+	if (world_check(req, job, tpc, res))
+		return 0;
 	if (g->dp != ADV_UNSET) {
 		l->dp = g->dp;
 		if ((long)tpc * g->dp > l->gpus)
@@ -542,7 +592,7 @@ static void check_soft(const struct adv_job *job, const struct adv_layout *given
 				   "sequence parallelism is off with TP=%d: activations outside attention and MLP are replicated on every TP rank",
 				   l->tp);
 	}
-	if (m && job->seq > m->max_seq) {
+	if (m && m->max_seq > 0 && job->seq > m->max_seq) {
 		adv_snprintf(fix, sizeof(fix), "--llm-seq=%d", m->max_seq);
 		engine_add_finding(res, "SEQ_EXCEEDS_MAX", ADV_SEV_WARN, fix,
 				   "sequence length %d is longer than the %d tokens %s was trained for",

@@ -369,3 +369,39 @@ void options_format_duration(double seconds, char *buf, size_t len)
 	if (sec)
 		adv_snprintf(buf + n, len - n, "%lds", sec);
 }
+
+static void merge_int(int *dst, int src)
+{
+	if (*dst == ADV_UNSET)
+		*dst = src;
+}
+
+void options_merge(struct adv_workload *dst, const struct adv_workload *src)
+{
+	struct adv_layout *d = &dst->layout;
+	const struct adv_layout *s = &src->layout;
+
+	if (!dst->model[0])
+		adv_strlcpy(dst->model, src->model, sizeof(dst->model));
+	merge_int(&d->tp, s->tp);
+	merge_int(&d->pp, s->pp);
+	merge_int(&d->cp, s->cp);
+	merge_int(&d->ep, s->ep);
+	merge_int(&d->etp, s->etp);
+	merge_int(&d->vpp, s->vpp);
+	merge_int(&d->dp, s->dp);
+	merge_int(&d->sp, s->sp);
+	merge_int(&dst->zero, src->zero);
+	merge_int(&dst->precision, src->precision);
+	merge_int(&dst->seq, src->seq);
+	merge_int(&dst->mbs, src->mbs);
+	merge_int(&dst->gbs, src->gbs);
+	merge_int(&dst->recompute, src->recompute);
+	merge_int(&dst->task, src->task);
+	merge_int(&dst->framework, src->framework);
+	merge_int(&dst->mode, src->mode);
+	if (!dst->ckpt.given)
+		dst->ckpt = src->ckpt;
+	if (dst->tokens <= 0)
+		dst->tokens = src->tokens;
+}

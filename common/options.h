@@ -37,6 +37,10 @@ extern const char *const options_mode_names[];
 int options_apply(struct adv_workload *wl, const char *name, const char *value,
 		  char *err, size_t errlen);
 
+/* Fills what dst leaves unset from src (options of lower precedence:
+ * #SBATCH lines under the command line). */
+void options_merge(struct adv_workload *dst, const struct adv_workload *src);
+
 /* Formats seconds as "1h30m" / "45m" / "90s". */
 void options_format_duration(double seconds, char *buf, size_t len);
 

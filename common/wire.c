@@ -22,6 +22,7 @@
 
 #include "advisor.pb-c.h"
 #include "convert.h"
+#include "jobship.h"
 #include "util.h"
 #include "wire.h"
 
@@ -328,21 +329,76 @@ int wire_client_check(const char *socket_path, int timeout_ms,
 		      struct adv_result *res, char *decision_id, size_t idlen,
 		      char *err, size_t errlen)
 {
+	return wire_client_check_job(socket_path, timeout_ms, req, ctx, job_id, parent_decision,
+				     NULL, res, decision_id, idlen, err, errlen);
+}
+
+/*
+ * One connection for every round: the daemon serves several requests on a
+ * connection, and each round resends the whole job (the daemon keeps no
+ * state between requests) with the files read so far.  The last round
+ * allowed says final, so the daemon answers whatever it still lacks.
+ */
+int wire_client_check_job(const char *socket_path, int timeout_ms,
+			  const struct adv_request *req, enum adv_context ctx,
+			  uint32_t job_id, const char *parent_decision, struct jobship *js,
+			  struct adv_result *res, char *decision_id, size_t idlen,
+			  char *err, size_t errlen)
+{
+	long long deadline = deadline_of(timeout_ms);
 	Advisor__Request rq = ADVISOR__REQUEST__INIT;
 	struct convert_request_pb buf;
 	Advisor__Response *resp = NULL;
-	int rc;
+	int fd = -1, rc, round;
 
 	if (decision_id && idlen)
 		decision_id[0] = '\0';
+	if (err && errlen)
+		err[0] = '\0';
 	rq.body_case = ADVISOR__REQUEST__BODY_CHECK;
 	rq.check = convert_request_to_pb(req, ctx, job_id, parent_decision, &buf);
-	rc = wire_call(socket_path, timeout_ms, &rq, &resp, err, errlen);
-	if (rc == WIRE_OK && (resp->body_case != ADVISOR__RESPONSE__BODY_CHECK || !resp->check)) {
-		if (err && errlen)
-			adv_strlcpy(err, "the daemon answered a check with another message", errlen);
-		rc = WIRE_ERR_MALFORMED;
+	rc = wire_connect(socket_path, timeout_ms, &fd);
+	for (round = 0; rc == WIRE_OK; round++) {
+		const Advisor__CheckResponse *cr;
+
+		if (js)
+			rq.check->job = jobship_text(js, round + 1 >= JOBREAD_MAX_ROUNDS);
+		rq.has_id = 1;
+		rq.id = (uint64_t)round + 1;
+		rc = wire_exchange(fd, remaining(deadline), &rq, &resp, err, errlen);
+		if (rc != WIRE_OK)
+			break;
+		cr = resp->check;
+		if (resp->body_case != ADVISOR__RESPONSE__BODY_CHECK || !cr) {
+			if (err && errlen)
+				adv_strlcpy(err, "the daemon answered a check with another message", errlen);
+			rc = WIRE_ERR_MALFORMED;
+			break;
+		}
+		if (cr->n_need_files == 0)
+			break;   /* the verdict */
+		if (!js || round + 1 >= JOBREAD_MAX_ROUNDS) {
+			if (err && errlen)
+				adv_snprintf(err, errlen, "the daemon still asked for files after %d rounds",
+					     round + 1);
+			rc = WIRE_ERR_MALFORMED;
+			break;
+		}
+		if (remaining(deadline) == 0) {
+			rc = WIRE_ERR_TIMEOUT;
+			break;
+		}
+		if (jobship_fetch(js, cr->need_files, cr->n_need_files) != 0) {
+			rc = WIRE_ERR_NOMEM;
+			break;
+		}
+		advisor__response__free_unpacked(resp, NULL);
+		resp = NULL;
 	}
+	if (fd >= 0)
+		close(fd);
+	/* The request pointed into js: leave nothing dangling in the caller's view. */
+	rq.check->job = NULL;
 	if (rc == WIRE_OK) {
 		convert_result_from_pb(resp->check, res);
 		if (decision_id && idlen && resp->check->decision_id)

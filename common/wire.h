@@ -54,6 +54,20 @@ int wire_client_check(const char *socket_path, int timeout_ms,
 		      char *err, size_t errlen);
 
 /*
+ * As wire_client_check, with the job's own text (jobship.h; NULL: none):
+ * while the daemon answers with need_files instead of a verdict, the files
+ * are read as the caller (jobship_fetch) and the check is sent again on the
+ * same connection, at most JOBREAD_MAX_ROUNDS requests in all (the last
+ * one marked final), everything within the one timeout_ms.
+ */
+struct jobship;
+int wire_client_check_job(const char *socket_path, int timeout_ms,
+			  const struct adv_request *req, enum adv_context ctx,
+			  uint32_t job_id, const char *parent_decision, struct jobship *js,
+			  struct adv_result *res, char *decision_id, size_t idlen,
+			  char *err, size_t errlen);
+
+/*
  * Message-level helpers (advisorctl, tests, benchmarks).  The types are the
  * generated ones of advisor.pb-c.h; they are only forward-declared here so
  * that wire.h stays usable without the generated header.

@@ -23,6 +23,9 @@
 #include "advisor.pb-c.h"
 #include "arena.h"
 #include "convert.h"
+#include "jobread.h"
+#include "jobreq.h"
+#include "jobship.h"
 #include "options.h"
 #include "report.h"
 #include "service.h"
@@ -89,7 +92,7 @@ enum {
 	OPT_WL,
 	/* command specific: from OPT_TOP on, handed to the command (parse_job) */
 	OPT_TOP, OPT_MTBF, OPT_WRITE, OPT_RESTART, OPT_INTERVAL, OPT_USER, OPT_JOB,
-	OPT_VERDICT, OPT_SINCE, OPT_LIMIT, OPT_PROMETHEUS, OPT_CROSS_TP,
+	OPT_VERDICT, OPT_SINCE, OPT_LIMIT, OPT_PROMETHEUS, OPT_CROSS_TP, OPT_SCRIPT,
 };
 
 #define COMMON_OPTS \
@@ -301,9 +304,13 @@ static int call(struct ctl *c, Advisor__Request *req, struct reply *rp)
 
 static void check_help(void)
 {
-	printf("Usage: advisorctl [--json] [--local ...] check [RESOURCES] [WORKLOAD]\n"
+	printf("Usage: advisorctl [--json] [--local ...] check [--script FILE] [RESOURCES] [WORKLOAD]\n"
 	       "Checks a job as the SPANK plugin would: verdict, findings with fixes, memory\n"
 	       "per GPU, checkpoint interval and estimates.  Exit 0 accept, 1 warn, 2 reject.\n\n"
+	       "      --script FILE          read FILE as sbatch would: its #SBATCH lines, then the\n"
+	       "                             launch command, the trainer's flags and the config\n"
+	       "                             files they name (relative to the current directory);\n"
+	       "                             resource and workload options given here win\n"
 	       "%s\n%s", job_help, common_help);
 }
 
@@ -346,20 +353,213 @@ static int parse_job(struct ctl *c, int argc, char **argv, struct adv_request *r
 	return 0;
 }
 
+/* ---- check --script ---------------------------------------------------------- */
+
+struct script {
+	const char *path;           /* as given */
+	char *text;
+	size_t len;
+};
+
+static int check_opt(struct ctl *c, int opt, const char *arg, void *ctx)
+{
+	struct script *sc = ctx;
+
+	(void)c;
+	(void)opt;
+	sc->path = arg;
+	return 0;
+}
+
+/* The script as sbatch reads it; bounded like the plugin's read. */
+static int script_read(struct script *sc)
+{
+	FILE *f = fopen(sc->path, "re");
+	size_t cap = JOBREAD_MAX_BYTES;
+
+	if (!f) {
+		fprintf(stderr, "advisorctl: --script %s: %s\n", sc->path, strerror(errno));
+		return EX_DATAERR_;
+	}
+	sc->text = malloc(cap + 1);
+	if (!sc->text) {
+		fclose(f);
+		return EX_SOFTWARE_;
+	}
+	sc->len = fread(sc->text, 1, cap, f);
+	if (ferror(f)) {
+		fprintf(stderr, "advisorctl: --script %s: %s\n", sc->path, strerror(errno));
+		fclose(f);
+		return EX_DATAERR_;
+	}
+	fclose(f);
+	sc->text[sc->len] = '\0';
+	return 0;
+}
+
+/* True when a script line ends the #SBATCH block (a command), as sbatch. */
+static bool script_is_command(const char *line)
+{
+	while (*line == ' ' || *line == '\t')
+		line++;
+	return *line != '\0' && *line != '\n' && *line != '#';
+}
+
+/*
+ * The --llm-* options of the #SBATCH lines (SPANK options are sbatch
+ * options there too): "--llm-layout=tp8" or "--llm-layout tp8".
+ */
+static int script_llm_options(struct ctl *c, const struct script *sc, struct adv_workload *wl)
+{
+	const char *p = sc->text;
+	char err[ADV_ERR_MAX];
+
+	while (p && *p) {
+		const char *eol = strchr(p, '\n');
+		size_t n = eol ? (size_t)(eol - p) : strlen(p);
+		char line[1024], *save = NULL, *w;
+
+		if (!strncmp(p, "#SBATCH", 7) && n < sizeof(line)) {
+			memcpy(line, p + 7, n - 7);
+			line[n - 7] = '\0';
+			line[strcspn(line, "#")] = '\0';
+			for (w = strtok_r(line, " \t\r", &save); w; w = strtok_r(NULL, " \t\r", &save)) {
+				char *eq, *val;
+
+				if (strncmp(w, "--llm-", 6) != 0)
+					continue;
+				eq = strchr(w, '=');
+				if (eq) {
+					*eq = '\0';
+					val = eq + 1;
+				} else {
+					val = strtok_r(NULL, " \t\r", &save);
+				}
+				if (!val || options_apply(wl, w + 2, val, err, sizeof(err)) != 0) {
+					fprintf(stderr, "advisorctl: %s: #SBATCH %s: %s\n", sc->path, w,
+						val ? err : "a value is required");
+					return EX_DATAERR_;
+				}
+			}
+		} else if (script_is_command(p)) {
+			break;
+		}
+		p = eol ? eol + 1 : NULL;
+	}
+	return 0;
+}
+
+/* Resources from the #SBATCH lines, under the command line's. */
+static int script_resources(struct ctl *c, const struct script *sc, struct adv_request *ar,
+			    int *ntasks, int *ntasks_per_node)
+{
+	struct jobreq r;
+	char err[256];
+
+	memset(&r, 0, sizeof(r));
+	jobreq_opts_init(&r.opt);
+	if (jobreq_parse_script(sc->text, sc->len, &r.opt, NULL, err, sizeof(err)) != 0) {
+		fprintf(stderr, "advisorctl: %s: %s\n", sc->path, err);
+		return EX_DATAERR_;
+	}
+	jobreq_resolve(&r);
+	if (!ar->res.gpu[0])
+		adv_strlcpy(ar->res.gpu, r.gpu_type, sizeof(ar->res.gpu));
+	if (!ar->res.partition[0])
+		adv_strlcpy(ar->res.partition, r.partition, sizeof(ar->res.partition));
+	if (ar->res.gpus <= 0 && ar->res.nodes <= 0 && ar->res.gpus_per_node <= 0) {
+		ar->res.gpus = r.gpus;
+		ar->res.nodes = r.nodes;
+		ar->res.gpus_per_node = r.gpus_per_node;
+	} else {
+		if (ar->res.nodes <= 0 && ar->res.gpus <= 0)
+			ar->res.nodes = r.nodes;
+		if (ar->res.gpus_per_node <= 0 && ar->res.gpus <= 0)
+			ar->res.gpus_per_node = r.gpus_per_node;
+	}
+	*ntasks = r.opt.ntasks;
+	*ntasks_per_node = r.opt.ntasks_per_node;
+	(void)c;
+	return 0;
+}
+
+extern char **environ;
+
+/*
+ * Sends a check that carries the job's text, and ships the files the
+ * reader asks for (read here, as the user, like the plugin does) until it
+ * answers, within JOBREAD_MAX_ROUNDS.
+ */
+static int check_call(struct ctl *c, Advisor__Request *req, struct jobship *js, struct reply *rp)
+{
+	int rc;
+
+	for (int round = 0;; round++) {
+		const Advisor__CheckResponse *cr;
+
+		if (js)
+			req->check->job = jobship_text(js, round + 1 >= JOBREAD_MAX_ROUNDS);
+		rc = call(c, req, rp);
+		if (rc)
+			return rc;
+		cr = rp->r->check;
+		if (!js || !cr || cr->n_need_files == 0 || round + 1 >= JOBREAD_MAX_ROUNDS)
+			return 0;
+		if (jobship_fetch(js, cr->need_files, cr->n_need_files) != 0) {
+			fprintf(stderr, "advisorctl: out of memory reading the job's files\n");
+			return EX_SOFTWARE_;   /* rp stays for the caller to free */
+		}
+		reply_free(rp);
+	}
+}
+
 static int cmd_check(struct ctl *c, int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		COMMON_OPTS, JOB_OPTS,
+		{ "script", required_argument, NULL, OPT_SCRIPT },
+		{ NULL, 0, NULL, 0 },
+	};
 	Advisor__Request req = ADVISOR__REQUEST__INIT;
 	struct convert_request_pb buf;
 	struct adv_request ar;
 	struct adv_result res;
+	struct script sc = { NULL, NULL, 0 };
+	struct jobship *js = NULL;
 	struct reply rp;
-	int rc = parse_job(c, argc, argv, &ar, check_help, NULL, NULL, NULL);
+	int ntasks = 0, ntpn = 0;
+	int rc = parse_job(c, argc, argv, &ar, check_help, longopts, check_opt, &sc);
 
 	if (rc)
 		return rc;
+	if (sc.path) {
+		struct adv_request sb;
+		char cwd[JOBREAD_PATH_MAX];
+
+		engine_request_init(&sb);
+		rc = script_read(&sc);
+		if (!rc)
+			rc = script_resources(c, &sc, &ar, &ntasks, &ntpn);
+		if (!rc)
+			rc = script_llm_options(c, &sc, &sb.wl);
+		if (rc) {
+			free(sc.text);
+			return rc;
+		}
+		options_merge(&ar.wl, &sb.wl);
+		if (!getcwd(cwd, sizeof(cwd)))
+			adv_strlcpy(cwd, "/", sizeof(cwd));
+		js = jobship_new(JOBREAD_SCRIPT, sc.path, sc.text, sc.len, 0, NULL, environ, cwd,
+				 ntasks, ntpn);
+		if (!js) {
+			free(sc.text);
+			fprintf(stderr, "advisorctl: out of memory\n");
+			return EX_SOFTWARE_;
+		}
+	}
 	req.body_case = ADVISOR__REQUEST__BODY_CHECK;
 	req.check = convert_request_to_pb(&ar, ADV_CTX_ADVISORCTL, 0, NULL, &buf);
-	rc = call(c, &req, &rp);
+	rc = check_call(c, &req, js, &rp);
 	if (rc == 0 && (!rp.r->check || rp.r->body_case != ADVISOR__RESPONSE__BODY_CHECK)) {
 		fprintf(stderr, "advisorctl: the daemon answered a check with something else\n");
 		rc = EX_SOFTWARE_;
@@ -370,6 +570,8 @@ static int cmd_check(struct ctl *c, int argc, char **argv)
 		rc = (int)res.verdict;
 	}
 	reply_free(&rp);
+	jobship_free(js);
+	free(sc.text);
 	return rc;
 }
 

@@ -230,7 +230,7 @@ static void record(const struct peer *p, const char *user, const Advisor__CheckR
 	r.gpus = res->has_layout ? res->layout.gpus : req->res.gpus;
 	r.nodes = res->has_layout ? res->layout.nodes : req->res.nodes;
 	adv_strlcpy(r.partition, req->res.partition, sizeof(r.partition));
-	adv_strlcpy(r.model, req->wl.model, sizeof(r.model));
+	adv_strlcpy(r.model, res->model[0] ? res->model : req->wl.model, sizeof(r.model));
 	if (res->has_layout)
 		engine_layout_string(&res->layout, r.layout, sizeof(r.layout));
 	if (req->wl.ckpt.given)
@@ -254,35 +254,54 @@ static void record(const struct peer *p, const char *user, const Advisor__CheckR
 	jsonlog_decision(&r);
 }
 
+/* No -p: Slurm puts the job in the default partition, so that partition's
+ * mode, GPU and limits apply (and it is what gets logged). */
+static void resolve_partition(struct adv_request *req, void *arg)
+{
+	const struct snapshot *s = ((const void **)arg)[0];
+	const Advisor__CheckRequest *m = ((const void **)arg)[1];
+
+	if (!req->res.partition[0] && m->has_context &&
+	    m->context != ADVISOR__CONTEXT__CTX_ADVISORCTL)
+		if (slurmgres_default_partition(req->res.partition, sizeof(req->res.partition)) != 0)
+			req->res.partition[0] = '\0';   /* unknown: the global policy applies */
+	if (!req->res.gpu[0]) {
+		const struct adv_partition *pt = policy_find_partition(s->pol, req->res.partition);
+
+		if (!pt || !pt->gpu[0])
+			slurmgres_gpu_for_partition(req->res.partition, req->res.gpu,
+						    sizeof(req->res.gpu));
+	}
+}
+
 static int do_check(struct handler *h, const struct peer *p, const char *user,
 		    const struct snapshot *s, const Advisor__CheckRequest *m,
 		    Advisor__Response *resp, char *err, size_t errlen)
 {
 	struct adv_result *res = ARENA_NEW(&h->arena, struct adv_result);
+	struct service_check_io *io = ARENA_NEW(&h->arena, struct service_check_io);
 	/* In the arena: the answer points to it until it is packed. */
 	char *id = ARENA_ARRAY(&h->arena, char, DLOG_ID_MAX);
+	const void *ctx[2] = { s, m };
 	struct adv_request req;
 	int rc;
 
-	if (!res || !id)
+	if (!res || !id || !io)
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
-	rc = service_check_request(m, user, &req, err, errlen);
+	io->arena = &h->arena;
+	io->resolve = resolve_partition;
+	io->resolve_arg = ctx;
+	rc = service_check(s, m, user, &req, res, io, err, errlen);
 	if (rc)
 		return rc;
-	/* No -p: Slurm puts the job in the default partition, so that
-	 * partition's mode, GPU and limits apply (and it is what gets logged). */
-	if (!req.res.partition[0] && m->has_context &&
-	    m->context != ADVISOR__CONTEXT__CTX_ADVISORCTL)
-		if (slurmgres_default_partition(req.res.partition, sizeof(req.res.partition)) != 0)
-			req.res.partition[0] = '\0';   /* unknown: the global policy applies */
-	if (!req.res.gpu[0]) {
-		const struct adv_partition *pt = policy_find_partition(s->pol, req.res.partition);
-
-		if (!pt || !pt->gpu[0])
-			slurmgres_gpu_for_partition(req.res.partition, req.res.gpu,
-						    sizeof(req.res.gpu));
+	if (io->n_need) {
+		/* Not a decision yet: the client ships the files and asks again. */
+		resp->check = service_need_answer(&h->arena, io->need, io->n_need);
+		if (!resp->check)
+			return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+		resp->body_case = ADVISOR__RESPONSE__BODY_CHECK;
+		return 0;
 	}
-	engine_check(s->cat, s->pol, &req, res);
 	dlog_new_id(id, DLOG_ID_MAX);
 	/* Queued before the answer leaves: an acknowledged decision is always logged. */
 	record(p, user, m, &req, res, id);

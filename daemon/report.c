@@ -75,6 +75,7 @@ static json_object *findings_json(const struct adv_finding *fs, int n)
 		put(o, "severity", jstr(sev_name((int)fs[i].severity)));
 		put(o, "message", jstr(fs[i].message));
 		put(o, "fix", jstr(fs[i].fix));
+		put(o, "fix_job", fs[i].fix_job[0] ? jstr(fs[i].fix_job) : NULL);
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -171,9 +172,46 @@ static void print_findings(FILE *f, const struct adv_finding *fs, int n)
 	for (int i = 0; i < n; i++) {
 		fprintf(f, "  %-6s  %-*s  %s\n", sev_name((int)fs[i].severity), (int)w, fs[i].code,
 			fs[i].message);
+		/* The job's own terms first: that is the line the user edits. */
+		if (fs[i].fix_job[0])
+			fprintf(f, "  %-6s  %-*s  fix: %s\n", "", (int)w, "", fs[i].fix_job);
 		if (fs[i].fix[0])
-			fprintf(f, "  %-6s  %-*s  fix: %s\n", "", (int)w, "", fs[i].fix);
+			fprintf(f, "  %-6s  %-*s  %s %s\n", "", (int)w, "",
+				fs[i].fix_job[0] ? "or: " : "fix:", fs[i].fix);
 	}
+}
+
+/* "from" table: where each workload value came from (the job reader). */
+static void print_sources(FILE *f, const struct adv_result *res)
+{
+	size_t w = 5;
+
+	for (int i = 0; i < res->n_sources; i++)
+		if (strlen(res->sources[i].field) > w)
+			w = strlen(res->sources[i].field);
+	fprintf(f, "read from the job:\n  %-*s  from\n", (int)w, "value");
+	for (int i = 0; i < res->n_sources; i++)
+		fprintf(f, "  %-*s  %s\n", (int)w, res->sources[i].field, res->sources[i].where);
+	for (int i = 0; i < res->n_unknown; i++)
+		fprintf(f, "  unknown: %s\n", res->unknown[i]);
+}
+
+static json_object *sources_json(const struct adv_result *res)
+{
+	json_object *o = json_object_new_object();
+
+	for (int i = 0; i < res->n_sources; i++)
+		put(o, res->sources[i].field, jstr(res->sources[i].where));
+	return o;
+}
+
+static json_object *unknown_json(const struct adv_result *res)
+{
+	json_object *a = json_object_new_array();
+
+	for (int i = 0; i < res->n_unknown; i++)
+		json_object_array_add(a, jstr(res->unknown[i]));
+	return a;
 }
 
 static void print_memory(FILE *f, const struct adv_memory *m, bool infer)
@@ -341,7 +379,16 @@ void report_check(FILE *f, const struct adv_result *res, const char *decision_id
 							 : NULL);
 		put(o, "estimate", res->has_estimate ? estimate_json(&res->estimate) : NULL);
 		put(o, "findings", findings_json(res->findings, res->n_findings));
+		put(o, "llm_job", json_object_new_boolean(res->llm_job));
+		put(o, "model", res->model[0] ? jstr(res->model) : NULL);
+		put(o, "sources", sources_json(res));
+		put(o, "unknown", unknown_json(res));
 		print_json(f, o);
+		return;
+	}
+	if (!res->llm_job && res->n_findings == 0 && !res->has_layout) {
+		fprintf(f, "verdict: %s   (not an LLM job: no launcher, trainer or --llm-* option "
+			"recognised; nothing to check)\n", engine_verdict_name(res->verdict));
 		return;
 	}
 	fprintf(f, "verdict: %s", engine_verdict_name(res->verdict));
@@ -361,10 +408,14 @@ void report_check(FILE *f, const struct adv_result *res, const char *decision_id
 			engine_task_name(res->task), engine_precision_name(res->precision),
 			res->seq, res->mbs, res->gbs, engine_recompute_name(res->recompute));
 	}
+	if (res->model[0])
+		fprintf(f, "model: %s\n", res->model);
 	if (res->n_findings) {
 		fprintf(f, "findings:\n");
 		print_findings(f, res->findings, res->n_findings);
 	}
+	if (res->n_sources || res->n_unknown)
+		print_sources(f, res);
 	if (res->has_memory)
 		print_memory(f, &res->memory, infer);
 	if (res->has_checkpoint)

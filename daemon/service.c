@@ -11,12 +11,15 @@
 #include "config.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "checkpoint.h"
 #include "convert.h"
+#include "jobread.h"
 #include "options.h"
 #include "planner.h"
 #include "service.h"
@@ -42,6 +45,137 @@ int service_check_request(const Advisor__CheckRequest *m, const char *user,
 		return ADVISOR__ERROR_CODE__ERR_BAD_REQUEST;
 	adv_strlcpy(req->user, user ? user : "", sizeof(req->user));
 	return 0;
+}
+
+/* ---- the job reader over the files the client shipped ------------------------ */
+
+struct shipped {
+	const Advisor__JobText *jt;
+	bool final;
+};
+
+/* The provider of jobread.h over JobText.files: the daemon never opens a
+ * user's file; a file not shipped yet is asked for, unless the client said
+ * it will ship no more (or already shipped as many as it may). */
+static int shipped_open(void *arg, const char *path, const char **text, size_t *len)
+{
+	const struct shipped *sh = arg;
+	const Advisor__JobText *jt = sh->jt;
+
+	for (size_t i = 0; i < jt->n_files; i++) {
+		const Advisor__JobFile *f = jt->files[i];
+
+		if (!f->path || strcmp(f->path, path) != 0)
+			continue;
+		if (f->has_status && f->status == 1)
+			return JOBREAD_FILE_MISSING;
+		if (f->has_status && f->status != 0)
+			return JOBREAD_FILE_DENIED;
+		*text = f->has_content ? (const char *)f->content.data : "";
+		*len = f->has_content ? f->content.len : 0;
+		return JOBREAD_FILE_OK;
+	}
+	return sh->final || jt->n_files >= JOBREAD_MAX_FILES ? JOBREAD_FILE_DENIED : JOBREAD_FILE_NEED;
+}
+
+static const char *pb_or(const char *s, const char *dflt)
+{
+	return s ? s : dflt;
+}
+
+/*
+ * Reads the job's own text (CheckRequest.job).  Returns 1 when the reader
+ * needs files the client must ship first (their paths in *need), else 0.
+ */
+static int read_job(const struct snapshot *s, const Advisor__CheckRequest *m,
+		    const struct adv_request *req, struct jobread_out *out)
+{
+	const Advisor__JobText *jt = m->job;
+	struct shipped sh = { jt, jt->has_final && jt->final };
+	struct jobread_input in;
+	size_t script_len = jt->has_script ? jt->script.len : 0;
+
+	memset(&in, 0, sizeof(in));
+	in.tool = jt->has_tool && jt->tool >= JOBREAD_SBATCH && jt->tool <= JOBREAD_SCRIPT
+		? (enum jobread_tool)jt->tool : JOBREAD_SBATCH;
+	in.script_name = pb_or(jt->script_name, "script");
+	in.script = jt->has_script ? (const char *)jt->script.data : NULL;
+	in.script_len = script_len > JOBREAD_MAX_BYTES ? JOBREAD_MAX_BYTES : script_len;
+	in.argc = jt->n_argv > 4096 ? 4096 : (int)jt->n_argv;
+	in.argv = jt->argv;
+	/* env is NULL-terminated for the reader: copy the pointers. */
+	in.env = NULL;
+	in.cwd = pb_or(jt->cwd, "/");
+	in.res = req->res;
+	in.ntasks = jt->has_ntasks ? jt->ntasks : 0;
+	in.ntasks_per_node = jt->has_ntasks_per_node ? jt->ntasks_per_node : 0;
+	in.files.open = shipped_open;
+	in.files.arg = &sh;
+	{
+		size_t n = jt->n_env > 4096 ? 4096 : jt->n_env;
+		char **env = calloc(n + 1, sizeof(*env));
+
+		if (env) {
+			memcpy(env, jt->env, n * sizeof(*env));
+			in.env = env;
+		}
+		jobread_read(s->cat, &in, out);
+		free(env);
+	}
+	return out->n_need > 0 ? 1 : 0;
+}
+
+int service_check(const struct snapshot *s, const Advisor__CheckRequest *m, const char *user,
+		  struct adv_request *req, struct adv_result *res, struct service_check_io *io,
+		  char *err, size_t errlen)
+{
+	struct jobread_out *out = NULL;
+	int rc = service_check_request(m, user, req, err, errlen);
+
+	io->need = NULL;
+	io->n_need = 0;
+	if (rc)
+		return rc;
+	if (io->resolve)
+		io->resolve(req, io->resolve_arg);
+	if (m->job) {
+		out = arena_alloc(io->arena, sizeof(*out));
+		if (!out)
+			return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+		if (read_job(s, m, req, out)) {
+			io->need = out->need;
+			io->n_need = out->n_need;
+			return 0;
+		}
+		req->pre = io->pre;
+		req->n_pre = jobread_apply(s->cat, out, req, io->pre, SERVICE_MAX_PRE);
+		if (!out->is_llm && !jobread_options_given(&req->wl)) {
+			/* Not an LLM job: a plain MPI or CUDA job passes silently. */
+			memset(res, 0, offsetof(struct adv_result, findings));
+			res->verdict = ADV_ACCEPT;
+			res->mode = ADV_MODE_ENFORCE;
+			jobread_annotate(out, req, res);
+			return 0;
+		}
+	}
+	engine_check(s->cat, s->pol, req, res);
+	jobread_annotate(out, req, res);
+	return 0;
+}
+
+Advisor__CheckResponse *service_need_answer(struct arena *a, char (*need)[JOBREAD_PATH_MAX], int n)
+{
+	Advisor__CheckResponse *m = ARENA_NEW(a, Advisor__CheckResponse);
+	char **paths = ARENA_ARRAY(a, char *, n > 0 ? (size_t)n : 1);
+
+	if (!m || !paths)
+		return NULL;
+	advisor__check_response__init(m);
+	for (int i = 0; i < n; i++)
+		paths[i] = need[i];
+	m->n_need_files = (size_t)n;
+	m->need_files = paths;
+	return m;
 }
 
 Advisor__CheckResponse *service_check_answer(struct arena *a, const struct adv_result *res,
@@ -450,13 +584,14 @@ void service_local(const struct snapshot *s, const Advisor__Request *req, const 
 	case ADVISOR__REQUEST__BODY_CHECK: {
 		struct adv_request r;
 		struct adv_result *res = ARENA_NEW(a, struct adv_result);
+		struct service_check_io io = { .arena = a };
 
-		rc = res ? service_check_request(req->check, user, &r, err, sizeof(err))
+		rc = res ? service_check(s, req->check, user, &r, res, &io, err, sizeof(err))
 			 : ADVISOR__ERROR_CODE__ERR_INTERNAL;
 		if (rc)
 			break;
-		engine_check(s->cat, s->pol, &r, res);
-		resp->check = service_check_answer(a, res, NULL);
+		resp->check = io.n_need ? service_need_answer(a, io.need, io.n_need)
+					: service_check_answer(a, res, NULL);
 		resp->body_case = ADVISOR__RESPONSE__BODY_CHECK;
 		break;
 	}

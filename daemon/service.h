@@ -14,13 +14,41 @@
 #include "advisor.pb-c.h"
 #include "arena.h"
 #include "engine.h"
+#include "jobread.h"
 #include "snapshot.h"
+
+#define SERVICE_MAX_PRE 16
+
+/* What a check needs besides the request, and what it may answer instead
+ * of a verdict. */
+struct service_check_io {
+	struct arena *arena;            /* where the reader's output lives */
+	/* Called after decoding, before the job is read: the daemon fills the
+	 * default partition and its GPU from the live cluster.  May be NULL. */
+	void (*resolve)(struct adv_request *req, void *arg);
+	void *resolve_arg;
+	struct adv_finding pre[SERVICE_MAX_PRE];  /* the reader's findings */
+	/* Set when the reader needs files first: answer with need_files. */
+	char (*need)[JOBREAD_PATH_MAX];
+	int n_need;
+};
 
 /* Decodes a check, runs the engine; user names the caller. */
 int service_check_request(const Advisor__CheckRequest *m, const char *user,
 			  struct adv_request *req, char *err, size_t errlen);
 Advisor__CheckResponse *service_check_answer(struct arena *a, const struct adv_result *res,
 					     const char *decision_id);
+/*
+ * A whole check: decode, read the job's own text when the request carries
+ * it (jobread.h), apply the --llm-* options over it, run the engine and
+ * annotate the result with sources and fixes in the job's terms.  When
+ * the reader needs files first, io->n_need > 0 and res is not filled.
+ */
+int service_check(const struct snapshot *s, const Advisor__CheckRequest *m, const char *user,
+		  struct adv_request *req, struct adv_result *res, struct service_check_io *io,
+		  char *err, size_t errlen);
+/* The answer that asks the client for files (no verdict, no decision). */
+Advisor__CheckResponse *service_need_answer(struct arena *a, char (*need)[JOBREAD_PATH_MAX], int n);
 int service_ckpt(const struct snapshot *s, const Advisor__CkptRequest *m, const char *user,
 		 struct arena *a, Advisor__CkptResponse **out, char *err, size_t errlen);
 int service_catalog(const struct snapshot *s, const Advisor__CatalogRequest *m,

@@ -1,6 +1,7 @@
 /*
  * args.c - the plugin's plugstack.conf arguments (design.md):
  *   required spank_advisor.so socket=PATH timeout_ms=N on_unavailable=allow|deny quiet=0|1
+ *                             resources=slurm|parse
  * Each word is split with getsubopt(3).  An unknown key or a bad value is
  * reported (the caller logs it) and ignored, so that a typo in
  * plugstack.conf never stops every job on the cluster.
@@ -17,7 +18,7 @@
 #define ADV_SOCKET_PATH "/run/advisor/advisord.sock"
 #endif
 
-enum { ARG_SOCKET, ARG_TIMEOUT, ARG_UNAVAILABLE, ARG_QUIET };
+enum { ARG_SOCKET, ARG_TIMEOUT, ARG_UNAVAILABLE, ARG_QUIET, ARG_RESOURCES };
 
 void args_defaults(struct plugin_args *a)
 {
@@ -67,6 +68,14 @@ static int args_apply(struct plugin_args *a, int key, const char *value)
 			return -1;
 		a->quiet = value[0] == '1';
 		return 0;
+	case ARG_RESOURCES:
+		if (strcmp(value, "slurm") == 0)
+			a->resources_parse = false;
+		else if (strcmp(value, "parse") == 0)
+			a->resources_parse = true;
+		else
+			return -1;
+		return 0;
 	default:
 		return -1;
 	}
@@ -74,7 +83,7 @@ static int args_apply(struct plugin_args *a, int key, const char *value)
 
 int args_parse(int argc, char *const argv[], struct plugin_args *a, char *err, size_t errlen)
 {
-	char *const keys[] = { "socket", "timeout_ms", "on_unavailable", "quiet", NULL };
+	char *const keys[] = { "socket", "timeout_ms", "on_unavailable", "quiet", "resources", NULL };
 	int i, problems = 0;
 
 	err[0] = '\0';
@@ -92,7 +101,8 @@ int args_parse(int argc, char *const argv[], struct plugin_args *a, char *err, s
 			if (key < 0)
 				args_complain(err, errlen, &problems,
 					      "unknown plugstack.conf argument (accepted: socket=PATH "
-					      "timeout_ms=N on_unavailable=allow|deny quiet=0|1)", start);
+					      "timeout_ms=N on_unavailable=allow|deny quiet=0|1 "
+					      "resources=slurm|parse)", start);
 			else if (args_apply(a, key, value) != 0)
 				args_complain(err, errlen, &problems, "bad value in plugstack.conf argument",
 					      argv[i]);

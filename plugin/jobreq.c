@@ -282,6 +282,9 @@ static int jobreq_gpu_spec(const char *name, const char *s, int *count, char *ty
 
 	adv_strlcpy(buf, s, sizeof(buf));
 	num = buf;
+	/* Newer Slurm may print the TRES form: "gres/gpu:h100:8". */
+	if (strncmp(num, "gres/", 5) == 0 || strncmp(num, "gres:", 5) == 0)
+		num += 5;
 	if (strncmp(num, "gpu:", 4) == 0)
 		num += 4;
 	colon = strrchr(num, ':');
@@ -418,6 +421,7 @@ static int jobreq_apply(struct jobreq_opts *o, int code, const char *arg, int *l
 		return 0;
 	case OPT_WRAP:
 		o->wrap = true;
+		o->wrap_text = arg;
 		return 0;
 	case OPT_LLM:
 		if (llm)
@@ -500,16 +504,24 @@ int jobreq_parse_argv_spank(enum jobreq_tool tool, int argc, char *const argv[],
 	jobreq_table(tool, tab, &shortopts);
 	optind = 0;   /* GNU: full re-initialisation */
 	opterr = 0;
-	while (rc == 0 && (c = getopt_long(argc, argv, shortopts, tab, NULL)) != -1) {
+	/* To the end even past a bad value: the script, the command and the
+	 * --llm-* count are still found (the plugin may have Slurm's own values,
+	 * slurmopt.c); the first error is the one reported. */
+	while ((c = getopt_long(argc, argv, shortopts, tab, NULL)) != -1) {
+		char later[8];
+
 		if (c == '?' || c == ':') {
 			if (optind > 0 && optind < argc &&
 			    jobreq_spank_value(spank_env, argv[optind - 1], argv[optind]))
 				optind++;
 			continue;
 		}
-		rc = jobreq_apply(o, c, optarg ? optarg : "", llm_options, err, errlen);
+		if (jobreq_apply(o, c, optarg ? optarg : "", llm_options,
+				 rc == 0 ? err : later, rc == 0 ? errlen : sizeof(later)) != 0)
+			rc = -1;
 	}
-	if (rc == 0 && tool == JOBREQ_SBATCH && optind < argc && !o->wrap)
+	o->first_arg = optind > 0 && optind < argc ? optind : argc;
+	if (tool == JOBREQ_SBATCH && optind < argc && !o->wrap)
 		adv_strlcpy(o->script, argv[optind], sizeof(o->script));
 	optind = save_optind;
 	opterr = save_opterr;
@@ -593,6 +605,9 @@ int jobreq_parse_script(const char *text, size_t len, struct jobreq_opts *o,
 	words[n] = NULL;
 	rc = jobreq_parse_argv(JOBREQ_SBATCH, n, words, o, llm_options, err, errlen);
 	o->script[0] = '\0';
+	/* Both would point into the copy: a script names neither. */
+	o->wrap_text = NULL;
+	o->first_arg = 0;
 	free(copy);
 	return rc;
 }
@@ -817,29 +832,13 @@ int jobreq_build(enum jobreq_tool tool, int argc, char *const argv[],
 				  err, errlen);
 }
 
-int jobreq_build_spank(enum jobreq_tool tool, int argc, char *const argv[],
-		       char *const spank_env[], const char *script_text, size_t script_len,
-		       jobreq_getenv_fn get, void *arg, struct jobreq *r,
-		       char *err, size_t errlen)
+/* The allocation, for srun inside one, then the derived totals. */
+static void jobreq_finish(enum jobreq_tool tool, jobreq_getenv_fn get, void *arg, struct jobreq *r)
 {
-	struct jobreq_opts cmd, env, script, alloc;
-	const struct jobreq_opts *layers[3] = { &cmd, &env, &script };
+	struct jobreq_opts alloc;
 
-	memset(r, 0, sizeof(*r));
-	jobreq_opts_init(&cmd);
-	jobreq_opts_init(&env);
-	jobreq_opts_init(&script);
-	jobreq_opts_init(&alloc);
-	if (argc > 0 && jobreq_parse_argv_spank(tool, argc, argv, spank_env, &cmd, &r->llm_options,
-						err, errlen) != 0)
-		return -1;
-	if (jobreq_parse_env(tool, get, arg, &env, err, errlen) != 0)
-		return -1;
-	if (tool == JOBREQ_SBATCH && script_text &&
-	    jobreq_parse_script(script_text, script_len, &script, &r->llm_options, err, errlen) != 0)
-		return -1;
-	jobreq_merge(layers, 3, &r->opt);
 	if (tool == JOBREQ_SRUN) {
+		jobreq_opts_init(&alloc);
 		r->job_id = jobreq_parse_allocation(get, arg, &alloc);
 		r->in_allocation = r->job_id != 0;
 		/* The allocation fills only what the step itself does not say. */
@@ -853,5 +852,113 @@ int jobreq_build_spank(enum jobreq_tool tool, int argc, char *const argv[],
 		}
 	}
 	jobreq_resolve(r);
+}
+
+int jobreq_build_parsed(enum jobreq_tool tool, const struct jobreq_opts *cmd, int llm_options,
+			const char *script_text, size_t script_len,
+			jobreq_getenv_fn get, void *arg, struct jobreq *r,
+			char *err, size_t errlen)
+{
+	struct jobreq_opts env, script;
+	const struct jobreq_opts *layers[3] = { cmd, &env, &script };
+
+	memset(r, 0, sizeof(*r));
+	r->llm_options = llm_options;
+	jobreq_opts_init(&env);
+	jobreq_opts_init(&script);
+	if (jobreq_parse_env(tool, get, arg, &env, err, errlen) != 0)
+		return -1;
+	if (tool == JOBREQ_SBATCH && script_text &&
+	    jobreq_parse_script(script_text, script_len, &script, &r->llm_options, err, errlen) != 0)
+		return -1;
+	jobreq_merge(layers, 3, &r->opt);
+	jobreq_finish(tool, get, arg, r);
 	return 0;
+}
+
+void jobreq_build_resolved(enum jobreq_tool tool, const struct jobreq_opts *resolved,
+			   int llm_options, jobreq_getenv_fn get, void *arg, struct jobreq *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->llm_options = llm_options;
+	r->opt = *resolved;
+	jobreq_finish(tool, get, arg, r);
+}
+
+int jobreq_build_spank(enum jobreq_tool tool, int argc, char *const argv[],
+		       char *const spank_env[], const char *script_text, size_t script_len,
+		       jobreq_getenv_fn get, void *arg, struct jobreq *r,
+		       char *err, size_t errlen)
+{
+	struct jobreq_opts cmd;
+	int llm = 0;
+
+	jobreq_opts_init(&cmd);
+	if (argc > 0 && jobreq_parse_argv_spank(tool, argc, argv, spank_env, &cmd, &llm,
+						err, errlen) != 0) {
+		memset(r, 0, sizeof(*r));
+		return -1;
+	}
+	return jobreq_build_parsed(tool, &cmd, llm, script_text, script_len, get, arg, r,
+				   err, errlen);
+}
+
+/* Slurm's long option names (src/common/slurm_opt.c) for what this module reads. */
+static const struct {
+	const char *name;
+	int code;
+} jobreq_named[] = {
+	{ "nodes", OPT_NODES },
+	{ "ntasks", OPT_NTASKS },
+	{ "ntasks-per-node", OPT_NTASKS_PER_NODE },
+	{ "gpus", OPT_GPUS },
+	{ "gpus-per-node", OPT_GPUS_PER_NODE },
+	{ "gpus-per-task", OPT_GPUS_PER_TASK },
+	{ "gres", OPT_GRES },
+	{ "partition", OPT_PARTITION },
+	{ "constraint", OPT_CONSTRAINT },
+	{ "mem", OPT_MEM },
+	{ "mem-per-gpu", OPT_MEM_PER_GPU },
+	{ "exclusive", OPT_EXCLUSIVE },
+};
+
+int jobreq_apply_named(struct jobreq_opts *o, const char *name, const char *value,
+		       char *err, size_t errlen)
+{
+	size_t i;
+
+	if (!name || !value)
+		return 0;
+	for (i = 0; i < ADV_ARRAY_SIZE(jobreq_named); i++) {
+		if (strcmp(name, jobreq_named[i].name) != 0)
+			continue;
+		if (jobreq_named[i].code == OPT_EXCLUSIVE) {
+			/* slurm_opt.c arg_get_exclusive: the sharing mode by name. */
+			if (strcmp(value, "exclusive") == 0 || strcmp(value, "user") == 0 ||
+			    strcmp(value, "mcs") == 0 || strcmp(value, "topo") == 0)
+				o->exclusive = 1;
+			else if (strcmp(value, "oversubscribe") == 0)
+				o->exclusive = 0;
+			return 0;
+		}
+		return jobreq_apply(o, jobreq_named[i].code, value, NULL, err, errlen);
+	}
+	return 0;
+}
+
+const char *const jobreq_launcher_words[] = {
+	"torchrun", "srun", "deepspeed", "accelerate", "python", "vllm", "sglang", "tune",
+	"axolotl", "mpirun", "mpiexec", NULL,
+};
+
+bool jobreq_mentions_launcher(const char *text, size_t len)
+{
+	size_t i;
+
+	if (!text)
+		return false;
+	for (i = 0; jobreq_launcher_words[i]; i++)
+		if (memmem(text, len, jobreq_launcher_words[i], strlen(jobreq_launcher_words[i])))
+			return true;
+	return false;
 }

@@ -43,6 +43,10 @@ struct jobreq_opts {
 	int exclusive;             /* -1 not given, 0/1 */
 	bool wrap;                 /* sbatch --wrap: there is no script */
 	char script[4096];         /* sbatch: first non-option argument */
+	/* jobreq_parse_argv only (the command line layer): */
+	int first_arg;             /* argv index where the options stop (the script,
+				      srun's command); argc when there is none */
+	const char *wrap_text;     /* sbatch --wrap's command, pointing into argv */
 };
 
 /* The request as resolved from every layer. */
@@ -68,7 +72,8 @@ void jobreq_opts_init(struct jobreq_opts *o);
  * with getopt_long and the tool's own option table, stopping like Slurm at
  * the first non-option argument (sbatch: the script path).  Unknown options
  * are skipped.  Returns 0, or -1 with err set for a malformed value of an
- * option this module reads (e.g. --nodes=abc).
+ * option this module reads (e.g. --nodes=abc); the rest of argv is still
+ * parsed (first_arg, script, wrap_text, llm_options), the bad value is not.
  */
 int jobreq_parse_argv(enum jobreq_tool tool, int argc, char *const argv[],
 		      struct jobreq_opts *o, int *llm_options, char *err, size_t errlen);
@@ -124,6 +129,42 @@ int jobreq_build_spank(enum jobreq_tool tool, int argc, char *const argv[],
 		       char *const spank_env[], const char *script_text, size_t script_len,
 		       jobreq_getenv_fn get, void *arg, struct jobreq *r,
 		       char *err, size_t errlen);
+
+/*
+ * The parts of jobreq_build_spank, for a caller that parsed the command
+ * line itself (the plugin needs cmd.first_arg and cmd.wrap_text anyway):
+ * cmd is the command line layer, llm_options its --llm-* count.
+ */
+int jobreq_build_parsed(enum jobreq_tool tool, const struct jobreq_opts *cmd, int llm_options,
+			const char *script_text, size_t script_len,
+			jobreq_getenv_fn get, void *arg, struct jobreq *r,
+			char *err, size_t errlen);
+
+/*
+ * As jobreq_build_parsed, with the request as Slurm itself resolved it
+ * (slurmopt.h) in place of the command line, environment and script
+ * layers; for srun inside an allocation the allocation still fills what
+ * the step does not say.  Never fails.
+ */
+void jobreq_build_resolved(enum jobreq_tool tool, const struct jobreq_opts *resolved,
+			   int llm_options, jobreq_getenv_fn get, void *arg, struct jobreq *r);
+
+/*
+ * Applies one option given by its long name as Slurm's option table names
+ * it ("nodes", "gres", "gpus-per-node", "mem-per-gpu", ...) and its value
+ * as slurm_option_get() prints it ("gres:gpu:h100:8", "2-4", "10G").
+ * Names this module does not read are ignored.  Returns 0, or -1 with err
+ * set for a value it cannot read.
+ */
+int jobreq_apply_named(struct jobreq_opts *o, const char *name, const char *value,
+		       char *err, size_t errlen);
+
+/* The launcher and trainer words a job must contain to be worth reading
+ * (jobreq_mentions_launcher), NULL-terminated. */
+extern const char *const jobreq_launcher_words[];
+/* true when text (len bytes) contains one of jobreq_launcher_words: a
+ * cheap substring scan that keeps jobs with nothing to read off the wire. */
+bool jobreq_mentions_launcher(const char *text, size_t len);
 
 /* "--mem" values: "64G", "4000", "512M", "1T" -> MB; -1 when malformed. */
 long jobreq_parse_mem_mb(const char *s);

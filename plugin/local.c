@@ -2,18 +2,27 @@
  * local.c - the submission-time check in sbatch and salloc (SPANK allocator
  * context) and srun (local context).
  *
- * Slurm 22.05 gives the plugin no job item here, so the request is rebuilt
- * from /proc/self/cmdline, the batch script and the environment (jobreq.c),
- * sent to advisord with a bounded timeout (wire_client_check), and the
- * verdict applied: reject -> return -1 so nothing is submitted; warn ->
- * print; accept -> quiet.  The verdict annotates the job through plain
- * setenv() (reaches the job environment) and spank_job_control_setenv()
- * (reaches prolog/epilog as SPANK_ADVISOR_DECISION_ID).
+ * Slurm 22.05 gives the plugin no job item here.  The resources come from
+ * the host program's own parsed options where it exports them
+ * (slurmopt.c), else are rebuilt from /proc/self/cmdline, the batch script
+ * and the environment (jobreq.c; plugstack.conf resources=parse forces
+ * this).  The job's own text goes with the request (jobship.c): for
+ * sbatch the batch script (read here as the user, like sbatch's
+ * src/sbatch/sbatch.c _get_script_buffer; or the --wrap command) and its
+ * arguments, for srun the command it runs, for salloc nothing.  It is sent
+ * to advisord with a bounded timeout (wire_client_check_job, which also
+ * ships the config files the daemon's reader asks for), and the verdict
+ * applied: reject -> return -1 so nothing is submitted; warn -> print;
+ * accept -> quiet; not an LLM job -> silent.  The verdict annotates the
+ * job through plain setenv() (reaches the job environment) and
+ * spank_job_control_setenv() (reaches prolog/epilog as
+ * SPANK_ADVISOR_DECISION_ID).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +31,15 @@
 
 #include "context.h"
 #include "jobreq.h"
+#include "jobship.h"
+#include "slurmopt.h"
 #include "util.h"
 #include "wire.h"
 
-/* The #SBATCH block is at the top of a script: this is plenty, and it
- * stays under glibc's mmap threshold (see local_slurp). */
-#define LOCAL_SCRIPT_MAX (64 * 1024)
+/* The job reader's own bound: the commands are read too, not only the
+ * #SBATCH block.  local_slurp grows its buffer from 4 KiB, so a usual
+ * script stays under glibc's mmap threshold. */
+#define LOCAL_SCRIPT_MAX JOBREAD_MAX_BYTES
 #define LOCAL_CMDLINE_MAX (256 * 1024)
 #define LOCAL_MAX_ARGS 4096
 
@@ -56,7 +68,8 @@ static enum adv_context local_wire_context(enum jobreq_tool t)
  * and one 256 KiB malloc() would be mmap()ed and its free() would raise
  * glibc's mmap threshold, so that sbatch's own large calloc()s (setenvf's
  * 256 KiB buffers) come from the heap and get memset: that alone cost more
- * than everything else the plugin does for a job without GPUs.
+ * than everything else the plugin does for a job without GPUs.  Only a
+ * script over 128 KiB pays that.
  */
 #define LOCAL_SLURP_FIRST 4096
 
@@ -116,27 +129,54 @@ static int local_cmdline(char **buf, char **argv, int max)
 	return n;
 }
 
+/* What the submission command sees of the job; the buffers live until the
+ * daemon has answered (the shipped text borrows them). */
+struct local_job {
+	char *cmdbuf;                 /* /proc/self/cmdline */
+	char *argv[LOCAL_MAX_ARGS];
+	int argc;
+	struct jobreq_opts cmd;       /* the command line layer */
+	int llm_options;              /* --llm-* on the command line */
+	char cmd_err[256];            /* why the command line did not parse, "" when it did */
+	char *script_buf;             /* the batch script as read, or NULL */
+	const char *script;           /* the script (or the --wrap command) */
+	size_t script_len;
+	const char *script_name;      /* as the user named it */
+	char *const *args;            /* sbatch: the script's arguments; srun: the command */
+	int nargs;
+};
+
 /*
  * The batch script: the file named on the command line, or stdin when it
  * is a regular file ("sbatch < job.sh"; re-opened through /proc so sbatch's
- * own offset is untouched).  A pipe on stdin was already consumed by
- * sbatch and is skipped.
+ * own offset is untouched), or the --wrap command.  A pipe on stdin was
+ * already consumed by sbatch and is skipped.
  */
-static char *local_script(int argc, char *const argv[], size_t *len)
+static void local_script(struct local_job *j)
 {
-	struct jobreq_opts o;
 	struct stat st;
-	char err[128];
 
-	jobreq_opts_init(&o);
-	if (jobreq_parse_argv_spank(JOBREQ_SBATCH, argc, argv, environ, &o, NULL, err,
-				    sizeof(err)) != 0 || o.wrap)
-		return NULL;
-	if (o.script[0])
-		return local_slurp(o.script, LOCAL_SCRIPT_MAX, len);
-	if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode))
-		return local_slurp("/proc/self/fd/0", LOCAL_SCRIPT_MAX, len);
-	return NULL;
+	if (j->cmd.wrap) {
+		if (j->cmd.wrap_text) {
+			j->script = j->cmd.wrap_text;
+			j->script_len = strlen(j->cmd.wrap_text);
+			j->script_name = "--wrap";
+		}
+		return;
+	}
+	if (j->cmd.script[0]) {
+		j->script_buf = local_slurp(j->cmd.script, LOCAL_SCRIPT_MAX, &j->script_len);
+		j->script_name = j->cmd.script;
+		/* The words after the script are its arguments. */
+		if (j->cmd.first_arg < j->argc) {
+			j->args = j->argv + j->cmd.first_arg + 1;
+			j->nargs = j->argc - j->cmd.first_arg - 1;
+		}
+	} else if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode)) {
+		j->script_buf = local_slurp("/proc/self/fd/0", LOCAL_SCRIPT_MAX, &j->script_len);
+		j->script_name = "stdin";
+	}
+	j->script = j->script_buf;
 }
 
 static const char *local_getenv(const char *name, void *arg)
@@ -179,6 +219,17 @@ static int local_apply(spank_t sp, const struct plugin_state *st, const struct a
 	struct plugin_lines lines;
 	int i;
 
+	/* Read and found to be no LLM job (a plain MPI or CUDA program):
+	 * silent, and only the decision id goes with the job, so that the
+	 * node's check is linked to this one. */
+	if (!res->llm_job && res->n_findings == 0 && res->verdict == ADV_ACCEPT) {
+		slurm_verbose("advisor: not an LLM job (decision %s)", id[0] ? id : "none");
+		if (id[0] && setenv("ADVISOR_DECISION_ID", id, 1) != 0)
+			slurm_error("advisor: cannot set ADVISOR_DECISION_ID: %s", strerror(errno));
+		if (id[0] && spank_job_control_setenv(sp, "ADVISOR_DECISION_ID", id, 1) != ESPANK_SUCCESS)
+			slurm_verbose("advisor: spank_job_control_setenv(ADVISOR_DECISION_ID) failed");
+		return 0;
+	}
 	report_lines(res, req, !st->args.quiet, &lines);
 	if (res->verdict == ADV_REJECT) {
 		for (i = 0; i < lines.n; i++)
@@ -197,33 +248,114 @@ static int local_apply(spank_t sp, const struct plugin_state *st, const struct a
 	return 0;
 }
 
+/* The resources: as Slurm resolved them, else parsed here. */
+static int local_resources(const struct plugin_state *st, enum jobreq_tool tool,
+			   const struct local_job *j, struct jobreq *r)
+{
+	struct jobreq_opts slurm;
+	char err[256] = "";
+	int rc = 0;
+
+	if (!st->args.resources_parse) {
+		jobreq_opts_init(&slurm);
+		rc = slurmopt_read(tool, &slurm, err, sizeof(err));
+		if (rc == 1) {
+			jobreq_build_resolved(tool, &slurm, j->llm_options, local_getenv, NULL, r);
+			slurm_verbose("advisor: resources as Slurm resolved them: %d GPUs, %d nodes, "
+				      "%d tasks, partition '%s'", r->gpus, r->nodes, r->opt.ntasks,
+				      r->partition);
+			return 0;
+		}
+		if (rc < 0)
+			slurm_verbose("advisor: Slurm's options not usable (%s); parsing the job", err);
+		err[0] = '\0';
+	}
+	if (j->cmd_err[0]) {
+		slurm_info("advisor: cannot read the job's resources (%s); job not checked",
+			   j->cmd_err);
+		return -1;
+	}
+	if (jobreq_build_parsed(tool, &j->cmd, j->llm_options, j->script, j->script_len,
+				local_getenv, NULL, r, err, sizeof(err)) != 0) {
+		slurm_info("advisor: cannot read the job's resources (%s); job not checked", err);
+		return -1;
+	}
+	slurm_verbose("advisor: resources as parsed: %d GPUs, %d nodes, %d tasks, partition '%s'",
+		      r->gpus, r->nodes, r->opt.ntasks, r->partition);
+	return 0;
+}
+
+/* Does the job's text name a launcher or trainer (worth reading)? */
+static bool local_has_launcher(enum jobreq_tool tool, const struct local_job *j)
+{
+	int i;
+
+	if (tool == JOBREQ_SBATCH)
+		return jobreq_mentions_launcher(j->script, j->script_len);
+	if (tool == JOBREQ_SRUN)
+		for (i = 0; i < j->nargs; i++)
+			if (jobreq_mentions_launcher(j->args[i], strlen(j->args[i])))
+				return true;
+	return false;
+}
+
+/* The job's text for the daemon's reader; NULL when there is none. */
+static struct jobship *local_ship(enum jobreq_tool tool, const struct local_job *j,
+				  const struct jobreq *r)
+{
+	char cwd[JOBREAD_PATH_MAX];
+	int ntasks = r->opt.ntasks, nodes = r->nodes > 0 ? r->nodes : 1;
+
+	if (tool == JOBREQ_SALLOC || (tool == JOBREQ_SBATCH && !j->script) ||
+	    (tool == JOBREQ_SRUN && j->nargs == 0))
+		return NULL;
+	if (!getcwd(cwd, sizeof(cwd)))
+		cwd[0] = '\0';
+	/* As Slurm derives it: one task per node unless told otherwise
+	 * (counts are at most a million each: the product fits a long). */
+	if (ntasks <= 0) {
+		long n = r->opt.ntasks_per_node > 0 ? (long)r->opt.ntasks_per_node * nodes : nodes;
+
+		ntasks = n > INT_MAX ? INT_MAX : (int)n;
+	}
+	if (tool == JOBREQ_SRUN)
+		return jobship_new(JOBREAD_SRUN, NULL, NULL, 0, j->nargs, j->args, environ, cwd,
+				   ntasks, r->opt.ntasks_per_node);
+	return jobship_new(JOBREAD_SBATCH, j->script_name, j->script, j->script_len, j->nargs,
+			   j->args, environ, cwd, ntasks, r->opt.ntasks_per_node);
+}
+
 /* Builds the request; returns 1 when the job needs no check. */
 static int local_request(const struct plugin_state *st, enum jobreq_tool tool,
-			 struct adv_request *req, uint32_t *job_id)
+			 struct local_job *j, struct adv_request *req, uint32_t *job_id,
+			 struct jobship **js)
 {
-	char *cmdbuf = NULL, *script = NULL, *argv[LOCAL_MAX_ARGS];
 	char err[256] = "";
-	size_t script_len = 0;
 	struct jobreq r;
-	int argc, rc;
 
-	argc = local_cmdline(&cmdbuf, argv, LOCAL_MAX_ARGS);
-	if (tool == JOBREQ_SBATCH)
-		script = local_script(argc, argv, &script_len);
-	rc = jobreq_build_spank(tool, argc, argv, environ, script, script_len, local_getenv, NULL, &r,
-				err, sizeof(err));
-	free(script);
-	free(cmdbuf);
-	if (rc != 0) {
-		slurm_info("advisor: cannot read the job's resources (%s); job not checked", err);
-		return 1;
+	j->argc = local_cmdline(&j->cmdbuf, j->argv, LOCAL_MAX_ARGS);
+	jobreq_opts_init(&j->cmd);
+	/* A value this parser does not take (Slurm did: it got this far) only
+	 * matters when Slurm's own values are not there (local_resources). */
+	if (j->argc > 0 && jobreq_parse_argv_spank(tool, j->argc, j->argv, environ, &j->cmd,
+						   &j->llm_options, err, sizeof(err)) != 0)
+		adv_strlcpy(j->cmd_err, err, sizeof(j->cmd_err));
+	if (tool == JOBREQ_SBATCH) {
+		local_script(j);
+	} else if (tool == JOBREQ_SRUN && j->cmd.first_arg < j->argc) {
+		/* srun's command: the words after its options. */
+		j->args = j->argv + j->cmd.first_arg;
+		j->nargs = j->argc - j->cmd.first_arg;
 	}
+	if (local_resources(st, tool, j, &r) != 0)
+		return 1;
 	/* Inside an allocation, a step is checked here only when it names its
 	 * own --llm-* options: inherited ones were checked with the job, and
 	 * the node checks every step against the real allocation. */
 	if (r.in_allocation && r.llm_options == 0)
 		return 1;
-	if (st->n_llm == 0 && r.llm_options == 0 && r.gpus == 0)
+	/* No GPU, no --llm-* and nothing that launches a trainer: no call. */
+	if (st->n_llm == 0 && r.llm_options == 0 && r.gpus == 0 && !local_has_launcher(tool, j))
 		return 1;
 	engine_request_init(req);
 	req->wl = st->wl;
@@ -234,22 +366,44 @@ static int local_request(const struct plugin_state *st, enum jobreq_tool tool,
 	adv_strlcpy(req->res.partition, r.partition, sizeof(req->res.partition));
 	report_user_name((unsigned)getuid(), req->user, sizeof(req->user));
 	*job_id = r.job_id;
+	*js = local_ship(tool, j, &r);
 	return 0;
 }
 
 int local_check(spank_t sp, struct plugin_state *st)
 {
 	enum jobreq_tool tool = local_tool();
+	struct local_job job;
+	struct jobship *js = NULL;
 	struct adv_request req;
 	struct adv_result res;
 	char id[64] = "", err[256] = "";
 	uint32_t job_id = 0;
 	int rc;
 
-	if (local_request(st, tool, &req, &job_id) != 0)
+	/* Field by field: argv[] is 32 KiB that only local_cmdline writes. */
+	job.cmdbuf = NULL;
+	job.argc = 0;
+	job.llm_options = 0;
+	job.cmd_err[0] = '\0';
+	job.script_buf = NULL;
+	job.script = NULL;
+	job.script_len = 0;
+	job.script_name = NULL;
+	job.args = NULL;
+	job.nargs = 0;
+	rc = local_request(st, tool, &job, &req, &job_id, &js);
+	if (rc == 0)
+		rc = wire_client_check_job(st->args.socket, st->args.timeout_ms, &req,
+					   local_wire_context(tool), job_id, NULL, js, &res, id,
+					   sizeof(id), err, sizeof(err));
+	else
+		rc = -1;
+	jobship_free(js);
+	free(job.script_buf);
+	free(job.cmdbuf);
+	if (rc < 0)
 		return 0;
-	rc = wire_client_check(st->args.socket, st->args.timeout_ms, &req, local_wire_context(tool),
-			       job_id, NULL, &res, id, sizeof(id), err, sizeof(err));
 	if (rc != WIRE_OK) {
 		char why[320];
 

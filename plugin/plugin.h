@@ -13,7 +13,8 @@
 
 #define PLUGIN_PATH_MAX 4096
 #define PLUGIN_DEFAULT_TIMEOUT_MS 300
-#define PLUGIN_MAX_LINES (2 * ADV_MAX_FINDINGS + 4)
+/* Per finding: the finding, its fix in the job's terms, its --llm-* fix. */
+#define PLUGIN_MAX_LINES (3 * ADV_MAX_FINDINGS + 4)
 #define PLUGIN_LINE_MAX (ADV_MSG_MAX + ADV_CODE_MAX + 32)
 
 /* plugstack.conf arguments (design.md). */
@@ -22,6 +23,7 @@ struct plugin_args {
 	int timeout_ms;
 	bool deny_unavailable;    /* on_unavailable=deny */
 	bool quiet;
+	bool resources_parse;     /* resources=parse: never read Slurm's own `opt` */
 };
 
 /* Lines a remote check wants printed (and failed) in task_init. */

@@ -9,7 +9,10 @@
  * submission's decision id.  A reject fails the step in task_init only:
  * failing init, init_post_opt or user_init of a batch step makes slurmd
  * drain the node ("batch job complete failure"), which would punish the
- * node for the user's mistake.
+ * node for the user's mistake.  A job the submission judged from its
+ * own text (script, command) keeps the submission's ADVISOR_* values: the
+ * node cannot read that text and would know less.  Findings print their
+ * fix in the job's own terms first, as at submission (report.c).
  */
 #include "config.h"
 
@@ -144,6 +147,12 @@ void remote_check(spank_t sp, struct plugin_state *st)
 		remote_fail(st, line);
 		return;
 	}
+	/* A job judged at submission from its own text (no --llm-* option):
+	 * the node sees only the allocation, so its answer knows less than
+	 * the submission's.  The tasks keep the submission's ADVISOR_* values
+	 * (already in the job's environment); the node's decision is logged. */
+	if (st->n_llm == 0 && parent && parent[0])
+		return;
 	remote_annotate(sp, &res, id);
 }
 

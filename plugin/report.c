@@ -2,7 +2,10 @@
  * report.c - what a user sees from the plugin, and the ADVISOR_* variables
  * of design.md.  Every line starts with "advisor: " so a user can tell the
  * advisor's words from Slurm's; a reject shows each finding with the fix
- * that would make the job pass, so the next submission can just work.
+ * that would make the job pass, so the next submission can just work:
+ * first in the job's own terms when the daemon read the job
+ * ("fix: --tensor-model-parallel-size 4 (train.sbatch line 6, TP=3)"),
+ * then as an --llm-* option ("or:  --llm-layout=tp4").
  */
 #include "config.h"
 
@@ -37,12 +40,14 @@ static void report_add(struct plugin_lines *out, const char *fmt, ...)
 static void report_summary(const struct adv_result *res, const struct adv_request *req,
 			   struct plugin_lines *out)
 {
+	/* The model as judged: read from the job, or --llm-model. */
+	const char *model = res->model[0] ? res->model : req->wl.model;
 	char what[160], layout[96] = "";
 
 	if (res->has_layout)
 		engine_layout_string(&res->layout, layout, sizeof(layout));
 	adv_snprintf(what, sizeof(what), "%s%s%d %s%s%s%s",
-		     req->wl.model[0] ? req->wl.model : "", req->wl.model[0] ? " on " : "",
+		     model, model[0] ? " on " : "",
 		     res->has_layout ? res->layout.gpus : req->res.gpus,
 		     req->res.gpu[0] ? req->res.gpu : "", req->res.gpu[0] ? " GPUs" : "GPUs",
 		     layout[0] ? ", layout " : "", layout);
@@ -77,8 +82,15 @@ void report_lines(const struct adv_result *res, const struct adv_request *req,
 			     f->severity == ADV_SEV_REJECT ? "" :
 			     f->severity == ADV_SEV_WARN ? "warning: " : "note: ", f->code);
 		report_add(out, "advisor: %s: %s", head, f->message);
-		if (f->fix[0])
+		/* The fix in the job's own terms first (the line and the flag
+		 * to change), then the --llm-* form. */
+		if (f->fix_job[0]) {
+			report_add(out, "advisor:   fix: %s", f->fix_job);
+			if (f->fix[0])
+				report_add(out, "advisor:   or:  %s", f->fix);
+		} else if (f->fix[0]) {
 			report_add(out, "advisor:   fix: %s", f->fix);
+		}
 	}
 }
 

@@ -19,6 +19,7 @@
 
 #include "catalog.h"
 #include "engine.h"
+#include "jobread.h"
 #include "options.h"
 #include "planner.h"
 #include "policy.h"
@@ -225,11 +226,157 @@ static int bench_reject_with_fix(const struct bench_env *env, struct bench_figur
 	return 0;
 }
 
+/* ---- the job reader ------------------------------------------------------------ */
+
+/* A Megatron-DeepSpeed job of 64 KiB (long, as real launch scripts with
+ * their comments and argument arrays are) naming two config files. */
+static const char script_head[] =
+	"#!/bin/bash\n"
+	"#SBATCH -N 4\n#SBATCH --gres=gpu:h100:8\n#SBATCH --ntasks-per-node=1\n"
+	"set -euo pipefail\n"
+	"export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
+	"export MASTER_PORT=${MASTER_PORT:-6000}\n"
+	"NNODES=${SLURM_NNODES:-1}\nGPUS_PER_NODE=8\n"
+	"WORLD=$((NNODES * GPUS_PER_NODE))\n"
+	"TP=8\nPP=4\n";
+static const char script_tail[] =
+	"GPT_ARGS=(\n"
+	"  --tensor-model-parallel-size $TP   # within a node\n"
+	"  --pipeline-model-parallel-size $PP\n"
+	"  --num-layers 80 --hidden-size 8192 --num-attention-heads 64\n"
+	"  --num-query-groups 8 --group-query-attention --ffn-hidden-size 28672 --swiglu\n"
+	"  --seq-length 8192 --max-position-embeddings 8192\n"
+	"  --micro-batch-size 1 --global-batch-size 512 --bf16\n"
+	"  --use-distributed-optimizer --recompute-activations\n"
+	"  --save /ckpt/llama70b --save-interval 500\n"
+	")\n"
+	"srun torchrun --nnodes $NNODES --nproc_per_node $GPUS_PER_NODE \\\n"
+	"  --rdzv_backend c10d --rdzv_endpoint $MASTER_ADDR:$MASTER_PORT \\\n"
+	"  pretrain_gpt.py \"${GPT_ARGS[@]}\" --deepspeed --deepspeed_config ds_config.json \\\n"
+	"  --data-path $(cat data.txt) --vocab-size 128256 --untie-embeddings-and-output-weights\n";
+static const char ds_config[] =
+	"{\n  \"train_micro_batch_size_per_gpu\": 1,\n  \"gradient_accumulation_steps\": 16,\n"
+	"  \"zero_optimization\": { \"stage\": 1 },\n  \"bf16\": { \"enabled\": true }\n}\n";
+
+struct bench_files {
+	const char *name[2];
+	const char *text[2];
+};
+
+static int bench_open(void *arg, const char *path, const char **text, size_t *len)
+{
+	const struct bench_files *f = arg;
+
+	for (int i = 0; i < 2; i++)
+		if (f->name[i] && strstr(path, f->name[i])) {
+			*text = f->text[i];
+			*len = strlen(f->text[i]);
+			return JOBREAD_FILE_OK;
+		}
+	return JOBREAD_FILE_MISSING;
+}
+
+static char *script_64k(size_t *len)
+{
+	size_t cap = 64 * 1024, n;
+	char *s = malloc(cap + 1);
+
+	if (!s)
+		return NULL;
+	n = adv_snprintf(s, cap, "%s", script_head);
+	/* Comments and variables, as real scripts carry them. */
+	for (int i = 0; n + 200 + sizeof(script_tail) < cap; i++)
+		n += adv_snprintf(s + n, cap - n, "# step %d: data mix, tokenizer and logging notes\n"
+				  "LOG_DIR_%d=${HOME}/logs/run_%d\n", i, i % 50, i);
+	n += adv_snprintf(s + n, cap - n, "%s", script_tail);
+	*len = n;
+	return s;
+}
+
+/* A hostile 1 MiB script: one word of nested "${A:=" that every level
+ * would scan again, the slowest input the shell tests and fuzzing found. */
+static char *script_hostile(size_t *len)
+{
+	size_t cap = 1024 * 1024, n = 0;
+	char *s = malloc(cap + 1);
+
+	if (!s)
+		return NULL;
+	n += adv_snprintf(s + n, cap - n, "srun torchrun --nnodes 1 train.py ");
+	while (n + 8 < cap)
+		n += adv_snprintf(s + n, cap - n, "${A:=");
+	*len = n;
+	return s;
+}
+
+static int time_reads(const struct bench_env *env, const char *text, size_t len,
+		      struct bench_figure *fig)
+{
+	static struct jobread_out out;
+	struct bench_files files = { { "ds_config.json", "data.txt" }, { ds_config, "/data/x\n" } };
+	struct jobread_input in;
+	double t0 = now_s(), el;
+	long n = 0;
+
+	memset(&in, 0, sizeof(in));
+	in.tool = JOBREAD_SBATCH;
+	in.script_name = "train.sbatch";
+	in.script = text;
+	in.script_len = len;
+	in.cwd = "/home/user/run";
+	adv_strlcpy(in.res.gpu, "h100", sizeof(in.res.gpu));
+	in.res.gpus = 32;
+	in.res.nodes = 4;
+	in.res.gpus_per_node = 8;
+	in.files.open = bench_open;
+	in.files.arg = &files;
+	do {
+		jobread_read(env->cat, &in, &out);
+		n++;
+		el = now_s() - t0;
+	} while (el < env->seconds);
+	set_rate(fig, n, el);
+	adv_snprintf(fig->note, sizeof(fig->note), "%.3f ms per read, %zu bytes, trainer %s, tp %s",
+		     fig->us_per_op / 1000, len, out.trainer[0] ? out.trainer : "-",
+		     out.v[JR_TP].set ? out.v[JR_TP].s : "-");
+	return 0;
+}
+
+static int bench_script_read(const struct bench_env *env, struct bench_figure *fig)
+{
+	size_t len;
+	char *s = script_64k(&len);
+	int rc;
+
+	if (!s)
+		return -1;
+	rc = time_reads(env, s, len, fig);
+	free(s);
+	return rc;
+}
+
+static int bench_script_hostile(const struct bench_env *env, struct bench_figure *fig)
+{
+	size_t len;
+	char *s = script_hostile(&len);
+	int rc;
+
+	if (!s)
+		return -1;
+	rc = time_reads(env, s, len, fig);
+	free(s);
+	return rc;
+}
+
 static const struct {
 	const char *name;
 	const char *what;
 	bench_fn fn;
 } benches[] = {
+	{ "script_read", "reads/s, 64 KiB Megatron-DeepSpeed script + 2 config files",
+	  bench_script_read },
+	{ "script_hostile", "reads/s, hostile 1 MiB script cut off by the reader's bounds",
+	  bench_script_hostile },
 	{ "engine_check_405b_16k", "engine checks/s, Llama 3 405B on 16,384 H100", bench_check_405b },
 	{ "engine_reject_405b_16k", "engine checks/s, rejected 405B job incl. fix search",
 	  bench_check_405b_reject },

@@ -31,6 +31,8 @@
 #include "util.h"
 #include "wire.h"
 
+#define JOB_SCRIPT_MAX (256 * 1024)
+
 struct client {
 	pthread_t thread;
 	const char *socket;
@@ -187,10 +189,11 @@ static int run(const char *socket, int nclients, double seconds, double rate,
 static void usage(void)
 {
 	printf("Usage: advisor-bench-daemon --socket PATH [--clients 1,16,64] [--seconds S]\n"
-	       "          [--rate R] [--paced-clients N]\n"
+	       "          [--rate R] [--paced-clients N] [--script FILE]\n"
 	       "Checks on a running advisord, one connection per check: as fast as possible\n"
 	       "with each client count, then N clients (default 64) offering R checks/s\n"
-	       "together (default 20000; 0 skips the paced run).\n");
+	       "together (default 20000; 0 skips the paced run).  --script FILE sends FILE\n"
+	       "as the job's batch script (4 x 8 H100) instead of --llm-* options.\n");
 }
 
 int main(int argc, char **argv)
@@ -201,6 +204,7 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 't' },
 		{ "rate", required_argument, NULL, 'r' },
 		{ "paced-clients", required_argument, NULL, 'p' },
+		{ "script", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -208,7 +212,9 @@ int main(int argc, char **argv)
 	struct convert_request_pb buf;
 	struct adv_request ar;
 	struct result res[16];
-	const char *socket = NULL;
+	const char *socket = NULL, *script = NULL;
+	Advisor__JobText jt = ADVISOR__JOB_TEXT__INIT;
+	char *script_text = NULL;
 	char clients[128] = "1,16,64", err[256], *save = NULL;
 	double seconds = 3, rate = 20000;
 	long paced_clients = 64;
@@ -240,6 +246,7 @@ int main(int argc, char **argv)
 				return 64;
 			}
 			break;
+		case 'j': script = optarg; break;
 		case 'h': usage(); return 0;
 		default: usage(); return 64;
 		}
@@ -265,6 +272,34 @@ int main(int argc, char **argv)
 	req.id = 1;
 	req.body_case = ADVISOR__REQUEST__BODY_CHECK;
 	req.check = convert_request_to_pb(&ar, ADV_CTX_SBATCH, 0, NULL, &buf);
+	if (script) {
+		/* The job's own text instead of --llm-* options, as the plugin
+		 * ships it: the daemon reads the workload from it every time. */
+		FILE *f = fopen(script, "re");
+		size_t n;
+
+		script_text = malloc(JOB_SCRIPT_MAX);
+		if (!f || !script_text) {
+			fprintf(stderr, "--script %s: cannot read it\n", script);
+			return 66;
+		}
+		n = fread(script_text, 1, JOB_SCRIPT_MAX, f);
+		fclose(f);
+		engine_request_init(&ar);
+		adv_strlcpy(ar.res.gpu, "h100", sizeof(ar.res.gpu));
+		ar.res.gpus = 32;
+		ar.res.nodes = 4;
+		ar.res.gpus_per_node = 8;
+		req.check = convert_request_to_pb(&ar, ADV_CTX_SBATCH, 0, NULL, &buf);
+		jt.has_tool = 1;
+		jt.tool = 0;
+		jt.script_name = (char *)"train.sbatch";
+		jt.has_script = 1;
+		jt.script.data = (uint8_t *)script_text;
+		jt.script.len = n;
+		jt.cwd = (char *)"/tmp";
+		req.check->job = &jt;
+	}
 	len = advisor__request__get_packed_size(&req);
 	frame = malloc(len);
 	if (!frame)
@@ -286,6 +321,7 @@ int main(int argc, char **argv)
 	    run(socket, (int)paced_clients, seconds, rate, frame, len, &res[nres]) == 0)
 		nres++;
 	free(frame);
+	free(script_text);
 	printf("%-6s %10s %8s %12s %10s %10s %10s %8s\n", "mode", "offered/s", "clients",
 	       "checks/s", "p50 ms", "p99 ms", "checks", "errors");
 	for (int i = 0; i < nres; i++) {

@@ -6,7 +6,11 @@
 # usage: run.sh [BINDIR]          (BINDIR: where build.sh put the targets;
 #                                  default ./fuzz-build)
 # env:   FUZZ_SECONDS  seconds of fuzzing per target (default 60; 0 = replay only)
-#        FUZZ_TARGETS  targets to run (default: all five)
+#        FUZZ_TARGETS  targets to run (default: those build.sh built, as
+#                      listed in BINDIR/targets: the five of libadvisor and
+#                      the job reader's fuzz_cfg_yaml, fuzz_cfg_json,
+#                      fuzz_cfg_toml, fuzz_shell and fuzz_jobread when their
+#                      sources exist; at 60 s each that is up to 10 min)
 #        FUZZ_WORKDIR  where the growing corpora and crash inputs go
 #                      (default: BINDIR/work; kept, so a later run resumes)
 #
@@ -17,11 +21,16 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 bindir=${1:-fuzz-build}
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-"fuzz_catalog fuzz_policy fuzz_options fuzz_jobreq fuzz_wire"}
+all="fuzz_catalog fuzz_policy fuzz_options fuzz_jobreq fuzz_wire"
+[ -f "$bindir/targets" ] && all=$(tr '\n' ' ' < "$bindir/targets")
+targets=${FUZZ_TARGETS:-$all}
 work=${FUZZ_WORKDIR:-$bindir/work}
 failed=""
 
 mkdir -p "$work/crashes" || exit 1
+# fuzz_jobread loads the shipped catalog from the source tree.
+ADVISOR_TOP=${ADVISOR_TOP:-$(cd "$here/../.." && pwd)}
+export ADVISOR_TOP
 summary=$work/summary.txt
 : > "$summary"
 
@@ -32,6 +41,11 @@ opts_for() {
 	case $1 in
 	fuzz_wire) echo "-max_len=4096" ;;
 	fuzz_catalog|fuzz_policy) echo "-max_len=32768" ;;
+	# Config files: the seeds are real-sized (up to ~2 KiB); 8 KiB leaves
+	# room for nesting and alias chains without slowing the runs down.
+	fuzz_cfg_*) echo "-max_len=8192" ;;
+	# Job scripts: the seeds are tests/jobs scripts (1-3 KiB).
+	fuzz_jobread|fuzz_shell) echo "-max_len=16384" ;;
 	*) echo "-max_len=4096" ;;
 	esac
 }

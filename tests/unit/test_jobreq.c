@@ -368,6 +368,155 @@ static void test_other_spank_option_value(void **state)
 	assert_string_equal(r.opt.script, "j.sh");
 }
 
+/* Where the options stop: the script and its arguments, srun's command, --wrap. */
+static void test_first_arg_and_wrap(void **state)
+{
+	char buf[256], err[128] = "";
+	char *argv[16];
+	struct jobreq_opts o;
+	int argc, llm = 0;
+
+	(void)state;
+	argc = split("sbatch -N 2 --output=x.out /home/u/train.sbatch --epochs 3", buf, sizeof(buf),
+		     argv, 16);
+	jobreq_opts_init(&o);
+	assert_int_equal(jobreq_parse_argv(JOBREQ_SBATCH, argc, argv, &o, NULL, err, sizeof(err)), 0);
+	assert_int_equal(o.first_arg, 4);
+	assert_string_equal(argv[o.first_arg], "/home/u/train.sbatch");
+	assert_null(o.wrap_text);
+
+	argc = split("srun -N2 --gres=gpu:8 --llm-zero=1 python train.py --tp 3", buf, sizeof(buf),
+		     argv, 16);
+	jobreq_opts_init(&o);
+	assert_int_equal(jobreq_parse_argv(JOBREQ_SRUN, argc, argv, &o, &llm, err, sizeof(err)), 0);
+	assert_string_equal(argv[o.first_arg], "python");
+	assert_int_equal(argc - o.first_arg, 4);
+	assert_int_equal(llm, 1);
+
+	argc = split("srun -N2 hostname", buf, sizeof(buf), argv, 16);
+	jobreq_opts_init(&o);
+	assert_int_equal(jobreq_parse_argv(JOBREQ_SRUN, argc, argv, &o, NULL, err, sizeof(err)), 0);
+	assert_string_equal(argv[o.first_arg], "hostname");
+
+	/* No command at all: first_arg is argc. */
+	argc = split("salloc -N2", buf, sizeof(buf), argv, 16);
+	jobreq_opts_init(&o);
+	assert_int_equal(jobreq_parse_argv(JOBREQ_SALLOC, argc, argv, &o, NULL, err, sizeof(err)), 0);
+	assert_int_equal(o.first_arg, argc);
+
+	/* Past a bad value the script and the --llm-* options are still found;
+	 * the first error is the one reported. */
+	argc = split("sbatch --nodes=abc --mem=zz --llm-seq=4096 -G 8 run.sbatch 1", buf, sizeof(buf),
+		     argv, 16);
+	jobreq_opts_init(&o);
+	llm = 0;
+	assert_int_equal(jobreq_parse_argv(JOBREQ_SBATCH, argc, argv, &o, &llm, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "--nodes"));
+	assert_string_equal(o.script, "run.sbatch");
+	assert_int_equal(o.first_arg, 6);
+	assert_int_equal(llm, 1);
+	assert_int_equal(o.gpus, 8);
+	assert_int_equal(o.nodes, 0);
+
+	argc = split("sbatch -N 2 --wrap=torchrun", buf, sizeof(buf), argv, 16);
+	jobreq_opts_init(&o);
+	assert_int_equal(jobreq_parse_argv(JOBREQ_SBATCH, argc, argv, &o, NULL, err, sizeof(err)), 0);
+	assert_true(o.wrap);
+	assert_string_equal(o.wrap_text, "torchrun");
+}
+
+/*
+ * Values as slurm_option_get_next_set() printed them in sbatch and srun on
+ * Slurm 22.05.8 (plugin/slurmopt.c), and the TRES form of newer releases.
+ */
+static void test_apply_named(void **state)
+{
+	static const char *const set[][2] = {
+		{ "gres", "gres:gpu:h100:8" }, { "mem-per-gpu", "10G" }, { "nodes", "2-4" },
+		{ "output", "/dev/null" }, { "partition", "debug,h100" }, { "exclusive", "unset" },
+		{ "ntasks-per-node", "8" }, { "wrap", "srun python x.py" },
+	};
+	struct jobreq_opts o, cmd;
+	struct jobreq r, p;
+	char buf[256], err[128] = "";
+	char *argv[16];
+	int argc;
+
+	(void)state;
+	jobreq_opts_init(&o);
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++)
+		assert_int_equal(jobreq_apply_named(&o, set[i][0], set[i][1], err, sizeof(err)), 0);
+	assert_int_equal(o.gres_gpus, 8);
+	assert_string_equal(o.gres_type, "h100");
+	assert_int_equal(o.mem_per_gpu_mb, 10240);
+	assert_int_equal(o.nodes, 2);
+	assert_string_equal(o.partition, "debug");
+	assert_int_equal(o.exclusive, -1);
+	assert_int_equal(o.ntasks_per_node, 8);
+	assert_false(o.wrap);   /* not a resource: the plugin reads --wrap from argv */
+	assert_int_equal(jobreq_apply_named(&o, "exclusive", "exclusive", err, sizeof(err)), 0);
+	assert_int_equal(o.exclusive, 1);
+
+	/* Newer Slurm: "gres/gpu:TYPE:N"; --gpus in the same form. */
+	jobreq_opts_init(&o);
+	assert_int_equal(jobreq_apply_named(&o, "gres", "gres/gpu:h200:4", err, sizeof(err)), 0);
+	assert_int_equal(jobreq_apply_named(&o, "gpus", "gres/gpu:h200:16", err, sizeof(err)), 0);
+	assert_int_equal(o.gres_gpus, 4);
+	assert_int_equal(o.gpus, 16);
+	assert_string_equal(o.gpus_type, "h200");
+	/* A placeholder that slipped through is refused, not taken for a count. */
+	assert_int_equal(jobreq_apply_named(&o, "ntasks-per-node", "-2", err, sizeof(err)), -1);
+	assert_int_equal(jobreq_apply_named(&o, "no-such-option", "x", err, sizeof(err)), 0);
+	assert_int_equal(jobreq_apply_named(&o, NULL, "x", err, sizeof(err)), 0);
+
+	/* The resolved layer gives what the parse of the same command line gives. */
+	jobreq_opts_init(&o);
+	assert_int_equal(jobreq_apply_named(&o, "ntasks", "32", err, sizeof(err)), 0);
+	assert_int_equal(jobreq_apply_named(&o, "ntasks-per-node", "8", err, sizeof(err)), 0);
+	assert_int_equal(jobreq_apply_named(&o, "gpus-per-task", "1", err, sizeof(err)), 0);
+	jobreq_build_resolved(JOBREQ_SBATCH, &o, 0, row_getenv, (void *)"", &r);
+	argc = split("sbatch -n 32 --ntasks-per-node=8 --gpus-per-task=1 j.sh", buf, sizeof(buf),
+		     argv, 16);
+	jobreq_opts_init(&cmd);
+	assert_int_equal(jobreq_parse_argv(JOBREQ_SBATCH, argc, argv, &cmd, NULL, err, sizeof(err)), 0);
+	assert_int_equal(jobreq_build_parsed(JOBREQ_SBATCH, &cmd, 0, NULL, 0, row_getenv, (void *)"",
+					     &p, err, sizeof(err)), 0);
+	assert_int_equal(r.gpus, 32);
+	assert_int_equal(r.nodes, 4);
+	assert_int_equal(r.gpus, p.gpus);
+	assert_int_equal(r.nodes, p.nodes);
+	assert_int_equal(r.gpus_per_node, p.gpus_per_node);
+
+	/* srun inside an allocation: the allocation fills what the step lacks. */
+	jobreq_opts_init(&o);
+	jobreq_build_resolved(JOBREQ_SRUN, &o, 1, row_getenv,
+			      (void *)"SLURM_JOB_ID=12;SLURM_JOB_NUM_NODES=2;SLURM_GPUS_ON_NODE=8", &r);
+	assert_true(r.in_allocation);
+	assert_int_equal(r.job_id, 12);
+	assert_int_equal(r.gpus, 16);
+	assert_int_equal(r.llm_options, 1);
+}
+
+static void test_launcher_words(void **state)
+{
+	static const char *const yes[] = {
+		"srun python pretrain_gpt.py", "torchrun --nproc_per_node 8 train.py",
+		"deepspeed --num_gpus 8 x.py", "accelerate launch x.py", "vllm serve m",
+		"python3 -m sglang.launch_server", "tune run lora_finetune_single_device",
+		"axolotl train c.yaml", "mpirun -np 8 ./a.out",
+	};
+	static const char *const no[] = { "", "true", "hostname", "./a.out --iters 5", "sleep 60" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		assert_true(jobreq_mentions_launcher(yes[i], strlen(yes[i])));
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		assert_false(jobreq_mentions_launcher(no[i], strlen(no[i])));
+	assert_false(jobreq_mentions_launcher(NULL, 10));
+	/* Bounded by len, not by a terminator. */
+	assert_false(jobreq_mentions_launcher("srun", 3));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -380,6 +529,9 @@ int main(void)
 		cmocka_unit_test(test_mem_and_constraint_fields),
 		cmocka_unit_test(test_other_spank_option_value),
 		cmocka_unit_test(test_gpu_products_saturate),
+		cmocka_unit_test(test_first_arg_and_wrap),
+		cmocka_unit_test(test_apply_named),
+		cmocka_unit_test(test_launcher_words),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

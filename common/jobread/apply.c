@@ -1,0 +1,700 @@
+/*
+ * apply.c - from what the job reader found to the engine's request, and
+ * from the engine's findings back to the job's own terms.
+ *
+ * Precedence is Slurm's rule for its own options (command line over
+ * #SBATCH): an explicit --llm-* option wins over the job's configuration,
+ * and where the two disagree a SCRIPT_CONFLICT warning names both values
+ * and where each came from.  Values the reader could not know statically
+ * become SCRIPT_UNKNOWN infos naming the option that would supply them.
+ *
+ * Afterwards every --llm-* fix that changes a value the job states is
+ * rewritten in the job's terms ("--tensor-model-parallel-size 4
+ * (train.sbatch line 6, TP=3)"), in the style the job wrote it (a flag, a
+ * YAML or TOML key, a Hydra override), so that the user edits the line
+ * that is wrong instead of adding an option.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "jobread.h"
+#include "options.h"
+#include "util.h"
+
+/* The vocabulary an inline architecture gets when the job does not say
+ * (Megatron reads it from the tokenizer at run time): Llama 2's 32000, the
+ * smallest in common use, so that memory is never over-estimated. */
+#define JR_DEFAULT_VOCAB 32000
+
+static const char *const jr_field_names[JR_FIELD_COUNT] = {
+	[JR_MODEL] = "model", [JR_TP] = "tp", [JR_PP] = "pp", [JR_CP] = "cp", [JR_EP] = "ep",
+	[JR_ETP] = "etp", [JR_VPP] = "vpp", [JR_DP] = "dp", [JR_SP] = "sp", [JR_ZERO] = "zero",
+	[JR_PRECISION] = "precision", [JR_SEQ] = "seq", [JR_MBS] = "mbs", [JR_GBS] = "gbs",
+	[JR_GAS] = "gas", [JR_RECOMPUTE] = "recompute", [JR_TASK] = "task",
+	[JR_FRAMEWORK] = "framework", [JR_CKPT_STEPS] = "ckpt_steps",
+	[JR_CKPT_TIME] = "ckpt_time", [JR_CKPT_OFF] = "ckpt_off", [JR_WORLD] = "world",
+	[JR_NODES] = "nodes", [JR_NPROC_PER_NODE] = "nproc_per_node",
+	[JR_LAYOUT_EXACT] = "layout_exact", [JR_ARCH_LAYERS] = "layers",
+	[JR_ARCH_HIDDEN] = "hidden", [JR_ARCH_HEADS] = "heads", [JR_ARCH_KV_HEADS] = "kv_heads",
+	[JR_ARCH_HEAD_DIM] = "head_dim", [JR_ARCH_FFN] = "ffn_hidden", [JR_ARCH_VOCAB] = "vocab",
+	[JR_ARCH_GATED] = "gated_mlp", [JR_ARCH_NORM] = "norm", [JR_ARCH_TIED] = "tied_embeddings",
+	[JR_ARCH_MAX_SEQ] = "max_seq", [JR_ARCH_EXPERTS] = "experts", [JR_ARCH_TOPK] = "top_k",
+	[JR_ARCH_EXPERT_FFN] = "expert_ffn_hidden", [JR_ARCH_SHARED_EXPERTS] = "shared_experts",
+	[JR_ARCH_DENSE_LAYERS] = "dense_layers", [JR_ARCH_Q_LORA] = "q_lora_rank",
+	[JR_ARCH_KV_LORA] = "kv_lora_rank", [JR_ARCH_QK_ROPE] = "qk_rope_dim",
+	[JR_ARCH_QK_HEAD] = "qk_head_dim", [JR_ARCH_V_HEAD] = "v_head_dim",
+	[JR_MAX_SEQS] = "max_seqs",
+};
+
+const char *jobread_field_name(enum jobread_field f)
+{
+	return (unsigned)f < JR_FIELD_COUNT && jr_field_names[f] ? jr_field_names[f] : "?";
+}
+
+void jobread_src_string(const struct jobread_src *s, char *buf, size_t len)
+{
+	if (!s->file[0])
+		adv_snprintf(buf, len, "%s", s->key);
+	else if (s->line > 0)
+		adv_snprintf(buf, len, "%s:%d%s%s", s->file, s->line, s->key[0] ? " " : "", s->key);
+	else
+		adv_snprintf(buf, len, "%s%s%s", s->file, s->key[0] ? " " : "", s->key);
+}
+
+bool jobread_options_given(const struct adv_workload *wl)
+{
+	const struct adv_layout *l = &wl->layout;
+
+	return wl->model[0] || l->tp != ADV_UNSET || l->pp != ADV_UNSET || l->cp != ADV_UNSET ||
+	       l->ep != ADV_UNSET || l->etp != ADV_UNSET || l->vpp != ADV_UNSET ||
+	       l->dp != ADV_UNSET || l->sp != ADV_UNSET || wl->zero != ADV_UNSET ||
+	       wl->precision != ADV_UNSET || wl->seq != ADV_UNSET || wl->mbs != ADV_UNSET ||
+	       wl->gbs != ADV_UNSET || wl->recompute != ADV_UNSET || wl->task != ADV_UNSET ||
+	       wl->framework != ADV_UNSET || wl->ckpt.given || wl->mode != ADV_UNSET;
+}
+
+/* The int fields of the workload the reader fills, with their ranges
+ * (those of options.c, so that a job's value is held to the same bounds
+ * as the option's). */
+struct int_map {
+	enum jobread_field f;
+	size_t off;          /* offsetof in struct adv_workload */
+	long min, max;
+	const char *name;    /* as in the --llm-* option */
+};
+
+#define WL(m) offsetof(struct adv_workload, m)
+
+static const struct int_map int_fields[] = {
+	{ JR_TP, WL(layout.tp), 1, 1 << 16, "tp" },
+	{ JR_PP, WL(layout.pp), 1, 1 << 16, "pp" },
+	{ JR_CP, WL(layout.cp), 1, 1 << 16, "cp" },
+	{ JR_EP, WL(layout.ep), 1, 1 << 16, "ep" },
+	{ JR_ETP, WL(layout.etp), 1, 1 << 16, "etp" },
+	{ JR_VPP, WL(layout.vpp), 1, 1 << 16, "vpp" },
+	{ JR_DP, WL(layout.dp), 1, 1 << 24, "dp" },
+	{ JR_SP, WL(layout.sp), 0, 1, "sp" },
+	{ JR_ZERO, WL(zero), 0, 3, "zero" },
+	{ JR_PRECISION, WL(precision), 0, 3, "precision" },
+	{ JR_SEQ, WL(seq), 1, 1 << 24, "seq" },
+	{ JR_MBS, WL(mbs), 1, 1 << 16, "mbs" },
+	{ JR_GBS, WL(gbs), 1, 1 << 26, "gbs" },
+	{ JR_RECOMPUTE, WL(recompute), 0, 2, "recompute" },
+	{ JR_TASK, WL(task), 0, 3, "task" },
+	{ JR_FRAMEWORK, WL(framework), 0, 3, "framework" },
+};
+
+static int *wl_int(struct adv_workload *wl, const struct int_map *m)
+{
+	return (int *)(void *)((char *)wl + m->off);
+}
+
+/* A value as the user reads it: enums by name. */
+static void value_name(enum jobread_field f, long long v, char *buf, size_t len)
+{
+	switch (f) {
+	case JR_PRECISION:
+		adv_strlcpy(buf, engine_precision_name((int)v), len);
+		break;
+	case JR_RECOMPUTE:
+		adv_strlcpy(buf, engine_recompute_name((int)v), len);
+		break;
+	case JR_TASK:
+		adv_strlcpy(buf, engine_task_name((int)v), len);
+		break;
+	case JR_FRAMEWORK:
+		adv_strlcpy(buf, engine_framework_name((int)v), len);
+		break;
+	case JR_SP:
+		adv_strlcpy(buf, v ? "on" : "off", len);
+		break;
+	default:
+		adv_snprintf(buf, len, "%lld", v);
+	}
+}
+
+static struct adv_finding *pre_add(struct adv_finding *pre, int max, int *n, const char *code,
+				   enum adv_severity sev)
+{
+	struct adv_finding *f;
+
+	if (*n >= max)
+		return NULL;
+	f = &pre[(*n)++];
+	memset(f, 0, sizeof(*f));
+	adv_strlcpy(f->code, code, sizeof(f->code));
+	f->severity = sev;
+	return f;
+}
+
+static void conflict(struct adv_finding *pre, int max, int *n, const char *what,
+		     const char *opt_value, const char *job_value, const struct jobread_src *src)
+{
+	struct adv_finding *f = pre_add(pre, max, n, "SCRIPT_CONFLICT", ADV_SEV_WARN);
+	char where[ADV_SOURCE_MAX];
+
+	if (!f)
+		return;
+	jobread_src_string(src, where, sizeof(where));
+	adv_snprintf(f->message, sizeof(f->message),
+		     "the --llm-* option gives %s %s but the job's own configuration gives %s (%s); "
+		     "the option wins", what, opt_value, job_value, where);
+	adv_snprintf(f->fix, sizeof(f->fix), "make them agree, or drop the option");
+}
+
+static void apply_model(const catalog_t *cat, struct jobread_out *out, struct adv_request *req,
+			struct adv_finding *pre, int max, int *n)
+{
+	struct jobread_value *v = &out->v[JR_MODEL];
+
+	if (!v->set || v->unknown)
+		return;
+	if (req->wl.model[0]) {
+		const struct adv_model *a = catalog_find_model(cat, req->wl.model);
+		const struct adv_model *b = catalog_find_model(cat, v->s);
+
+		v->overridden = true;
+		if (a ? a != b : strcasecmp(req->wl.model, v->s) != 0)
+			conflict(pre, max, n, "model", req->wl.model, v->s, &v->src);
+		return;
+	}
+	adv_strlcpy(req->wl.model, v->s, sizeof(req->wl.model));
+	req->wl.model_read = true;
+}
+
+static long long arch_int(const struct jobread_out *out, enum jobread_field f, long long dflt)
+{
+	const struct jobread_value *v = &out->v[f];
+
+	return v->set && !v->unknown ? v->i : dflt;
+}
+
+/* The job's own architecture, when it names no catalog model. */
+static void apply_arch(const catalog_t *cat, const struct jobread_out *out, struct adv_request *req,
+		       struct adv_finding *pre, int max, int *n)
+{
+	struct adv_model *m = &req->wl.arch;
+	struct adv_finding *f;
+	long long layers = arch_int(out, JR_ARCH_LAYERS, 0), hidden = arch_int(out, JR_ARCH_HIDDEN, 0);
+	long long heads = arch_int(out, JR_ARCH_HEADS, 0);
+	long long kv, ffn, vocab;
+	bool gated = arch_int(out, JR_ARCH_GATED, 0) != 0;
+
+	if (req->wl.model[0] && catalog_find_model(cat, req->wl.model))
+		return;
+	if (layers <= 0 || hidden <= 0 || heads <= 0)
+		return;
+	kv = arch_int(out, JR_ARCH_KV_HEADS, heads);
+	if (kv <= 0 || heads % kv != 0 || layers > 100000 || hidden > (1 << 20) || heads > 65536) {
+		f = pre_add(pre, max, n, "SCRIPT_UNKNOWN", ADV_SEV_INFO);
+		if (f) {
+			adv_snprintf(f->message, sizeof(f->message),
+				     "the job's architecture (%lld layers, hidden %lld, %lld heads, %lld KV heads) "
+				     "is not one the engine can cost; memory is not checked",
+				     layers, hidden, heads, kv);
+			adv_strlcpy(f->fix, "--llm-model=NAME", sizeof(f->fix));
+		}
+		return;
+	}
+	/* Megatron's default for SwiGLU: 4h * 2/3 rounded down to a multiple
+	 * of 64 (arguments.py); 4h otherwise. */
+	ffn = arch_int(out, JR_ARCH_FFN, gated ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden);
+	vocab = arch_int(out, JR_ARCH_VOCAB, 0);
+	if (vocab <= 0) {
+		vocab = JR_DEFAULT_VOCAB;
+		f = pre_add(pre, max, n, "SCRIPT_ASSUMED", ADV_SEV_INFO);
+		if (f)
+			adv_snprintf(f->message, sizeof(f->message),
+				     "the job does not state its vocabulary (it comes from the tokenizer at run "
+				     "time); %d tokens assumed for memory and estimates", JR_DEFAULT_VOCAB);
+	}
+	memset(m, 0, sizeof(*m));
+	/* What the engine's messages call it ("the 64 attention heads of
+	 * the job's model"); the JSON's "model" says "inline". */
+	adv_strlcpy(m->name, "the job's model", sizeof(m->name));
+	m->layers = (int)layers;
+	m->hidden = (int)hidden;
+	m->heads = (int)heads;
+	m->kv_heads = (int)kv;
+	m->head_dim = (int)arch_int(out, JR_ARCH_HEAD_DIM, hidden / heads);
+	m->ffn_hidden = ffn > 0 && ffn < (1 << 24) ? (int)ffn : (int)(4 * hidden);
+	m->vocab = vocab < (1 << 24) ? (int)vocab : JR_DEFAULT_VOCAB;
+	m->gated_mlp = gated;
+	m->norm = arch_int(out, JR_ARCH_NORM, ADV_NORM_LAYERNORM) ? ADV_NORM_LAYERNORM : ADV_NORM_RMSNORM;
+	m->tied_embeddings = arch_int(out, JR_ARCH_TIED, 0) != 0;
+	/* Not stated (Megatron with RoPE needs no --max-position-embeddings):
+	 * the job's own sequence, so that it is not judged too long. */
+	m->max_seq = (int)arch_int(out, JR_ARCH_MAX_SEQ, arch_int(out, JR_SEQ, 0));
+	if (m->max_seq <= 0 || m->max_seq > (1 << 24))
+		m->max_seq = 1 << 24;
+	if (arch_int(out, JR_ARCH_EXPERTS, 0) > 1) {
+		m->has_moe = true;
+		m->moe.experts = (int)arch_int(out, JR_ARCH_EXPERTS, 0);
+		if (m->moe.experts > 65536)
+			m->moe.experts = 65536;
+		m->moe.top_k = (int)arch_int(out, JR_ARCH_TOPK, 2);
+		if (m->moe.top_k < 1 || m->moe.top_k > m->moe.experts)
+			m->moe.top_k = 2 <= m->moe.experts ? 2 : 1;
+		m->moe.expert_ffn_hidden = (int)arch_int(out, JR_ARCH_EXPERT_FFN, m->ffn_hidden);
+		if (m->moe.expert_ffn_hidden <= 0 || m->moe.expert_ffn_hidden >= (1 << 24))
+			m->moe.expert_ffn_hidden = m->ffn_hidden;
+		m->moe.shared_experts = (int)arch_int(out, JR_ARCH_SHARED_EXPERTS, 0);
+		if (m->moe.shared_experts < 0 || m->moe.shared_experts > 64)
+			m->moe.shared_experts = 0;
+		m->moe.dense_layers = (int)arch_int(out, JR_ARCH_DENSE_LAYERS, 0);
+		if (m->moe.dense_layers < 0 || m->moe.dense_layers > m->layers)
+			m->moe.dense_layers = 0;
+	}
+	if (arch_int(out, JR_ARCH_KV_LORA, 0) > 0) {
+		m->has_mla = true;
+		m->mla.q_lora_rank = (int)arch_int(out, JR_ARCH_Q_LORA, 0);
+		m->mla.kv_lora_rank = (int)arch_int(out, JR_ARCH_KV_LORA, 0);
+		m->mla.qk_rope_dim = (int)arch_int(out, JR_ARCH_QK_ROPE, 64);
+		m->mla.qk_head_dim = (int)arch_int(out, JR_ARCH_QK_HEAD, 128);
+		m->mla.v_head_dim = (int)arch_int(out, JR_ARCH_V_HEAD, 128);
+	}
+	req->wl.has_arch = true;
+	req->wl.model[0] = '\0';
+}
+
+/* Enum fields hold engine.h's values; a reader that set the name instead
+ * ("bf16", "full") is read through the option's own names. */
+static void enum_by_name(struct jobread_value *v, enum jobread_field f)
+{
+	const char *const *names = f == JR_PRECISION ? options_precision_names
+				 : f == JR_RECOMPUTE ? options_recompute_names
+				 : f == JR_TASK ? options_task_names
+				 : f == JR_FRAMEWORK ? options_framework_names : NULL;
+	int e;
+
+	if (!names || !v->s[0] || (v->s[0] >= '0' && v->s[0] <= '9'))
+		return;
+	if (options_parse_enum("value", v->s, names, &e, NULL, 0) == 0)
+		v->i = e;
+	else
+		v->unknown = true;
+}
+
+static void apply_ints(struct jobread_out *out, struct adv_request *req, struct adv_finding *pre,
+		       int max, int *n)
+{
+	for (size_t k = 0; k < ADV_ARRAY_SIZE(int_fields); k++) {
+		const struct int_map *m = &int_fields[k];
+		struct jobread_value *v = &out->v[m->f];
+		int *dst = wl_int(&req->wl, m);
+		char a[32], b[32];
+
+		if (v->set && !v->unknown)
+			enum_by_name(v, m->f);
+		if (!v->set || v->unknown)
+			continue;
+		if (v->i < m->min || v->i > m->max) {
+			struct adv_finding *f = pre_add(pre, max, n, "SCRIPT_UNKNOWN", ADV_SEV_INFO);
+			char where[ADV_SOURCE_MAX];
+
+			jobread_src_string(&v->src, where, sizeof(where));
+			if (f)
+				adv_snprintf(f->message, sizeof(f->message),
+					     "%s = %lld (%s) is out of range (%ld..%ld); ignored",
+					     m->name, v->i, where, m->min, m->max);
+			v->unknown = true;
+			continue;
+		}
+		if (*dst != ADV_UNSET) {
+			v->overridden = true;
+			if (*dst != v->i) {
+				value_name(m->f, *dst, a, sizeof(a));
+				value_name(m->f, v->i, b, sizeof(b));
+				conflict(pre, max, n, m->name, a, b, &v->src);
+			}
+			continue;
+		}
+		*dst = (int)v->i;
+	}
+}
+
+/* Global batch from micro-batch x accumulation x data parallel, when the
+ * job states accumulation instead (DeepSpeed, HF, nanotron). */
+static void apply_gas(const struct jobread_out *out, struct adv_request *req)
+{
+	const struct adv_layout *l = &req->wl.layout;
+	long long gas = arch_int(out, JR_GAS, 0), world;
+	long tpc;
+
+	if (req->wl.gbs != ADV_UNSET || gas <= 0 || gas > (1 << 20) || req->wl.mbs == ADV_UNSET)
+		return;
+	world = req->wl.world > 0 ? req->wl.world : req->res.gpus;
+	if (world <= 0 && req->res.nodes > 0 && req->res.gpus_per_node > 0)
+		world = (long long)req->res.nodes * req->res.gpus_per_node;
+	tpc = (long)(l->tp > 0 ? l->tp : 1) * (l->pp > 0 ? l->pp : 1) * (l->cp > 0 ? l->cp : 1);
+	if (l->dp > 0)
+		world = (long long)l->dp * tpc;
+	if (world <= 0 || world % tpc != 0)
+		return;
+	if ((long long)req->wl.mbs * gas * (world / tpc) <= (1 << 26))
+		req->wl.gbs = (int)(req->wl.mbs * gas * (world / tpc));
+}
+
+static void apply_ckpt(struct jobread_out *out, struct adv_request *req)
+{
+	struct adv_ckpt_req *ck = &req->wl.ckpt;
+	const struct jobread_value *off = &out->v[JR_CKPT_OFF], *t = &out->v[JR_CKPT_TIME];
+	const struct jobread_value *st = &out->v[JR_CKPT_STEPS];
+
+	if (ck->given) {
+		out->v[JR_CKPT_OFF].overridden = off->set;
+		out->v[JR_CKPT_TIME].overridden = t->set;
+		out->v[JR_CKPT_STEPS].overridden = st->set;
+		return;
+	}
+	if (off->set && !off->unknown && off->i) {
+		ck->given = ck->off = true;
+	} else if (t->set && !t->unknown && t->f > 0) {
+		ck->given = true;
+		ck->interval_s = t->f;
+	} else if (st->set && !st->unknown && st->i > 0) {
+		ck->given = true;
+		ck->steps = (long)st->i;
+	}
+}
+
+static void apply_world(const struct jobread_out *out, struct adv_request *req)
+{
+	const struct jobread_value *w = &out->v[JR_WORLD], *nd = &out->v[JR_NODES];
+
+	if (w->set && !w->unknown && w->i > 0 && w->i <= (1 << 24))
+		req->wl.world = (int)w->i;
+	if (nd->set && !nd->unknown && nd->i > 0 && nd->i <= (1 << 20))
+		req->wl.world_nodes = (int)nd->i;
+	req->wl.layout_exact = arch_int(out, JR_LAYOUT_EXACT, 0) != 0;
+}
+
+static void apply_unknowns(const struct jobread_out *out, const struct adv_request *req,
+			   struct adv_finding *pre, int max, int *n)
+{
+	for (int f = 0; f < JR_FIELD_COUNT; f++) {
+		const struct jobread_value *v = &out->v[f];
+		struct adv_finding *fd;
+		char where[ADV_SOURCE_MAX];
+
+		if (!v->set || !v->unknown || v->overridden)
+			continue;
+		/* The model is what matters; an unknown architecture key is
+		 * reported once, through the model. */
+		if (f == JR_MODEL && req->wl.model[0])
+			continue;
+		fd = pre_add(pre, max, n, "SCRIPT_UNKNOWN", ADV_SEV_INFO);
+		if (!fd)
+			return;
+		jobread_src_string(&v->src, where, sizeof(where));
+		adv_snprintf(fd->message, sizeof(fd->message),
+			     "the job's %s is not known before it runs (%s: %s)",
+			     jobread_field_name((enum jobread_field)f), where, v->s);
+		if (f == JR_WORLD || f == JR_NODES || f == JR_NPROC_PER_NODE)
+			adv_strlcpy(fd->fix, "", sizeof(fd->fix));
+		else if (f == JR_TP || f == JR_PP || f == JR_CP || f == JR_EP || f == JR_ETP ||
+			 f == JR_VPP || f == JR_DP || f == JR_SP)
+			adv_strlcpy(fd->fix, "--llm-layout=LIST", sizeof(fd->fix));
+		else if (f == JR_ZERO)
+			adv_strlcpy(fd->fix, "--llm-zero=0..3", sizeof(fd->fix));
+		else if (f == JR_SEQ || f == JR_MBS || f == JR_GBS || f == JR_PRECISION)
+			adv_snprintf(fd->fix, sizeof(fd->fix), "--llm-%s=...",
+				     jobread_field_name((enum jobread_field)f));
+		else if (f == JR_CKPT_STEPS || f == JR_CKPT_TIME || f == JR_CKPT_OFF)
+			adv_strlcpy(fd->fix, "--llm-ckpt=DURATION", sizeof(fd->fix));
+		else
+			adv_strlcpy(fd->fix, "--llm-model=NAME", sizeof(fd->fix));
+	}
+}
+
+int jobread_apply(const catalog_t *cat, struct jobread_out *out, struct adv_request *req,
+		  struct adv_finding *pre, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < out->n_notes; i++) {
+		struct adv_finding *f = pre_add(pre, max, &n, out->notes[i].code, ADV_SEV_INFO);
+
+		if (f) {
+			adv_strlcpy(f->message, out->notes[i].message, sizeof(f->message));
+			adv_strlcpy(f->fix, out->notes[i].fix, sizeof(f->fix));
+		}
+	}
+	apply_model(cat, out, req, pre, max, &n);
+	apply_arch(cat, out, req, pre, max, &n);
+	apply_ints(out, req, pre, max, &n);
+	apply_world(out, req);
+	apply_gas(out, req);
+	apply_ckpt(out, req);
+	apply_unknowns(out, req, pre, max, &n);
+	return n;
+}
+
+/* ---- after the engine -------------------------------------------------------------- */
+
+static void add_source(struct adv_result *res, const char *field, const char *where)
+{
+	struct adv_source *s;
+
+	if (res->n_sources >= ADV_MAX_SOURCES)
+		return;
+	s = &res->sources[res->n_sources++];
+	adv_strlcpy(s->field, field, sizeof(s->field));
+	adv_strlcpy(s->where, where, sizeof(s->where));
+}
+
+static void sources_of(const struct jobread_out *out, struct adv_result *res)
+{
+	for (int f = 0; f < JR_FIELD_COUNT; f++) {
+		const struct jobread_value *v = &out->v[f];
+		char where[ADV_SOURCE_MAX];
+
+		if (!v->set || v->unknown || (!v->src.file[0] && !v->src.key[0]))
+			continue;
+		if (v->overridden)
+			adv_snprintf(where, sizeof(where), "--llm-* option (the job's %s:%d %s overridden)",
+				     v->src.file, v->src.line, v->src.key);
+		else
+			jobread_src_string(&v->src, where, sizeof(where));
+		add_source(res, jobread_field_name((enum jobread_field)f), where);
+	}
+	for (int f = 0; f < JR_FIELD_COUNT && res->n_unknown < ADV_MAX_UNKNOWN; f++) {
+		const struct jobread_value *v = &out->v[f];
+		char where[ADV_SOURCE_MAX];
+
+		if (!v->set || !v->unknown || v->overridden)
+			continue;
+		jobread_src_string(&v->src, where, sizeof(where));
+		adv_snprintf(res->unknown[res->n_unknown++], ADV_SOURCE_MAX, "%s (%s)",
+			     jobread_field_name((enum jobread_field)f), where);
+	}
+}
+
+/* "KEY VALUE" as the job writes it. */
+static void job_term(const struct jobread_src *s, const char *value, char *buf, size_t len)
+{
+	const char *leaf = strrchr(s->key, '.');
+
+	leaf = leaf && (s->style == JR_STYLE_YAML || s->style == JR_STYLE_TOML ||
+			s->style == JR_STYLE_JSON) ? leaf + 1 : s->key;
+	switch (s->style) {
+	case JR_STYLE_FLAG_EQ:
+	case JR_STYLE_OVERRIDE:
+	case JR_STYLE_ENV:
+		adv_snprintf(buf, len, "%s=%s", s->key, value);
+		break;
+	case JR_STYLE_YAML:
+		adv_snprintf(buf, len, "%s: %s", leaf, value);
+		break;
+	case JR_STYLE_JSON:
+		adv_snprintf(buf, len, "\"%s\": %s", leaf, value);
+		break;
+	case JR_STYLE_TOML:
+		adv_snprintf(buf, len, "%s = %s", leaf, value);
+		break;
+	case JR_STYLE_BOOL:
+		/* A bare flag can only be taken away: "--use-distributed-optimizer"
+		 * cannot say ZeRO-3, "--gradient_checkpointing" cannot say
+		 * selective.  Other values have no form in the job's terms. */
+		if (!strcmp(value, "off") || !strcmp(value, "0") || !strcmp(value, "none"))
+			adv_snprintf(buf, len, "remove %s", s->key);
+		else
+			buf[0] = '\0';
+		break;
+	default:
+		adv_snprintf(buf, len, "%s %s", s->key, value);
+	}
+}
+
+static void upper(const char *s, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < len; i++)
+		buf[i] = (s[i] >= 'a' && s[i] <= 'z') ? (char)(s[i] - 32) : s[i];
+	buf[i] = '\0';
+}
+
+/* Appends "<key value> (<file> line <n>, FIELD=old)" for one changed field. */
+static void fix_field(const struct jobread_out *out, enum jobread_field f, const char *newval,
+		      char *buf, size_t len)
+{
+	const struct jobread_value *v = &out->v[f];
+	char term[ADV_MSG_MAX], name[32], old[64];
+	size_t used = strlen(buf);
+
+	if (!v->set || v->unknown || v->overridden || !v->src.key[0])
+		return;
+	value_name(f, v->i, old, sizeof(old));
+	if (f == JR_MODEL || f == JR_CKPT_TIME)
+		adv_strlcpy(old, v->s, sizeof(old));
+	if (!strcmp(v->s, newval) || !strcmp(old, newval))
+		return;
+	job_term(&v->src, newval, term, sizeof(term));
+	if (!term[0])
+		return;
+	upper(jobread_field_name(f), name, sizeof(name));
+	if (v->src.line > 0)
+		adv_snprintf(buf + used, len - used, "%s%s (%s line %d, %s=%s)", used ? "; " : "",
+			     term, v->src.file, v->src.line, name, old);
+	else
+		adv_snprintf(buf + used, len - used, "%s%s (%s, %s=%s)", used ? "; " : "", term,
+			     v->src.file, name, old);
+}
+
+/* The value of "--llm-NAME=" in a fix, copied up to a blank or ';'. */
+static bool fix_option(const char *fix, const char *name, char *buf, size_t len)
+{
+	char pat[32];
+	const char *p;
+	size_t n;
+
+	adv_snprintf(pat, sizeof(pat), "--llm-%s=", name);
+	p = strstr(fix, pat);
+	if (!p)
+		return false;
+	p += strlen(pat);
+	n = strcspn(p, " ;()");
+	if (n == 0 || n >= len)
+		return false;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	while (n > 0 && buf[n - 1] == ',')
+		buf[--n] = '\0';
+	return true;
+}
+
+static void layout_fix(const struct jobread_out *out, const char *list, char *buf, size_t len)
+{
+	static const enum jobread_field fields[] = { JR_TP, JR_PP, JR_CP, JR_EP, JR_ETP, JR_VPP, JR_DP };
+	struct adv_layout l = { ADV_UNSET, ADV_UNSET, ADV_UNSET, ADV_UNSET, ADV_UNSET, ADV_UNSET,
+				ADV_UNSET, ADV_UNSET };
+	char err[128], v[16];
+	int vals[7];
+
+	if (options_parse_layout(list, &l, err, sizeof(err)) != 0)
+		return;
+	vals[0] = l.tp; vals[1] = l.pp; vals[2] = l.cp; vals[3] = l.ep;
+	vals[4] = l.etp; vals[5] = l.vpp; vals[6] = l.dp;
+	for (size_t k = 0; k < ADV_ARRAY_SIZE(fields); k++) {
+		if (vals[k] == ADV_UNSET)
+			continue;
+		adv_snprintf(v, sizeof(v), "%d", vals[k]);
+		fix_field(out, fields[k], v, buf, len);
+	}
+	if (l.sp != ADV_UNSET)
+		fix_field(out, JR_SP, l.sp ? "1" : "0", buf, len);
+}
+
+static void ckpt_fix(const struct jobread_out *out, const struct adv_result *res, const char *dur,
+		     char *buf, size_t len)
+{
+	const struct jobread_value *st = &out->v[JR_CKPT_STEPS];
+	double secs;
+	char err[128], v[32], tmp[ADV_MSG_MAX] = "";
+
+	if (options_parse_duration(dur, &secs, err, sizeof(err)) != 0)
+		return;
+	if (st->set && !st->unknown && !st->overridden && res->has_estimate &&
+	    res->estimate.step_time_s > 0) {
+		long steps = lround(secs / res->estimate.step_time_s);
+
+		adv_snprintf(v, sizeof(v), "%ld", steps > 0 ? steps : 1);
+		fix_field(out, JR_CKPT_STEPS, v, tmp, sizeof(tmp));
+		if (tmp[0])
+			adv_snprintf(buf + strlen(buf), len - strlen(buf),
+				     "%s%s, about %s at the estimated %.2f s per step",
+				     buf[0] ? "; " : "", tmp, dur, res->estimate.step_time_s);
+		return;
+	}
+	fix_field(out, JR_CKPT_TIME, dur, buf, len);
+}
+
+/* WORLD_SIZE_MISMATCH without a layout fix: the launcher's counts. */
+static void world_fix(const struct jobread_out *out, const struct adv_result *res, char *buf,
+		      size_t len)
+{
+	char v[16];
+
+	if (!res->has_layout)
+		return;
+	adv_snprintf(v, sizeof(v), "%d", res->layout.nodes);
+	fix_field(out, JR_NODES, v, buf, len);
+	if (res->layout.gpus_per_node > 0) {
+		adv_snprintf(v, sizeof(v), "%d", res->layout.gpus_per_node);
+		fix_field(out, JR_NPROC_PER_NODE, v, buf, len);
+	}
+	if (!buf[0] && out->v[JR_WORLD].set) {
+		adv_snprintf(v, sizeof(v), "%d", res->layout.gpus);
+		fix_field(out, JR_WORLD, v, buf, len);
+	}
+}
+
+static void finding_fix(const struct jobread_out *out, const struct adv_result *res,
+			struct adv_finding *f)
+{
+	static const struct {
+		const char *opt;
+		enum jobread_field f;
+	} simple[] = {
+		{ "seq", JR_SEQ }, { "mbs", JR_MBS }, { "gbs", JR_GBS }, { "zero", JR_ZERO },
+		{ "model", JR_MODEL },
+	};
+	char val[128];
+
+	f->fix_job[0] = '\0';
+	if (fix_option(f->fix, "layout", val, sizeof(val)))
+		layout_fix(out, val, f->fix_job, sizeof(f->fix_job));
+	for (size_t k = 0; k < ADV_ARRAY_SIZE(simple); k++)
+		if (fix_option(f->fix, simple[k].opt, val, sizeof(val)))
+			fix_field(out, simple[k].f, val, f->fix_job, sizeof(f->fix_job));
+	if (fix_option(f->fix, "recompute", val, sizeof(val)))
+		fix_field(out, JR_RECOMPUTE, val, f->fix_job, sizeof(f->fix_job));
+	if (fix_option(f->fix, "ckpt", val, sizeof(val)))
+		ckpt_fix(out, res, val, f->fix_job, sizeof(f->fix_job));
+	if (!f->fix_job[0] && !strcmp(f->code, "WORLD_SIZE_MISMATCH"))
+		world_fix(out, res, f->fix_job, sizeof(f->fix_job));
+}
+
+void jobread_annotate(const struct jobread_out *out, const struct adv_request *req,
+		      struct adv_result *res)
+{
+	res->llm_job = (out && out->is_llm) || jobread_options_given(&req->wl);
+	if (req->wl.model[0])
+		adv_strlcpy(res->model, req->wl.model, sizeof(res->model));
+	else if (req->wl.has_arch)
+		adv_strlcpy(res->model, "inline", sizeof(res->model));
+	else
+		res->model[0] = '\0';
+	res->n_sources = 0;
+	res->n_unknown = 0;
+	if (!out)
+		return;
+	sources_of(out, res);
+	for (int i = 0; i < res->n_findings; i++)
+		finding_fix(out, res, &res->findings[i]);
+}

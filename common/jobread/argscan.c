@@ -1,0 +1,165 @@
+/*
+ * argscan.c - finding a trainer's options in its argument vector, the way
+ * Python's argparse reads them: "--name VALUE" or "--name=VALUE", the last
+ * occurrence wins, and a bare flag is followed by another option or by
+ * nothing.  Every framework reader (fw_*.c, launch.c) uses these so that
+ * all of them accept the same spellings and give the same sources.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "reader.h"
+#include "util.h"
+
+bool jr_parse_ll(const char *s, long long *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s)
+		return false;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end)
+		return false;
+	/* Every count the reader keeps fits an int with room to multiply. */
+	if (v > INT_MAX || v < INT_MIN)
+		return false;
+	*out = v;
+	return true;
+}
+
+const char *jr_basename(const char *path)
+{
+	const char *s;
+
+	if (!path)
+		return "";
+	s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* A word that is an option rather than a value: "-x", "--x", but not a
+ * negative number ("-1" is torchtitan's "the rest"). */
+static bool is_option(const char *w)
+{
+	long long n;
+
+	return w && w[0] == '-' && w[1] && !jr_parse_ll(w, &n);
+}
+
+int jr_arg_find(const struct jr_cmd *cmd, int from, const char *name, const char **value, bool *eq)
+{
+	size_t nl = strlen(name);
+	int i, found = -1;
+
+	for (i = from < 0 ? 0 : from; i < cmd->argc; i++) {
+		const char *a = cmd->argv[i];
+
+		if (!a || strncmp(a, name, nl) != 0)
+			continue;
+		if (a[nl] == '=') {
+			found = i;
+			if (value)
+				*value = a + nl + 1;
+			if (eq)
+				*eq = true;
+		} else if (a[nl] == '\0') {
+			found = i;
+			if (value)
+				*value = i + 1 < cmd->argc && !is_option(cmd->argv[i + 1])
+					 ? cmd->argv[i + 1] : NULL;
+			if (eq)
+				*eq = false;
+		}
+	}
+	return found;
+}
+
+int jr_arg_find_any(const struct jr_cmd *cmd, int from, const char *const names[],
+		    const char **value, bool *eq, const char **which)
+{
+	int best = -1;
+
+	for (size_t k = 0; names[k]; k++) {
+		const char *v = NULL;
+		bool e = false;
+		int i = jr_arg_find(cmd, from, names[k], &v, &e);
+
+		if (i > best) {
+			best = i;
+			if (value)
+				*value = v;
+			if (eq)
+				*eq = e;
+			if (which)
+				*which = names[k];
+		}
+	}
+	return best;
+}
+
+/* The value word of option index i is unknown to the shell evaluator. */
+static bool value_unknown(const struct jr_cmd *cmd, int i, bool eq)
+{
+	int vi = eq ? i : i + 1;
+
+	return cmd->unknown && vi < cmd->argc && cmd->unknown[vi];
+}
+
+bool jr_arg_int(struct jr_ctx *cx, const struct jr_cmd *cmd, int from, enum jobread_field f,
+		const char *const names[])
+{
+	struct jobread_src src;
+	const char *v = NULL, *which = NULL;
+	bool eq = false;
+	long long n;
+	int i = jr_arg_find_any(cmd, from, names, &v, &eq, &which);
+
+	if (i < 0)
+		return false;
+	jr_src_arg(&src, cmd, which, eq ? JR_STYLE_FLAG_EQ : JR_STYLE_FLAG);
+	if (value_unknown(cmd, i, eq))
+		jr_set_unknown(cx, f, &src, "a value computed at run time");
+	else if (v && jr_parse_ll(v, &n))
+		jr_set_int(cx, f, n, &src);
+	else
+		jr_note(cx, "SCRIPT_UNKNOWN", NULL, "%s:%d: %s '%s' is not a whole number; ignored",
+			src.file, src.line, which, v ? v : "");
+	return true;
+}
+
+bool jr_arg_flag(struct jr_ctx *cx, const struct jr_cmd *cmd, int from, enum jobread_field f,
+		 long long v, const char *const names[])
+{
+	struct jobread_src src;
+	const char *which = NULL;
+	int i = jr_arg_find_any(cmd, from, names, NULL, NULL, &which);
+
+	if (i < 0)
+		return false;
+	jr_src_arg(&src, cmd, which, JR_STYLE_BOOL);
+	jr_set_int(cx, f, v, &src);
+	return true;
+}
+
+int jr_parse_bool(const char *s)
+{
+	/* Python's bool strings as the frameworks read them: PyYAML and
+	 * OmegaConf (true/yes/on), HfArgumentParser's string_to_bool (y/t). */
+	static const char *const yes[] = { "true", "yes", "on", "1", "y", "t" };
+	static const char *const no[] = { "false", "no", "off", "0", "n", "f" };
+
+	for (size_t k = 0; s && k < ADV_ARRAY_SIZE(yes); k++)
+		if (!strcasecmp(s, yes[k]))
+			return 1;
+	for (size_t k = 0; s && k < ADV_ARRAY_SIZE(no); k++)
+		if (!strcasecmp(s, no[k]))
+			return 0;
+	return -1;
+}

@@ -1,0 +1,311 @@
+/*
+ * hfconfig.c - the model a trainer names: a catalog model by name or alias
+ * (Hugging Face ids, torchtitan and torchtune names are catalog aliases), a
+ * local directory holding a Hugging Face config.json (read as an inline
+ * architecture), or else the name as given (the engine then says
+ * MODEL_UNKNOWN with suggestions).
+ *
+ * The order follows transformers' from_pretrained (src/transformers/
+ * configuration_utils.py, PretrainedConfig.get_config_dict): a path that is
+ * a local directory wins over a Hub id of the same spelling.  The catalog
+ * is asked first only because its answer needs no file: a catalog alias is
+ * a Hub id, and nobody keeps a directory named "meta-llama/Llama-3.1-8B" in
+ * the submit directory.
+ *
+ * config.json keys are those of the model classes' configs in transformers
+ * (models/llama/configuration_llama.py, mixtral, qwen2, qwen2_moe,
+ * deepseek_v3, gemma2, gpt2's n_embd/n_layer/n_head spellings):
+ * hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads
+ * (absent: every head has its own K/V), head_dim, intermediate_size,
+ * vocab_size, max_position_embeddings, tie_word_embeddings (only when
+ * written: its default differs between model classes), hidden_act "silu"
+ * (a gated MLP in every class that uses it), rms_norm_eps vs layer_norm_eps,
+ * the MoE keys (num_local_experts / n_routed_experts / num_experts,
+ * num_experts_per_tok, moe_intermediate_size, n_shared_experts or Qwen's
+ * shared_expert_intermediate_size, first_k_dense_replace), the MLA keys
+ * (q_lora_rank, kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim,
+ * v_head_dim) and torch_dtype.  A multimodal config keeps the language
+ * model under text_config.
+ */
+#include "config.h"
+
+#include <ctype.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "reader.h"
+#include "util.h"
+
+/* Model classes whose MLP is gated whatever their activation is called
+ * (Gemma's GeGLU says gelu_pytorch_tanh). */
+static const char *const gated_types[] = {
+	"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma",
+	"gemma2", "gemma3", "gemma3_text", "deepseek_v2", "deepseek_v3", "phi3", "olmo2",
+	"granite", "cohere", "internlm2", "yi",
+};
+
+static bool in_list(const char *s, const char *const *list, size_t n)
+{
+	for (size_t k = 0; s && k < n; k++)
+		if (!strcasecmp(s, list[k]))
+			return true;
+	return false;
+}
+
+/* One key below base ("" or "text_config."): set when present and not null. */
+static bool key_int(struct jr_ctx *cx, const char *display, const struct cfg_node *root,
+		    const char *base, const char *key, enum jobread_field f)
+{
+	char path[128];
+	const struct cfg_node *n;
+
+	adv_snprintf(path, sizeof(path), "%s%s", base, key);
+	n = cfg_path(root, path);
+	if (!n || n->type == CFG_NULL)
+		return false;
+	return jr_set_node_int(cx, f, display, root, path, JR_STYLE_JSON);
+}
+
+/* The first of several spellings that is present. */
+static bool key_any(struct jr_ctx *cx, const char *display, const struct cfg_node *root,
+		    const char *base, const char *const keys[], enum jobread_field f)
+{
+	for (size_t k = 0; keys[k]; k++)
+		if (key_int(cx, display, root, base, keys[k], f))
+			return true;
+	return false;
+}
+
+static const struct cfg_node *node_at(const struct cfg_node *root, const char *base,
+				      const char *key, char *path, size_t len)
+{
+	adv_snprintf(path, len, "%s%s", base, key);
+	return cfg_path(root, path);
+}
+
+#define KEYS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+void jr_read_hf_config(struct jr_ctx *cx, const char *display, const cfg_t *cfg)
+{
+	const struct cfg_node *root = cfg ? cfg_root(cfg) : NULL, *n, *t;
+	const char *base = "", *act, *type;
+	struct jobread_src src;
+	char path[128], act_path[128];
+	bool b;
+
+	if (!root || root->type != CFG_MAP)
+		return;
+	/* Llava, Gemma 3, Llama 4 ...: the language model is text_config. */
+	t = cfg_child(root, "text_config");
+	if (!cfg_child(root, "hidden_size") && t && t->type == CFG_MAP)
+		base = "text_config.";
+	key_any(cx, display, root, base, KEYS("num_hidden_layers", "n_layer", "num_layers"),
+		JR_ARCH_LAYERS);
+	key_any(cx, display, root, base, KEYS("hidden_size", "n_embd", "d_model"), JR_ARCH_HIDDEN);
+	key_any(cx, display, root, base, KEYS("num_attention_heads", "n_head"), JR_ARCH_HEADS);
+	key_any(cx, display, root, base, KEYS("num_key_value_heads", "num_kv_heads"),
+		JR_ARCH_KV_HEADS);
+	key_int(cx, display, root, base, "head_dim", JR_ARCH_HEAD_DIM);
+	key_any(cx, display, root, base, KEYS("intermediate_size", "n_inner", "ffn_dim"),
+		JR_ARCH_FFN);
+	key_int(cx, display, root, base, "vocab_size", JR_ARCH_VOCAB);
+	key_any(cx, display, root, base, KEYS("max_position_embeddings", "n_positions"),
+		JR_ARCH_MAX_SEQ);
+
+	n = node_at(root, base, "tie_word_embeddings", path, sizeof(path));
+	if (n && cfg_bool(n, &b)) {
+		jr_src_node(&src, display, n, path, JR_STYLE_JSON);
+		jr_set_int(cx, JR_ARCH_TIED, b, &src);
+	}
+
+	/* Gated MLP: by activation, or by the model class. */
+	n = node_at(root, base, "hidden_act", act_path, sizeof(act_path));
+	if (!n || !cfg_str(n))
+		n = node_at(root, base, "hidden_activation", act_path, sizeof(act_path));
+	act = cfg_str(n);
+	type = cfg_str(node_at(root, base, "model_type", path, sizeof(path)));
+	if (type && in_list(type, gated_types, ADV_ARRAY_SIZE(gated_types))) {
+		jr_src_node(&src, display, cfg_path(root, path), path, JR_STYLE_JSON);
+		jr_set_int(cx, JR_ARCH_GATED, 1, &src);
+	} else if (act) {
+		jr_src_node(&src, display, n, act_path, JR_STYLE_JSON);
+		jr_set_int(cx, JR_ARCH_GATED,
+			   !strcasecmp(act, "silu") || !strcasecmp(act, "swish") ||
+			   !strcasecmp(act, "swiglu"), &src);
+	}
+
+	/* Normalisation: the epsilon key names it. */
+	if ((n = node_at(root, base, "rms_norm_eps", path, sizeof(path))) != NULL ||
+	    (n = node_at(root, base, "rms_norm_epsilon", path, sizeof(path))) != NULL) {
+		jr_src_node(&src, display, n, path, JR_STYLE_JSON);
+		jr_set_int(cx, JR_ARCH_NORM, ADV_NORM_RMSNORM, &src);
+	} else if ((n = node_at(root, base, "layer_norm_eps", path, sizeof(path))) != NULL ||
+		   (n = node_at(root, base, "layer_norm_epsilon", path, sizeof(path))) != NULL ||
+		   (n = node_at(root, base, "layernorm_epsilon", path, sizeof(path))) != NULL) {
+		jr_src_node(&src, display, n, path, JR_STYLE_JSON);
+		jr_set_int(cx, JR_ARCH_NORM, ADV_NORM_LAYERNORM, &src);
+	}
+
+	/* Mixture of experts. */
+	key_any(cx, display, root, base, KEYS("num_local_experts", "n_routed_experts", "num_experts"),
+		JR_ARCH_EXPERTS);
+	key_any(cx, display, root, base, KEYS("num_experts_per_tok", "moe_topk"), JR_ARCH_TOPK);
+	key_int(cx, display, root, base, "moe_intermediate_size", JR_ARCH_EXPERT_FFN);
+	if (!key_int(cx, display, root, base, "n_shared_experts", JR_ARCH_SHARED_EXPERTS)) {
+		/* Qwen2-MoE states the shared experts' total width; the
+		 * catalog counts experts of the routed width. */
+		long long shared = 0, eff = 0;
+		const struct jobread_value *e = jr_get(cx, JR_ARCH_EXPERT_FFN);
+
+		n = node_at(root, base, "shared_expert_intermediate_size", path, sizeof(path));
+		eff = e && e->set && !e->unknown ? e->i : 0;
+		if (n && cfg_int(n, &shared) && shared > 0 && eff > 0 && shared <= (1LL << 30)) {
+			jr_src_node(&src, display, n, path, JR_STYLE_JSON);
+			jr_set_int(cx, JR_ARCH_SHARED_EXPERTS, (shared + eff - 1) / eff, &src);
+		}
+	}
+	key_int(cx, display, root, base, "first_k_dense_replace", JR_ARCH_DENSE_LAYERS);
+
+	/* Multi-head latent attention (DeepSeek V2/V3). */
+	key_int(cx, display, root, base, "q_lora_rank", JR_ARCH_Q_LORA);
+	key_int(cx, display, root, base, "kv_lora_rank", JR_ARCH_KV_LORA);
+	key_int(cx, display, root, base, "qk_rope_head_dim", JR_ARCH_QK_ROPE);
+	key_int(cx, display, root, base, "qk_nope_head_dim", JR_ARCH_QK_HEAD);
+	key_int(cx, display, root, base, "v_head_dim", JR_ARCH_V_HEAD);
+
+	/* The dtype the weights are stored in is what a server loads them in
+	 * (vLLM/SGLang --dtype auto); a trainer's precision comes from its
+	 * own flags, so it is only taken for inference. */
+	n = node_at(root, "", "torch_dtype", path, sizeof(path));
+	if (!cfg_str(n))
+		n = node_at(root, "", "dtype", path, sizeof(path));
+	if (cfg_str(n)) {
+		const struct jobread_value *task = jr_get(cx, JR_TASK);
+		const struct jobread_value *prec = jr_get(cx, JR_PRECISION);
+		const char *d = cfg_str(n);
+		int p = !strcmp(d, "bfloat16") ? ADV_PREC_BF16 : !strcmp(d, "float16") ? ADV_PREC_FP16 : -1;
+
+		if (p >= 0 && task && task->set && !task->unknown && task->i == ADV_TASK_INFER &&
+		    prec && !prec->set) {
+			jr_src_node(&src, display, n, path, JR_STYLE_JSON);
+			jr_set_int(cx, JR_PRECISION, p, &src);
+		}
+	}
+}
+
+/* "org/name" tails: a local copy of a Hub model keeps the Hub's name. */
+static const struct adv_model *by_tail(const catalog_t *cat, const char *base)
+{
+	size_t n = catalog_model_count(cat);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct adv_model *m = catalog_model_at(cat, i);
+
+		if (!m)
+			continue;
+		if (!strcasecmp(m->name, base))
+			return m;
+		for (size_t a = 0; a < m->n_aliases; a++) {
+			const char *al = m->aliases[a], *slash = al ? strrchr(al, '/') : NULL;
+
+			if (al && (!strcasecmp(al, base) || (slash && !strcasecmp(slash + 1, base))))
+				return m;
+		}
+	}
+	return NULL;
+}
+
+void jr_model_ref(struct jr_ctx *cx, const char *name, const struct jobread_src *src)
+{
+	const catalog_t *cat = jr_catalog(cx);
+	char dir[JOBREAD_PATH_MAX], cfgpath[JOBREAD_PATH_MAX];
+	const struct jobread_value *layers;
+	const struct adv_model *m;
+	const char *display = NULL, *base;
+	const cfg_t *cfg;
+	size_t len;
+
+	if (!name || !*name)
+		return;
+	if (cat && catalog_find_model(cat, name)) {
+		jr_set_str(cx, JR_MODEL, name, src);
+		return;
+	}
+	/* URLs and object stores are not local directories. */
+	if (strstr(name, "://")) {
+		jr_set_str(cx, JR_MODEL, name, src);
+		return;
+	}
+	adv_strlcpy(dir, name, sizeof(dir));
+	len = strlen(dir);
+	while (len > 1 && dir[len - 1] == '/')
+		dir[--len] = '\0';
+	if (strlen(dir) + sizeof("/config.json") > sizeof(cfgpath)) {
+		jr_set_str(cx, JR_MODEL, name, src);
+		return;
+	}
+	adv_snprintf(cfgpath, sizeof(cfgpath), "%s/config.json", dir);
+	if (jr_exists(cx, cfgpath)) {
+		cfg = jr_load(cx, cfgpath, CFG_JSON, &display);
+		if (cfg) {
+			jr_read_hf_config(cx, display ? display : cfgpath, cfg);
+			layers = jr_get(cx, JR_ARCH_LAYERS);
+			/* The architecture is the model: no name to look up. */
+			if (layers && layers->set && !layers->unknown)
+				return;
+		}
+		jr_set_str(cx, JR_MODEL, name, src);
+		return;
+	}
+	/* A directory without a readable config.json (or not shipped yet):
+	 * its last component may still be a catalog model's Hub name. */
+	base = strrchr(dir, '/');
+	base = base ? base + 1 : dir;
+	m = cat && base != dir ? by_tail(cat, base) : NULL;
+	if (m) {
+		jr_set_str(cx, JR_MODEL, m->name, src);
+		jr_note(cx, "SCRIPT_ASSUMED", "--llm-model=NAME",
+			"%s has no readable config.json; taken as catalog model %s by its name", name,
+			m->name);
+		return;
+	}
+	jr_set_str(cx, JR_MODEL, name, src);
+}
+
+/* "llama3_70b", "llama31_405b", "llama3_1_8b", "mixtral_8x7b": the
+ * catalog spells these with hyphens and a dotted minor version. */
+const struct adv_model *jr_catalog_variant(const catalog_t *cat, const char *name)
+{
+	char v[128], w[128];
+	const struct adv_model *m;
+	size_t o = 0;
+
+	if (!cat || !name || !*name || strlen(name) >= sizeof(v))
+		return NULL;
+	if ((m = catalog_find_model(cat, name)) != NULL)
+		return m;
+	for (const char *s = name; *s; s++)
+		v[o++] = *s == '_' ? '-' : (char)tolower((unsigned char)*s);
+	v[o] = '\0';
+	if ((m = catalog_find_model(cat, v)) != NULL)
+		return m;
+	/* "llama3-1-8b" -> "llama3.1-8b"; "llama31-405b" -> "llama3.1-405b". */
+	o = 0;
+	for (size_t i = 0; v[i] && o + 1 < sizeof(w); i++) {
+		w[o++] = v[i];
+		if (isdigit((unsigned char)v[i]) && i > 0 && isalpha((unsigned char)v[i - 1])) {
+			if (v[i + 1] == '-' && isdigit((unsigned char)v[i + 2]) &&
+			    (v[i + 3] == '-' || v[i + 3] == '\0')) {
+				w[o++] = '.';
+				i++;
+			} else if (!strncmp(v, "llama", 5) && isdigit((unsigned char)v[i + 1]) &&
+				   v[i + 2] == '-') {
+				w[o++] = '.';
+			}
+		}
+	}
+	w[o] = '\0';
+	return catalog_find_model(cat, w);
+}

@@ -1,0 +1,182 @@
+/*
+ * jobread.h - the job reader: what sbatch or srun sees (the batch script,
+ * the command line, the submission environment, the submit directory and
+ * the requested resources) in, the workload the job will run out, with
+ * where each value came from (file, line, and the flag or key).
+ *
+ * One implementation serves every caller: advisord and advisorctl --local
+ * run it in-process; the SPANK plugin never links it (it must stay small
+ * in every sbatch and srun) but ships the script and the files the reader
+ * asks for (jobread_need) to advisord over the wire.  The reader itself
+ * never opens a file: every file comes through a jobread_files provider,
+ * so the daemon only parses what the client sent, within bounds.
+ */
+#ifndef ADVISOR_JOBREAD_H
+#define ADVISOR_JOBREAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "catalog.h"
+#include "engine.h"
+
+/* Bytes of user files (script + config files) read for one job, in all. */
+#define JOBREAD_MAX_BYTES (256 * 1024)
+/* Files one job may name (script included). */
+#define JOBREAD_MAX_FILES 16
+/* Round trips a client makes to satisfy the reader's file requests. */
+#define JOBREAD_MAX_ROUNDS 4
+#define JOBREAD_PATH_MAX 1024
+
+/* The name srun's own command goes by in sources ("srun's command
+ * --tensor-model-parallel-size"): it has no file and no lines. */
+#define JR_CMDLINE_FILE "srun's command"
+
+/* The fields the reader can find, in report order.  Counts are ints;
+ * JR_PRECISION, JR_RECOMPUTE, JR_TASK and JR_FRAMEWORK hold the values of
+ * engine.h's enums (adv_precision, ...; a name such as "bf16" set with
+ * jr_set_str is accepted too); JR_SP, JR_CKPT_OFF, JR_LAYOUT_EXACT and
+ * JR_ARCH_GATED/TIED are 0/1; JR_ARCH_NORM is enum adv_norm;
+ * JR_CKPT_TIME is seconds (jr_set_num). */
+enum jobread_field {
+	JR_MODEL = 0,      /* catalog name, alias, HF id or torchtitan name/flavor */
+	JR_TP, JR_PP, JR_CP, JR_EP, JR_ETP, JR_VPP, JR_DP, JR_SP,
+	JR_ZERO, JR_PRECISION, JR_SEQ, JR_MBS, JR_GBS, JR_GAS,
+	JR_RECOMPUTE, JR_TASK, JR_FRAMEWORK,
+	JR_CKPT_STEPS,     /* checkpoint every N optimizer steps */
+	JR_CKPT_TIME,      /* checkpoint every N seconds */
+	JR_CKPT_OFF,       /* 1: the job writes no checkpoint */
+	JR_WORLD,          /* processes the launch starts */
+	JR_NODES,          /* nodes the launcher assumes (torchrun --nnodes) */
+	JR_NPROC_PER_NODE, /* processes per node the launcher starts */
+	JR_LAYOUT_EXACT,   /* 1: the framework asserts tp*pp*cp*dp == world (nanotron) */
+	/* Inline architecture (Megatron, NeMo, NeoX, nanotron keys, HF config.json). */
+	JR_ARCH_LAYERS, JR_ARCH_HIDDEN, JR_ARCH_HEADS, JR_ARCH_KV_HEADS, JR_ARCH_HEAD_DIM,
+	JR_ARCH_FFN, JR_ARCH_VOCAB, JR_ARCH_GATED, JR_ARCH_NORM /* 0 rms 1 layer */,
+	JR_ARCH_TIED, JR_ARCH_MAX_SEQ,
+	JR_ARCH_EXPERTS, JR_ARCH_TOPK, JR_ARCH_EXPERT_FFN, JR_ARCH_SHARED_EXPERTS,
+	JR_ARCH_DENSE_LAYERS,
+	JR_ARCH_Q_LORA, JR_ARCH_KV_LORA, JR_ARCH_QK_ROPE, JR_ARCH_QK_HEAD, JR_ARCH_V_HEAD,
+	/* Serving. */
+	JR_MAX_SEQS,       /* vLLM --max-num-seqs, SGLang --max-running-requests */
+	JR_FIELD_COUNT
+};
+
+/* How the job writes a value, so a fix can be written the same way. */
+enum jobread_style {
+	JR_STYLE_FLAG = 0, /* "--flag VALUE" (or "--flag=VALUE" when written so) */
+	JR_STYLE_FLAG_EQ,  /* "--flag=VALUE" */
+	JR_STYLE_BOOL,     /* a bare flag: "--sequence-parallel" */
+	JR_STYLE_YAML,     /* "key: VALUE" */
+	JR_STYLE_JSON,     /* "\"key\": VALUE" */
+	JR_STYLE_TOML,     /* "key = VALUE" */
+	JR_STYLE_OVERRIDE, /* Hydra/torchtune "a.b.key=VALUE" */
+	JR_STYLE_ENV,      /* "NAME=VALUE" */
+};
+
+struct jobread_src {
+	char file[JOBREAD_PATH_MAX];  /* as the job names it ("" = none) */
+	int line;                     /* 1-based; 0 = unknown */
+	int col;
+	char key[96];                 /* the flag or key as written */
+	enum jobread_style style;
+};
+
+struct jobread_value {
+	bool set;
+	bool unknown;                 /* present, but not known statically */
+	bool overridden;              /* an --llm-* option gave this field (jobread_apply) */
+	long long i;
+	double f;
+	char s[256];
+	struct jobread_src src;
+};
+
+/* An info the reader reports (unknowns, bad config files, defaults taken). */
+struct jobread_note {
+	char code[ADV_CODE_MAX];      /* SCRIPT_UNKNOWN, SCRIPT_CONFIG_ERROR, SCRIPT_ASSUMED */
+	char message[ADV_MSG_MAX];
+	char fix[ADV_MSG_MAX];
+};
+
+#define JOBREAD_MAX_NOTES 12
+
+/* What the reader found. */
+struct jobread_out {
+	bool is_llm;                  /* a launcher or trainer was recognised */
+	char launcher[32];            /* "srun", "torchrun", "deepspeed", ... or "" */
+	char trainer[32];             /* "megatron", "nemo", "torchtitan", "vllm", ... or "" */
+	struct jobread_value v[JR_FIELD_COUNT];
+	int n_notes;
+	struct jobread_note notes[JOBREAD_MAX_NOTES];
+	/* Files the reader wanted and the provider did not have yet
+	 * (JOBREAD_FILE_NEED): a client reads them and asks again. */
+	int n_need;
+	char need[JOBREAD_MAX_FILES][JOBREAD_PATH_MAX];
+};
+
+enum jobread_file_rc {
+	JOBREAD_FILE_OK = 0,
+	JOBREAD_FILE_MISSING,   /* does not exist */
+	JOBREAD_FILE_DENIED,    /* cannot be read, or over the byte budget */
+	JOBREAD_FILE_NEED,      /* not here yet: ask the client */
+};
+
+/*
+ * The provider of file contents.  path is absolute (the reader resolves it
+ * against the submit directory).  Returns a jobread_file_rc; on OK, text
+ * and len stay valid until the reader is done.
+ */
+struct jobread_files {
+	int (*open)(void *arg, const char *path, const char **text, size_t *len);
+	void *arg;
+};
+
+enum jobread_tool { JOBREAD_SBATCH = 0, JOBREAD_SRUN, JOBREAD_SALLOC, JOBREAD_SCRIPT };
+
+struct jobread_input {
+	enum jobread_tool tool;
+	const char *script_name;      /* as the user named it (messages, sources) */
+	const char *script;           /* sbatch: the batch script; NULL for srun */
+	size_t script_len;
+	char *const *argv;            /* srun: the command it runs; sbatch: the script's arguments */
+	int argc;
+	char *const *env;             /* "NAME=value", NULL-terminated; may be NULL */
+	const char *cwd;              /* submit directory (absolute) */
+	struct adv_resources res;     /* as Slurm resolved them */
+	int ntasks;                   /* -n as resolved, 0 = not given */
+	int ntasks_per_node;          /* 0 = not given */
+	struct jobread_files files;
+};
+
+/* Reads one job.  Never fails: what cannot be read is a note. */
+void jobread_read(const catalog_t *cat, const struct jobread_input *in, struct jobread_out *out);
+
+/*
+ * Fills the request's workload from what was read, where the --llm-*
+ * options left it unset.  An option that disagrees with the job's own
+ * configuration wins and yields a SCRIPT_CONFLICT warning; notes become
+ * info findings.  Both go to pre (the findings the engine adds first).
+ * Returns the number of pre findings written (at most max).
+ */
+int jobread_apply(const catalog_t *cat, struct jobread_out *out, struct adv_request *req,
+		  struct adv_finding *pre, int max);
+
+/* true when the request carries any --llm-* workload option. */
+bool jobread_options_given(const struct adv_workload *wl);
+
+/*
+ * After the engine: the result's sources, unknowns, llm_job and model, and
+ * for each finding whose --llm-* fix changes a value the job states, the
+ * same fix in the job's own terms (fix_job), e.g.
+ * "--tensor-model-parallel-size 4 (train.sbatch line 6, TP=3)".
+ * out may be NULL (no job text): only llm_job and model are set.
+ */
+void jobread_annotate(const struct jobread_out *out, const struct adv_request *req,
+		      struct adv_result *res);
+
+/* "train.sbatch:6 --tensor-model-parallel-size" */
+void jobread_src_string(const struct jobread_src *s, char *buf, size_t len);
+const char *jobread_field_name(enum jobread_field f);
+
+#endif

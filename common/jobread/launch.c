@@ -1,0 +1,979 @@
+/*
+ * launch.c - from a command as the script runs it to the program that
+ * trains or serves: wrappers (env, time, nohup, exec, stdbuf, numactl,
+ * taskset, singularity/apptainer exec|run, uv run, conda run, the Python
+ * interpreter and its options) are stripped, and the launchers' own
+ * options are read for the processes they start.
+ *
+ * Each launcher is read the way its own parser reads it:
+ * - srun (Slurm src/srun/opt.c, srun(1)): -n/--ntasks, -N/--nodes,
+ *   --ntasks-per-node; without them a step inherits the job's tasks
+ *   (SLURM_NTASKS, one task per node by default).  srun's tasks are the
+ *   world only when srun starts the trainer directly; when it starts an
+ *   ML launcher once per node, that launcher's world wins.
+ * - torchrun and python -m torch.distributed.run/launch (PyTorch
+ *   torch/distributed/run.py): --nnodes N or MIN:MAX, --nproc-per-node /
+ *   --nproc_per_node N|gpu|auto (default 1), --standalone (one node).
+ * - the deepspeed launcher (DeepSpeed deepspeed/launcher/runner.py):
+ *   --num_nodes, --num_gpus/--num_accelerators (default: every GPU of the
+ *   node), --hostfile, --include/--exclude (read at run time: unknown).
+ * - accelerate launch (accelerate src/accelerate/commands/launch.py):
+ *   --config_file first, then --num_processes (all machines),
+ *   --num_machines, --mixed_precision, --use_deepspeed, --zero_stage,
+ *   --deepspeed_config_file, --use_fsdp, --fsdp_sharding_strategy.
+ * - mpirun/mpiexec (Open MPI mpirun(1), MPICH/Intel MPI mpiexec): -np/-n,
+ *   -N/--npernode/-ppn, --map-by ppr:N:node, host lists (unknown).
+ * An option is skipped with its arity (bare flags take no value, the
+ * rest one, written "--opt V" or "--opt=V"), so that the first word that
+ * is not an option is the program the launcher starts.
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader.h"
+#include "util.h"
+
+/* Wrappers and launchers nested in one command ("srun env numactl ...
+ * python -m torch.distributed.run ..."): more is not a real job. */
+#define LAUNCH_MAX_LAYERS 16
+
+/* How a launcher's options are skipped. */
+struct optspec {
+	const char *const *bools;   /* options that take no value (long or short) */
+	const char *const *pairs;   /* options that take two values (mpirun --mca K V) */
+	const char *short_val;      /* single-letter options that take a value (srun: "n", "N", ...) */
+	bool attached;              /* "-n16": a short option's value in the same word */
+};
+
+/* A launcher's values, kept until it is known whether the program it
+ * starts is another launcher (then these do not count). */
+struct starter {
+	bool present;
+	const char *name;
+	long long world, nodes, nproc;     /* -1: not stated */
+	struct jobread_src world_src, nodes_src, nproc_src;
+};
+
+/* ---- the command, a part at a time ---------------------------------------------- */
+
+/* The view of cmd's words [from, from + n), with its per-word arrays. */
+static struct jr_cmd sub(const struct jr_cmd *c, int from, int n)
+{
+	struct jr_cmd s = *c;
+
+	if (from < 0)
+		from = 0;
+	if (from > c->argc)
+		from = c->argc;
+	if (n < 0 || n > c->argc - from)
+		n = c->argc - from;
+	s.argc = n;
+	s.argv = c->argv + from;
+	s.unknown = c->unknown ? c->unknown + from : NULL;
+	s.word_line = c->word_line ? c->word_line + from : NULL;
+	s.word_file = c->word_file ? c->word_file + from : NULL;
+	return s;
+}
+
+static bool in_list(const char *w, const char *const *list)
+{
+	for (size_t k = 0; list && list[k]; k++)
+		if (!strcmp(w, list[k]))
+			return true;
+	return false;
+}
+
+/* "--opt=V" or "-n16" (attached): the word carries its own value. */
+static bool has_inline_value(const char *w, const struct optspec *sp)
+{
+	if (strchr(w, '='))
+		return true;
+	return sp->attached && w[0] == '-' && w[1] && w[1] != '-' && w[2];
+}
+
+/* Words an option at i takes, itself included. */
+static int opt_width(const struct jr_cmd *c, int i, const struct optspec *sp)
+{
+	const char *w = c->argv[i];
+
+	if (in_list(w, sp->bools) || has_inline_value(w, sp))
+		return 1;
+	if (in_list(w, sp->pairs))
+		return 3;
+	if (w[0] == '-' && w[1] && w[1] != '-' && !w[2] && sp->short_val)
+		return strchr(sp->short_val, w[1]) ? 2 : 1;
+	/* An unlisted option takes a value, but never the script itself:
+	 * a launcher's values are not Python files. */
+	if (i + 1 < c->argc) {
+		const char *v = c->argv[i + 1];
+		size_t n = strlen(v);
+
+		if (v[0] == '-' || (n > 3 && !strcmp(v + n - 3, ".py")))
+			return 1;
+	}
+	return 2;
+}
+
+/* Index of the first word from `from` that is not an option (argc when
+ * there is none).  "--" ends the options. */
+static int skip_opts(const struct jr_cmd *c, int from, const struct optspec *sp)
+{
+	int i = from;
+
+	while (i < c->argc) {
+		const char *w = c->argv[i];
+
+		if (!w || w[0] != '-' || !w[1])
+			return i;
+		if (!strcmp(w, "--"))
+			return i + 1;
+		i += opt_width(c, i, sp);
+	}
+	return c->argc;
+}
+
+/* The command's own place, for a value the launcher takes by default. */
+static void src_default(struct jobread_src *s, const struct jr_cmd *launcher, const char *key)
+{
+	jr_src_word(s, launcher, 0, key, JR_STYLE_FLAG);
+}
+
+struct found {
+	int idx;              /* the option word, -1 when absent */
+	const char *which;    /* the spelling written */
+	const char *value;    /* NULL: a bare flag */
+	bool unknown;         /* the value is not known statically */
+	struct jobread_src src;
+};
+
+/* The last occurrence of any of names in opts (a launcher's options only,
+ * so that the trainer's flags of the same name are not taken). */
+static bool find(const struct jr_cmd *opts, const char *const names[], bool attached,
+		 struct found *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->idx = -1;
+	for (int i = 0; i < opts->argc; i++) {
+		const char *w = opts->argv[i];
+
+		if (!w || w[0] != '-')
+			continue;
+		for (size_t k = 0; names[k]; k++) {
+			size_t n = strlen(names[k]);
+			int vi;
+
+			if (strncmp(w, names[k], n) != 0)
+				continue;
+			if (w[n] == '\0') {
+				vi = i + 1 < opts->argc ? i + 1 : -1;
+				f->value = vi >= 0 ? opts->argv[vi] : NULL;
+				if (f->value && f->value[0] == '-' && f->value[1] &&
+				    !(f->value[1] >= '0' && f->value[1] <= '9'))
+					f->value = NULL, vi = -1;
+			} else if (w[n] == '=') {
+				vi = i;
+				f->value = w + n + 1;
+			} else if (attached && n == 2 && names[k][1] != '-') {
+				vi = i;
+				f->value = w + n;
+			} else {
+				continue;
+			}
+			f->idx = i;
+			f->which = names[k];
+			f->unknown = vi >= 0 && opts->unknown && opts->unknown[vi];
+			break;
+		}
+	}
+	if (f->idx < 0)
+		return false;
+	jr_src_word(&f->src, opts, f->idx, f->which, strchr(opts->argv[f->idx], '=')
+		 ? JR_STYLE_FLAG_EQ : JR_STYLE_FLAG);
+	return true;
+}
+
+enum { V_ABSENT = 0, V_KNOWN, V_UNKNOWN, V_BAD };
+
+/* A whole-number option.  An unknown value marks field f unknown (when f
+ * >= 0); a value that is not a count is noted and ignored. */
+static int opt_int(struct jr_ctx *cx, const struct jr_cmd *opts, const char *const names[],
+		   bool attached, int f, struct found *fd, long long *out)
+{
+	if (!find(opts, names, attached, fd))
+		return V_ABSENT;
+	if (fd->unknown) {
+		if (f >= 0)
+			jr_set_unknown(cx, (enum jobread_field)f, &fd->src, "a value computed at run time");
+		return V_UNKNOWN;
+	}
+	if (fd->value && jr_parse_ll(fd->value, out))
+		return V_KNOWN;
+	jr_note(cx, "SCRIPT_UNKNOWN", NULL, "%s:%d: %s '%s' is not a whole number; ignored",
+		fd->src.file, fd->src.line, fd->which, fd->value ? fd->value : "");
+	return V_BAD;
+}
+
+/* Nodes the job has, as Slurm resolves them (0 = not known). */
+static long long job_nodes(const struct jobread_input *in)
+{
+	if (in->res.nodes > 0)
+		return in->res.nodes;
+	if (in->res.gpus > 0 && in->res.gpus_per_node > 0)
+		return (in->res.gpus + in->res.gpus_per_node - 1) / in->res.gpus_per_node;
+	return 0;
+}
+
+/* GPUs on each node of the job (0 = not known). */
+static long long job_gpn(const struct jobread_input *in)
+{
+	if (in->res.gpus_per_node > 0)
+		return in->res.gpus_per_node;
+	if (in->res.gpus > 0 && in->res.nodes > 0 && in->res.gpus % in->res.nodes == 0)
+		return in->res.gpus / in->res.nodes;
+	if (in->res.gpus > 0 && in->res.nodes <= 1)
+		return in->res.gpus;
+	return 0;
+}
+
+/* a * b within the int range the reader keeps, -1 otherwise. */
+static long long mul(long long a, long long b)
+{
+	if (a <= 0 || b <= 0 || a > INT_MAX / b)
+		return -1;
+	return a * b;
+}
+
+static void commit(struct jr_ctx *cx, const struct starter *st)
+{
+	if (!st->present)
+		return;
+	if (st->nodes > 0)
+		jr_set_int(cx, JR_NODES, st->nodes, &st->nodes_src);
+	if (st->nproc > 0)
+		jr_set_int(cx, JR_NPROC_PER_NODE, st->nproc, &st->nproc_src);
+	if (st->world > 0)
+		jr_set_int(cx, JR_WORLD, st->world, &st->world_src);
+}
+
+/* ---- wrappers ------------------------------------------------------------------------ */
+
+/* "python", "python3", "python3.11" */
+static bool is_python(const char *b)
+{
+	if (strncmp(b, "python", 6) != 0)
+		return false;
+	for (const char *p = b + 6; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || *p == '.'))
+			return false;
+	return true;
+}
+
+/*
+ * The interpreter's own options (python(1)): single letters that may be
+ * grouped ("-uB"), -X/-W with a value (attached or not), then the script,
+ * "-m MODULE", or "-c CODE" (inline code: nothing to read).  Returns the
+ * index of the script or module word, -1 when there is none.
+ */
+static int python_args(const struct jr_cmd *c, int i, bool *module)
+{
+	*module = false;
+	for (i = i + 1; i < c->argc; i++) {
+		const char *w = c->argv[i];
+
+		if (!w || w[0] != '-' || !w[1])
+			return w && w[0] == '-' ? -1 : i;   /* "-": stdin */
+		if (w[1] == '-') {
+			if (!w[2])
+				return i + 1 < c->argc ? i + 1 : -1;
+			if (!strcmp(w, "--check-hash-based-pycs"))
+				i++;
+			continue;
+		}
+		for (const char *p = w + 1; *p; p++) {
+			if (*p == 'c')
+				return -1;
+			if (*p == 'm') {
+				if (p[1])
+					return -1;   /* "-mpkg": not written by job scripts */
+				*module = true;
+				return i + 1 < c->argc ? i + 1 : -1;
+			}
+			if (*p == 'X' || *p == 'W') {
+				if (!p[1])
+					i++;
+				break;
+			}
+		}
+	}
+	return -1;
+}
+
+/* Strips one wrapper at i.  Returns the index of the command it runs, i
+ * itself when argv[i] is no wrapper, -1 when nothing is left. */
+static int strip_wrapper(const struct jr_cmd *c, int i)
+{
+	static const char *const env_bools[] = { "-i", "--ignore-environment", "-0", "--null", "-v",
+						 "--debug", NULL };
+	static const char *const time_bools[] = { "-p", "-v", "--verbose", "-a", "--append", "-q",
+						  "--quiet", "--portability", NULL };
+	static const char *const exec_bools[] = { "-c", "-l", NULL };
+	static const char *const numactl_bools[] = { "-l", "--localalloc", "-a", "--all", "-s", "--show",
+						     "-H", "--hardware", "-b", "--balancing", NULL };
+	static const char *const taskset_bools[] = { "-a", "--all-tasks", "-p", "--pid", "-c",
+						     "--cpu-list", NULL };
+	static const char *const sing_bools[] = {
+		"--nv", "--nvccli", "--rocm", "-e", "--cleanenv", "-c", "--contain", "-C", "--containall",
+		"-w", "--writable", "--writable-tmpfs", "-f", "--fakeroot", "-u", "--userns", "-p", "--pid",
+		"-i", "--ipc", "-n", "--net", "--uts", "--no-home", "--no-init", "--no-privs", "--compat",
+		"--no-https", "--allow-setuid", "--keep-privs", "--no-umask", "--no-eval", "--boot",
+		"--disable-cache", "--no-nv", "--cleanenv", NULL,
+	};
+	static const char *const uv_bools[] = {
+		"--no-sync", "--frozen", "--locked", "--isolated", "--no-project", "--all-extras", "--active",
+		"--no-dev", "--dev", "--only-dev", "--offline", "-q", "--quiet", "-v", "--verbose",
+		"--no-cache", "-n", "--no-editable", "--exact", "--inexact", "--all-packages", "--script",
+		"-s", "--gui-script", "--no-env-file", "--no-config", "--no-progress", "--native-tls",
+		"--no-default-groups", "--all-groups", "--refresh", "--no-build", "--no-binary",
+		"--compile-bytecode", "--preview", "--no-python-downloads", "-m", "--module", NULL,
+	};
+	static const char *const conda_bools[] = { "--no-capture-output", "--live-stream", "-v",
+						   "--verbose", "--debug-wrapper-scripts", "--dev", "-q",
+						   "--quiet", NULL };
+	static const struct optspec env_sp = { env_bools, NULL, "uCS", true };
+	static const struct optspec time_sp = { time_bools, NULL, "of", false };
+	static const struct optspec exec_sp = { exec_bools, NULL, "a", false };
+	static const struct optspec stdbuf_sp = { NULL, NULL, "ioe", true };
+	static const struct optspec numactl_sp = { numactl_bools, NULL, "iNmCpPw", true };
+	static const struct optspec taskset_sp = { taskset_bools, NULL, "", false };
+	static const struct optspec sing_sp = { sing_bools, NULL, NULL, false };
+	static const struct optspec uv_sp = { uv_bools, NULL, NULL, false };
+	static const struct optspec conda_sp = { conda_bools, NULL, "np", false };
+	const char *b = jr_basename(c->argv[i]);
+	int j;
+
+	if (!strcmp(b, "env")) {
+		j = skip_opts(c, i + 1, &env_sp);
+		while (j < c->argc && c->argv[j] && strchr(c->argv[j], '=') && c->argv[j][0] != '=')
+			j++;
+		return j < c->argc ? j : -1;
+	}
+	if (!strcmp(b, "nohup"))
+		return i + 1 < c->argc ? i + 1 : -1;
+	if (!strcmp(b, "time") || !strcmp(b, "exec") || !strcmp(b, "stdbuf") ||
+	    !strcmp(b, "numactl")) {
+		const struct optspec *sp = !strcmp(b, "time") ? &time_sp : !strcmp(b, "exec") ? &exec_sp
+					 : !strcmp(b, "stdbuf") ? &stdbuf_sp : &numactl_sp;
+
+		j = skip_opts(c, i + 1, sp);
+		return j < c->argc ? j : -1;
+	}
+	if (!strcmp(b, "taskset")) {
+		/* Options, the CPU mask or list, then the command. */
+		j = skip_opts(c, i + 1, &taskset_sp) + 1;
+		return j < c->argc ? j : -1;
+	}
+	if ((!strcmp(b, "singularity") || !strcmp(b, "apptainer")) && i + 1 < c->argc &&
+	    (!strcmp(c->argv[i + 1], "exec") || !strcmp(c->argv[i + 1], "run"))) {
+		/* Options, the image, then the command (run: the image's
+		 * runscript is taken to run its arguments, as job images do). */
+		j = skip_opts(c, i + 2, &sing_sp) + 1;
+		return j < c->argc ? j : -1;
+	}
+	if (!strcmp(b, "uv") && i + 1 < c->argc && !strcmp(c->argv[i + 1], "run")) {
+		j = skip_opts(c, i + 2, &uv_sp);
+		return j < c->argc ? j : -1;
+	}
+	if ((!strcmp(b, "conda") || !strcmp(b, "mamba") || !strcmp(b, "micromamba")) &&
+	    i + 1 < c->argc && !strcmp(c->argv[i + 1], "run")) {
+		j = skip_opts(c, i + 2, &conda_sp);
+		return j < c->argc ? j : -1;
+	}
+	return i;
+}
+
+/* uv run -m/--module MODULE */
+static bool uv_module(const struct jr_cmd *c, int i, int prog)
+{
+	if (strcmp(jr_basename(c->argv[i]), "uv") != 0)
+		return false;
+	for (int k = i + 2; k < prog; k++)
+		if (!strcmp(c->argv[k], "-m") || !strcmp(c->argv[k], "--module"))
+			return true;
+	return false;
+}
+
+/* ---- srun and mpirun: they start the program directly ---------------------------------- */
+
+static void read_srun(struct jr_ctx *cx, const struct jr_cmd *opts, struct starter *st)
+{
+	static const char *const n_names[] = { "-n", "--ntasks", NULL };
+	static const char *const nodes_names[] = { "-N", "--nodes", NULL };
+	static const char *const tpn_names[] = { "--ntasks-per-node", NULL };
+	const struct jobread_input *in = jr_input(cx);
+	struct found fn, fN, ft;
+	long long n = -1, nodes = -1, tpn = -1;
+	int rn, rN, rt;
+
+	memset(st, 0, sizeof(*st));
+	st->present = true;
+	st->name = "srun";
+	st->world = st->nodes = st->nproc = -1;
+	rn = opt_int(cx, opts, n_names, true, JR_WORLD, &fn, &n);
+	if (find(opts, nodes_names, true, &fN) && !fN.unknown && fN.value && strchr(fN.value, '-')) {
+		/* "-N 2-4": a range; only MIN == MAX says how many. */
+		char *end;
+		long a = strtol(fN.value, &end, 10);
+
+		rN = V_BAD;
+		if (*end == '-' && a > 0 && a < INT_MAX && a == strtol(end + 1, NULL, 10)) {
+			nodes = a;
+			rN = V_KNOWN;
+		}
+	} else {
+		rN = opt_int(cx, opts, nodes_names, true, JR_NODES, &fN, &nodes);
+	}
+	rt = opt_int(cx, opts, tpn_names, false, JR_NPROC_PER_NODE, &ft, &tpn);
+	if (rn == V_UNKNOWN || rN == V_UNKNOWN || rt == V_UNKNOWN) {
+		st->present = false;   /* what was unknown is said; no world */
+		return;
+	}
+	if (rN == V_KNOWN && nodes > 0) {
+		st->nodes = nodes;
+		st->nodes_src = fN.src;
+	}
+	if (rt == V_KNOWN && tpn > 0) {
+		st->nproc = tpn;
+		st->nproc_src = ft.src;
+	}
+	if (rn == V_KNOWN && n > 0) {
+		st->world = n;
+		st->world_src = fn.src;
+		return;
+	}
+	if (nodes <= 0)
+		nodes = job_nodes(in);
+	if (tpn > 0) {
+		st->world = mul(nodes, tpn);
+		src_default(&st->world_src, opts, "srun");
+		st->world_src.line = ft.src.line;
+		adv_strlcpy(st->world_src.file, ft.src.file, sizeof(st->world_src.file));
+		return;
+	}
+	/* No task count on srun: the step inherits the job's (SLURM_NTASKS,
+	 * SLURM_NTASKS_PER_NODE), else one task per node. */
+	src_default(&st->world_src, opts, "--ntasks");
+	if (in->ntasks > 0 && rN != V_KNOWN)
+		st->world = in->ntasks;
+	else if (in->ntasks_per_node > 0)
+		st->world = mul(nodes, in->ntasks_per_node);
+	else if (in->ntasks > 0)
+		st->world = in->ntasks;
+	else
+		st->world = nodes > 0 ? nodes : -1;
+}
+
+static void read_mpirun(struct jr_ctx *cx, const struct jr_cmd *opts, struct starter *st)
+{
+	static const char *const np_names[] = { "-np", "--np", "-n", "--n", "-c", NULL };
+	static const char *const ppn_names[] = { "-N", "--npernode", "-npernode", "-ppn", "--ppn",
+						 "-perhost", NULL };
+	static const char *const map_names[] = { "--map-by", "-map-by", NULL };
+	static const char *const host_names[] = { "-H", "--host", "-host", "-hosts", "--hostfile",
+						  "-hostfile", "--machinefile", "-machinefile", "-f",
+						  "--default-hostfile", NULL };
+	const struct jobread_input *in = jr_input(cx);
+	struct found fn, fp, fm, fh;
+	long long n = -1, ppn = -1;
+	int rn, rp;
+	bool hosts;
+
+	memset(st, 0, sizeof(*st));
+	st->present = true;
+	st->name = jr_basename(opts->argv[0]);
+	st->world = st->nodes = st->nproc = -1;
+	rn = opt_int(cx, opts, np_names, false, JR_WORLD, &fn, &n);
+	rp = opt_int(cx, opts, ppn_names, false, JR_NPROC_PER_NODE, &fp, &ppn);
+	if (rp == V_ABSENT && find(opts, map_names, false, &fm) && fm.value && !fm.unknown &&
+	    !strncmp(fm.value, "ppr:", 4)) {
+		/* --map-by ppr:N:node[:PE=..] */
+		char *end;
+		long v = strtol(fm.value + 4, &end, 10);
+
+		if (v > 0 && v < INT_MAX && !strncmp(end, ":node", 5)) {
+			ppn = v;
+			rp = V_KNOWN;
+			fp = fm;
+		}
+	}
+	hosts = find(opts, host_names, false, &fh);
+	if (rn == V_UNKNOWN || rp == V_UNKNOWN) {
+		st->present = false;
+		return;
+	}
+	if (rp == V_KNOWN && ppn > 0) {
+		st->nproc = ppn;
+		st->nproc_src = fp.src;
+	}
+	if (rn == V_KNOWN && n > 0) {
+		st->world = n;
+		st->world_src = fn.src;
+		return;
+	}
+	if (hosts) {
+		/* The host list decides how many processes run where. */
+		jr_note(cx, "SCRIPT_UNKNOWN", NULL,
+			"%s:%d: %s %s names the hosts at run time, so the processes %s starts are not known",
+			fh.src.file, fh.src.line, fh.which, fh.value ? fh.value : "", st->name);
+		st->present = st->nproc > 0;
+		return;
+	}
+	if (ppn > 0) {
+		st->world = mul(job_nodes(in), ppn);
+		src_default(&st->world_src, opts, st->name);
+		return;
+	}
+	/* Inside an allocation mpirun fills the job's slots (its tasks). */
+	src_default(&st->world_src, opts, "-np");
+	if (in->ntasks > 0)
+		st->world = in->ntasks;
+	else if (in->ntasks_per_node > 0)
+		st->world = mul(job_nodes(in), in->ntasks_per_node);
+	else
+		st->world = job_nodes(in) > 0 ? job_nodes(in) : -1;
+}
+
+/* ---- the ML launchers: they set the world themselves ----------------------------------- */
+
+static void set_world(struct jr_ctx *cx, const struct jr_cmd *opts, const char *key, long long nodes,
+		      long long nproc)
+{
+	struct jobread_src s;
+	long long w = mul(nodes, nproc);
+
+	src_default(&s, opts, key);
+	if (w > 0)
+		jr_set_int(cx, JR_WORLD, w, &s);
+}
+
+/* torchrun's --nproc-per-node: a count, or "gpu"/"auto" for the node's
+ * GPUs.  Returns the count, 0 when not known (and said so). */
+static long long nproc_value(struct jr_ctx *cx, const struct found *f)
+{
+	long long v;
+
+	if (f->unknown) {
+		jr_set_unknown(cx, JR_NPROC_PER_NODE, &f->src, "a value computed at run time");
+		return 0;
+	}
+	if (f->value && jr_parse_ll(f->value, &v) && v > 0)
+		return v;
+	if (f->value && (!strcmp(f->value, "gpu") || !strcmp(f->value, "auto"))) {
+		v = job_gpn(jr_input(cx));
+		if (v > 0)
+			return v;
+		jr_set_unknown(cx, JR_NPROC_PER_NODE, &f->src,
+			       "one process per GPU, and the job does not say how many GPUs a node has");
+		return 0;
+	}
+	jr_set_unknown(cx, JR_NPROC_PER_NODE, &f->src, f->value ? f->value : "no value");
+	return 0;
+}
+
+/* torchrun --nnodes N or MIN:MAX.  Returns the count, 0 when unknown. */
+static long long nnodes_value(struct jr_ctx *cx, const struct found *f)
+{
+	long long a, b;
+	char buf[32];
+	const char *colon;
+
+	if (f->unknown) {
+		jr_set_unknown(cx, JR_NODES, &f->src, "a value computed at run time");
+		return 0;
+	}
+	if (f->value && jr_parse_ll(f->value, &a) && a > 0)
+		return a;
+	colon = f->value ? strchr(f->value, ':') : NULL;
+	if (colon && (size_t)(colon - f->value) < sizeof(buf)) {
+		memcpy(buf, f->value, (size_t)(colon - f->value));
+		buf[colon - f->value] = '\0';
+		if (jr_parse_ll(buf, &a) && jr_parse_ll(colon + 1, &b) && a > 0 && b >= a) {
+			if (a != b)
+				/* Elastic: the run starts with at least MIN and
+				 * grows to MAX; the job's nodes are meant for MAX. */
+				jr_note(cx, "SCRIPT_ASSUMED", NULL,
+					"%s:%d: %s %s is elastic; %lld nodes assumed", f->src.file,
+					f->src.line, f->which, f->value, b);
+			return b;
+		}
+	}
+	jr_set_unknown(cx, JR_NODES, &f->src, f->value ? f->value : "no value");
+	return 0;
+}
+
+static void read_torchrun(struct jr_ctx *cx, const struct jr_cmd *opts)
+{
+	static const char *const nnodes_names[] = { "--nnodes", NULL };
+	static const char *const nproc_names[] = { "--nproc-per-node", "--nproc_per_node", NULL };
+	static const char *const standalone[] = { "--standalone", NULL };
+	struct found fn, fp, fs;
+	long long nodes = 1, nproc = 1;
+	struct jobread_src s;
+
+	if (find(opts, nnodes_names, false, &fn)) {
+		nodes = nnodes_value(cx, &fn);
+		if (nodes > 0)
+			jr_set_int(cx, JR_NODES, nodes, &fn.src);
+	} else {
+		/* Without --nnodes torchrun runs on one node (--standalone too). */
+		if (find(opts, standalone, false, &fs))
+			jr_src_word(&s, opts, fs.idx, "--nnodes", JR_STYLE_FLAG);
+		else
+			src_default(&s, opts, "--nnodes");
+		jr_set_int(cx, JR_NODES, 1, &s);
+	}
+	if (find(opts, nproc_names, false, &fp)) {
+		nproc = nproc_value(cx, &fp);
+		if (nproc > 0)
+			jr_set_int(cx, JR_NPROC_PER_NODE, nproc, &fp.src);
+	} else {
+		src_default(&s, opts, "--nproc-per-node");
+		jr_set_int(cx, JR_NPROC_PER_NODE, 1, &s);
+	}
+	if (nodes > 0 && nproc > 0)
+		set_world(cx, opts, "torchrun", nodes, nproc);
+}
+
+static void read_deepspeed(struct jr_ctx *cx, const struct jr_cmd *opts)
+{
+	static const char *const nodes_names[] = { "--num_nodes", NULL };
+	static const char *const gpus_names[] = { "--num_gpus", "--num_accelerators", NULL };
+	static const char *const host_names[] = { "-H", "--hostfile", NULL };
+	static const char *const incl_names[] = { "-i", "--include", "-e", "--exclude", NULL };
+	struct found fn, fg, fh, fi;
+	long long nodes = -1, gpus = -1;
+	int rn, rg;
+	bool hostfile = find(opts, host_names, false, &fh);
+	struct jobread_src s;
+
+	src_default(&s, opts, "deepspeed");
+	jr_set_int(cx, JR_FRAMEWORK, ADV_FW_DEEPSPEED, &s);
+	if (find(opts, incl_names, false, &fi)) {
+		/* Which GPUs of which hosts: decided by the resource filter. */
+		jr_set_unknown(cx, JR_WORLD, &fi.src, "the hosts and GPUs selected at run time");
+		return;
+	}
+	rn = opt_int(cx, opts, nodes_names, false, JR_NODES, &fn, &nodes);
+	rg = opt_int(cx, opts, gpus_names, false, JR_NPROC_PER_NODE, &fg, &gpus);
+	if (rn == V_KNOWN && nodes > 0) {
+		jr_set_int(cx, JR_NODES, nodes, &fn.src);
+	} else if (rn != V_UNKNOWN && hostfile) {
+		jr_set_unknown(cx, JR_NODES, &fh.src, "the hosts listed in the hostfile, read at run time");
+		nodes = -1;
+	} else if (rn != V_UNKNOWN) {
+		/* No hostfile: the launcher runs on the local node only. */
+		nodes = 1;
+		src_default(&s, opts, "--num_nodes");
+		jr_set_int(cx, JR_NODES, 1, &s);
+	}
+	if (rg == V_KNOWN && gpus > 0) {
+		jr_set_int(cx, JR_NPROC_PER_NODE, gpus, &fg.src);
+	} else if (rg != V_UNKNOWN) {
+		/* Default: every GPU of each node. */
+		gpus = job_gpn(jr_input(cx));
+		src_default(&s, opts, "--num_gpus");
+		if (gpus > 0)
+			jr_set_int(cx, JR_NPROC_PER_NODE, gpus, &s);
+	}
+	if (nodes > 0 && gpus > 0)
+		set_world(cx, opts, "deepspeed", nodes, gpus);
+}
+
+static void read_accelerate(struct jr_ctx *cx, const struct jr_cmd *opts)
+{
+	static const char *const cfg_names[] = { "--config_file", "--config-file", NULL };
+	static const char *const np_names[] = { "--num_processes", "--num-processes", NULL };
+	static const char *const nm_names[] = { "--num_machines", "--num-machines", NULL };
+	static const char *const mp_names[] = { "--mixed_precision", "--mixed-precision", NULL };
+	static const char *const ds_names[] = { "--use_deepspeed", "--use-deepspeed", NULL };
+	static const char *const fsdp_names[] = { "--use_fsdp", "--use-fsdp", NULL };
+	static const char *const multi_names[] = { "--multi_gpu", "--multi-gpu", NULL };
+	static const char *const zero_names[] = { "--zero_stage", "--zero-stage", NULL };
+	static const char *const dscfg_names[] = { "--deepspeed_config_file", "--deepspeed-config-file",
+						   NULL };
+	static const char *const gas_names[] = { "--gradient_accumulation_steps",
+						 "--gradient-accumulation-steps", NULL };
+	static const char *const shard_names[] = { "--fsdp_sharding_strategy",
+						   "--fsdp-sharding-strategy", NULL };
+	struct found f;
+	long long np = -1, nm = -1, v;
+	int rnp, rnm;
+	struct jobread_src s;
+
+	if (find(opts, cfg_names, false, &f) && f.value && !f.unknown)
+		jr_read_accelerate_config(cx, f.value);
+	else if (f.idx >= 0 && f.unknown)
+		jr_set_unknown(cx, JR_WORLD, &f.src, "an accelerate config named at run time");
+	if (find(opts, ds_names, false, &f))
+		jr_set_int(cx, JR_FRAMEWORK, ADV_FW_DEEPSPEED, &f.src);
+	if (find(opts, fsdp_names, false, &f)) {
+		jr_set_int(cx, JR_FRAMEWORK, ADV_FW_FSDP, &f.src);
+		/* accelerate's default sharding strategy is FULL_SHARD. */
+		jr_set_int(cx, JR_ZERO, 3, &f.src);
+	}
+	if (find(opts, shard_names, false, &f) && f.value && !f.unknown) {
+		if (!strcmp(f.value, "FULL_SHARD") || !strcmp(f.value, "1") ||
+		    !strcmp(f.value, "HYBRID_SHARD") || !strcmp(f.value, "4"))
+			jr_set_int(cx, JR_ZERO, 3, &f.src);
+		else if (!strcmp(f.value, "SHARD_GRAD_OP") || !strcmp(f.value, "2") ||
+			 !strcmp(f.value, "_HYBRID_SHARD_ZERO2") || !strcmp(f.value, "5"))
+			jr_set_int(cx, JR_ZERO, 2, &f.src);
+		else if (!strcmp(f.value, "NO_SHARD") || !strcmp(f.value, "3"))
+			jr_set_int(cx, JR_ZERO, 0, &f.src);
+	}
+	if (find(opts, dscfg_names, false, &f) && f.value && !f.unknown)
+		jr_read_ds_config(cx, f.value);
+	if (opt_int(cx, opts, zero_names, false, JR_ZERO, &f, &v) == V_KNOWN)
+		jr_set_int(cx, JR_ZERO, v, &f.src);
+	if (opt_int(cx, opts, gas_names, false, JR_GAS, &f, &v) == V_KNOWN)
+		jr_set_int(cx, JR_GAS, v, &f.src);
+	if (find(opts, mp_names, false, &f) && f.value && !f.unknown) {
+		int p = !strcmp(f.value, "bf16") ? ADV_PREC_BF16 : !strcmp(f.value, "fp16") ? ADV_PREC_FP16
+		      : !strcmp(f.value, "fp8") ? ADV_PREC_FP8 : !strcmp(f.value, "no") ? ADV_PREC_FP32 : -1;
+
+		if (p >= 0)
+			jr_set_int(cx, JR_PRECISION, p, &f.src);
+	}
+	rnp = opt_int(cx, opts, np_names, false, JR_WORLD, &f, &np);
+	if (rnp == V_KNOWN && np > 0)
+		jr_set_int(cx, JR_WORLD, np, &f.src);
+	rnm = opt_int(cx, opts, nm_names, false, JR_NODES, &f, &nm);
+	if (rnm == V_KNOWN && nm > 0)
+		jr_set_int(cx, JR_NODES, nm, &f.src);
+	if (jr_get(cx, JR_WORLD)->set || rnp != V_ABSENT)
+		return;
+	if (find(opts, multi_names, false, &f) || find(opts, ds_names, false, &f) ||
+	    find(opts, fsdp_names, false, &f)) {
+		/* No count anywhere: every GPU of each machine. */
+		long long gpn = job_gpn(jr_input(cx));
+		long long machines = jr_get(cx, JR_NODES)->set && !jr_get(cx, JR_NODES)->unknown
+				     ? jr_get(cx, JR_NODES)->i : 1;
+
+		src_default(&s, opts, "--num_processes");
+		if (mul(gpn, machines) > 0)
+			jr_set_int(cx, JR_WORLD, mul(gpn, machines), &s);
+		return;
+	}
+	src_default(&s, opts, "--num_processes");
+	if (!jr_get(cx, JR_WORLD)->set)
+		jr_set_unknown(cx, JR_WORLD, &s,
+			       "accelerate's default config (~/.cache/huggingface/accelerate), not read; "
+			       "name it with --config_file or give --num_processes");
+}
+
+/* ---- the walk -------------------------------------------------------------------------- */
+
+enum launcher { L_NONE = 0, L_SRUN, L_MPI, L_TORCHRUN, L_TORCHLAUNCH, L_DEEPSPEED, L_ACCELERATE };
+
+static enum launcher launcher_of(const char *b)
+{
+	if (!strcmp(b, "srun"))
+		return L_SRUN;
+	if (!strcmp(b, "mpirun") || !strcmp(b, "mpiexec") || !strcmp(b, "mpiexec.hydra") ||
+	    !strcmp(b, "orterun"))
+		return L_MPI;
+	if (!strcmp(b, "torchrun") || !strcmp(b, "torch.distributed.run"))
+		return L_TORCHRUN;
+	if (!strcmp(b, "torch.distributed.launch"))
+		return L_TORCHLAUNCH;
+	if (!strcmp(b, "deepspeed") || !strcmp(b, "deepspeed.launcher.runner"))
+		return L_DEEPSPEED;
+	if (!strcmp(b, "accelerate.commands.launch"))
+		return L_ACCELERATE;
+	return L_NONE;
+}
+
+/* Options of each launcher that take no value. */
+static const char *const srun_bools[] = {
+	"--exclusive", "--overcommit", "--label", "--unbuffered", "--verbose", "--quiet",
+	"--kill-on-bad-exit", "--no-kill", "--pty", "--exact", "--overlap", "--whole", "--hold",
+	"--contiguous", "--disable-status", "--test-only", "--spread-job", "--use-min-nodes",
+	"--multi-prog", "--help", "--usage", "--version", "--preserve-env", "--propagate",
+	"--no-allocate", "--immediate", "--reboot", "--send-libs", "--oversubscribe", "--x11",
+	"--bcast", "--compress", "--resv-ports", "--quit-on-interrupt", "--external-launcher",
+	"--nice", "--interactive", "--container-remap-root", "--no-container-remap-root",
+	"--container-mount-home", "--no-container-mount-home", "--container-writable",
+	"--container-readonly", "--container-entrypoint", "--no-container-entrypoint",
+	"-E", "-h", "-H", "-I", "-k", "-K", "-l", "-O", "-Q", "-s", "-u", "-v", "-V", "-X", "-Z", NULL,
+};
+static const char *const mpi_bools[] = {
+	"--oversubscribe", "-oversubscribe", "--allow-run-as-root", "-allow-run-as-root",
+	"--tag-output", "-tag-output", "--report-bindings", "-report-bindings", "-v", "--verbose",
+	"--display-map", "-display-map", "-q", "--quiet", "--noprefix", "-noprefix", "-bind-to-core",
+	"-bind-to-socket", "-byslot", "-bynode", "--timestamp-output", "-timestamp-output", "-l",
+	"-print-rank-map", "--merge-stderr-to-stdout", "-V", "--version", "-h", "--help",
+	"-disable-auto-cleanup", "--debug-daemons", "-nolocal", "--nolocal", "-prepend-rank",
+	"--prepend-rank", "-ordered-output", NULL,
+};
+static const char *const mpi_pairs[] = { "-mca", "--mca", "-gmca", "--gmca", "-genv", "-env",
+					 "--prtemca", "-prtemca", "--pmixmca", "-pmixmca", NULL };
+static const char *const torchrun_bools[] = {
+	"--standalone", "--no-python", "--no_python", "--run-path", "--run_path", "--module", "-m",
+	"--use-env", "--use_env", "--virtual-local-rank", "--virtual_local_rank", NULL,
+};
+static const char *const ds_bools[] = {
+	"--no_python", "--module", "--no_local_rank", "--no_ssh_check", "--force_multi", "--save_pid",
+	"--elastic_training", "--bind_cores_to_rank", "--no_ssh", "--autotuning_run", NULL,
+};
+static const char *const acc_bools[] = {
+	"--cpu", "--multi_gpu", "--multi-gpu", "--tpu", "--ipex", "--use_deepspeed", "--use-deepspeed",
+	"--use_fsdp", "--use-fsdp", "--use_megatron_lm", "--use-megatron-lm", "--use_xpu", "-m",
+	"--module", "--no_python", "--no-python", "--debug", "-q", "--quiet", "--enable_cpu_affinity",
+	"--same_network", "--dynamo_use_fullgraph", "--dynamo_use_dynamic",
+	"--dynamo_use_regional_compilation", "--tpu_use_cluster", "--tpu_use_sudo", "--downcast_bf16",
+	"-h", "--help", NULL,
+};
+
+static const struct optspec srun_sp = { srun_bools, NULL, "ABbcCDdeGiJLmMnNopqrStTwWx", true };
+static const struct optspec mpi_sp = { mpi_bools, mpi_pairs, NULL, false };
+static const struct optspec torchrun_sp = { torchrun_bools, NULL, NULL, false };
+static const struct optspec ds_sp = { ds_bools, NULL, NULL, false };
+static const struct optspec acc_sp = { acc_bools, NULL, NULL, false };
+
+/* The launcher's "run a module" / "not a Python script" flags. */
+static bool opts_have(const struct jr_cmd *opts, const char *a, const char *b)
+{
+	for (int k = 0; k < opts->argc; k++)
+		if (!strcmp(opts->argv[k], a) || (b && !strcmp(opts->argv[k], b)))
+			return true;
+	return false;
+}
+
+bool jr_launch_strip(struct jr_ctx *cx, const struct jr_cmd *cmd, struct jr_cmd *prog,
+		     bool *is_module)
+{
+	struct starter st;
+	int i = 0;
+	bool module = false, after_launcher = false;
+
+	memset(&st, 0, sizeof(st));
+	*is_module = false;
+	memset(prog, 0, sizeof(*prog));
+	if (!cmd || cmd->argc < 1 || !cmd->argv)
+		return false;
+	for (int layer = 0; layer < LAUNCH_MAX_LAYERS; layer++) {
+		const char *b;
+		enum launcher l;
+		const struct optspec *sp = NULL;
+		struct jr_cmd opts;
+		int j;
+
+		if (i < 0 || i >= cmd->argc || !cmd->argv[i])
+			break;
+		if (cmd->unknown && cmd->unknown[i])
+			break;   /* the program itself is computed at run time */
+		b = jr_basename(cmd->argv[i]);
+		if (module) {
+			/* "-m MODULE": a launcher module, or the program. */
+			l = launcher_of(cmd->argv[i]);
+			if (l == L_NONE) {
+				*prog = sub(cmd, i, -1);
+				*is_module = true;
+				commit(cx, &st);
+				return true;
+			}
+			module = false;
+		} else {
+			j = strip_wrapper(cmd, i);
+			if (j != i) {
+				if (j > i && uv_module(cmd, i, j))
+					module = true;
+				i = j;
+				continue;
+			}
+			if (is_python(b)) {
+				i = python_args(cmd, i, &module);
+				continue;
+			}
+			l = launcher_of(b);
+			if (!strcmp(b, "accelerate") && i + 1 < cmd->argc &&
+			    !strcmp(cmd->argv[i + 1], "launch")) {
+				l = L_ACCELERATE;
+				i++;   /* options start after "launch" */
+			}
+		}
+		if (l == L_NONE) {
+			*prog = sub(cmd, i, -1);
+			*is_module = false;
+			if (!after_launcher)
+				commit(cx, &st);
+			return true;
+		}
+		switch (l) {
+		case L_SRUN:
+			sp = &srun_sp;
+			break;
+		case L_MPI:
+			sp = &mpi_sp;
+			break;
+		case L_TORCHRUN:
+		case L_TORCHLAUNCH:
+			sp = &torchrun_sp;
+			break;
+		case L_DEEPSPEED:
+			sp = &ds_sp;
+			break;
+		default:
+			sp = &acc_sp;
+			break;
+		}
+		j = skip_opts(cmd, i + 1, sp);
+		/* opts: the launcher's name and its options, not the program's. */
+		opts = sub(cmd, i, j - i);
+		switch (l) {
+		case L_SRUN:
+			jr_set_launcher(cx, "srun");
+			read_srun(cx, &opts, &st);
+			break;
+		case L_MPI:
+			jr_set_launcher(cx, jr_basename(cmd->argv[i]));
+			read_mpirun(cx, &opts, &st);
+			break;
+		case L_TORCHRUN:
+		case L_TORCHLAUNCH:
+			jr_set_launcher(cx, l == L_TORCHRUN ? "torchrun" : "torch.distributed.launch");
+			read_torchrun(cx, &opts);
+			after_launcher = true;
+			break;
+		case L_DEEPSPEED:
+			jr_set_launcher(cx, "deepspeed");
+			read_deepspeed(cx, &opts);
+			after_launcher = true;
+			break;
+		default:
+			jr_set_launcher(cx, "accelerate");
+			read_accelerate(cx, &opts);
+			after_launcher = true;
+			break;
+		}
+		if (after_launcher) {
+			/* An srun or mpirun outside starts this launcher (once per
+			 * node): the launcher's world counts, not theirs. */
+			st.present = false;
+			if (opts_have(&opts, "-m", "--module"))
+				module = true;
+			if (!opts_have(&opts, "--no-python", "--no_python") && !module && j < cmd->argc) {
+				/* The launcher runs a Python script. */
+				*prog = sub(cmd, j, -1);
+				return true;
+			}
+		}
+		i = j;
+	}
+	/* Only a launcher, or a command computed at run time: srun's and
+	 * mpirun's tasks start nothing the reader knows. */
+	return false;
+}

@@ -1,0 +1,1000 @@
+/*
+ * test_fwflags.c - the job reader end to end on scripts whose workload is
+ * in command-line flags: the launchers and wrappers (launch.c), Megatron-LM
+ * and Megatron-DeepSpeed (fw_megatron.c), Hugging Face Trainer and TRL
+ * (fw_hf.c), vLLM and SGLang (fw_serve.c), and the DeepSpeed and
+ * accelerate config files they name (fw_deepspeed.c).
+ *
+ * Each script is written for this test in the style of the frameworks'
+ * published examples (Megatron-LM examples/gpt3, Megatron-DeepSpeed
+ * examples_deepspeed, transformers examples/pytorch/language-modeling,
+ * TRL's sft docs, the alignment handbook's recipes, vLLM and SGLang
+ * serving docs).  Every value is checked with its source: the file, the
+ * line the flag or key is written on, and the flag or key itself.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine.h"
+#include "fixture.h"
+#include "jobread.h"
+
+#define CWD "/home/ada/run"
+
+struct vfile {
+	const char *path;   /* absolute */
+	const char *text;
+};
+
+struct job {
+	const char *script;
+	const struct vfile *files;   /* NULL-terminated by path, may be NULL */
+	int nodes, gpus_per_node, ntasks, ntasks_per_node;
+	char *const *argv;           /* srun's command (script NULL) */
+	int argc;
+};
+
+static int open_file(void *arg, const char *path, const char **text, size_t *len)
+{
+	const struct vfile *f = arg;
+
+	for (; f && f->path; f++)
+		if (!strcmp(f->path, path)) {
+			*text = f->text;
+			*len = strlen(f->text);
+			return JOBREAD_FILE_OK;
+		}
+	return JOBREAD_FILE_MISSING;
+}
+
+static void read_job(void **st, const struct job *j, struct jobread_out *out)
+{
+	struct jobread_input in;
+
+	memset(&in, 0, sizeof(in));
+	in.tool = j->script ? JOBREAD_SBATCH : JOBREAD_SRUN;
+	in.script_name = j->script ? "train.sbatch" : NULL;
+	in.script = j->script;
+	in.script_len = j->script ? strlen(j->script) : 0;
+	in.argv = j->argv;
+	in.argc = j->argc;
+	in.cwd = CWD;
+	snprintf(in.res.gpu, sizeof(in.res.gpu), "h100");
+	in.res.nodes = j->nodes;
+	in.res.gpus_per_node = j->gpus_per_node;
+	in.res.gpus = j->nodes * j->gpus_per_node;
+	in.ntasks = j->ntasks;
+	in.ntasks_per_node = j->ntasks_per_node;
+	in.files.open = open_file;
+	in.files.arg = (void *)j->files;
+	jobread_read(*st, &in, out);
+}
+
+/* The 1-based line of text where needle first occurs (0: nowhere). */
+static int line_of(const char *text, const char *needle)
+{
+	const char *p = strstr(text, needle);
+	int line = 1;
+
+	if (!p)
+		return 0;
+	for (const char *q = text; q < p; q++)
+		line += *q == '\n';
+	return line;
+}
+
+static void check(const struct jobread_out *out, enum jobread_field f, long long v,
+		  const char *file, int line, const char *key, const char *where)
+{
+	const struct jobread_value *x = &out->v[f];
+
+	if (!x->set || x->unknown || x->i != v || strcmp(x->src.file, file) ||
+	    (line >= 0 && x->src.line != line) || (key && strcmp(x->src.key, key))) {
+		print_error("%s: %s: got %s%s%lld (%s:%d '%s'), want %lld (%s:%d '%s')\n", where,
+			    jobread_field_name(f), x->set ? "" : "unset ", x->unknown ? "unknown " : "",
+			    x->i, x->src.file, x->src.line, x->src.key, v, file, line, key ? key : "*");
+		fail();
+	}
+}
+
+#define CHECK(out, f, v, file, line, key) check(out, f, v, file, line, key, __func__)
+
+static void check_unknown(const struct jobread_out *out, enum jobread_field f, const char *where)
+{
+	if (!out->v[f].set || !out->v[f].unknown) {
+		print_error("%s: %s should be unknown (set %d, value %lld)\n", where,
+			    jobread_field_name(f), out->v[f].set, out->v[f].i);
+		fail();
+	}
+}
+
+#define UNKNOWN(out, f) check_unknown(out, f, __func__)
+#define UNSET(out, f) assert_false((out)->v[f].set)
+
+static bool has_note(const struct jobread_out *out, const char *code, const char *text)
+{
+	for (int i = 0; i < out->n_notes; i++)
+		if (!strcmp(out->notes[i].code, code) && (!text || strstr(out->notes[i].message, text)))
+			return true;
+	return false;
+}
+
+static int setup(void **st)
+{
+	*st = fixture_catalog(NULL);
+	return *st ? 0 : -1;
+}
+
+static int teardown(void **st)
+{
+	catalog_destroy(*st);
+	return 0;
+}
+
+#define S "train.sbatch"
+
+/* ---- Megatron-LM ------------------------------------------------------------------- */
+
+/* GPT-3 style: torchrun with the arguments in bash arrays, as Megatron-LM's
+ * examples/gpt3 script writes them. */
+static const char gpt_script[] =
+	"#!/bin/bash\n"
+	"#SBATCH -N 2 --gpus-per-node=8 --ntasks-per-node=1\n"
+	"export CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+	"GPUS_PER_NODE=8\n"
+	"NUM_NODES=$SLURM_NNODES\n"
+	"CHECKPOINT_PATH=/lustre/ckpt/gpt-13b\n"
+	"DISTRIBUTED_ARGS=(\n"
+	"    --nproc_per_node $GPUS_PER_NODE\n"
+	"    --nnodes $NUM_NODES\n"
+	"    --master_addr localhost --master_port 6000\n"
+	")\n"
+	"GPT_MODEL_ARGS=(\n"
+	"    --num-layers 40\n"
+	"    --hidden-size 5120\n"
+	"    --num-attention-heads 40\n"
+	"    --seq-length 2048\n"
+	"    --max-position-embeddings 2048\n"
+	")\n"
+	"TRAINING_ARGS=(\n"
+	"    --micro-batch-size 2\n"
+	"    --global-batch-size 512   # tokens per step: 1M\n"
+	"    --train-iters 100000\n"
+	"    --fp16\n"
+	")\n"
+	"MODEL_PARALLEL_ARGS=(\n"
+	"    --tensor-model-parallel-size 4\n"
+	"    --pipeline-model-parallel-size 2\n"
+	")\n"
+	"LOG_ARGS=(\n"
+	"    --save-interval 1000 --save $CHECKPOINT_PATH --load $CHECKPOINT_PATH\n"
+	")\n"
+	"torchrun ${DISTRIBUTED_ARGS[@]} pretrain_gpt.py \\\n"
+	"    ${GPT_MODEL_ARGS[@]} \\\n"
+	"    ${TRAINING_ARGS[@]} \\\n"
+	"    ${MODEL_PARALLEL_ARGS[@]} \\\n"
+	"    ${LOG_ARGS[@]}\n";
+
+static void test_megatron_gpt_torchrun(void **st)
+{
+	struct job j = { gpt_script, NULL, 2, 8, 0, 1, NULL, 0 };
+	struct jobread_out out;
+	const char *t = gpt_script;
+	int cmd = line_of(t, "torchrun ");
+
+	read_job(st, &j, &out);
+	assert_true(out.is_llm);
+	assert_string_equal(out.launcher, "torchrun");
+	assert_string_equal(out.trainer, "megatron");
+	CHECK(&out, JR_FRAMEWORK, ADV_FW_MEGATRON, S, -1, NULL);
+	CHECK(&out, JR_TP, 4, S, line_of(t, "--tensor-model"), "--tensor-model-parallel-size");
+	CHECK(&out, JR_PP, 2, S, line_of(t, "--pipeline-model"), "--pipeline-model-parallel-size");
+	CHECK(&out, JR_ARCH_LAYERS, 40, S, line_of(t, "--num-layers"), "--num-layers");
+	CHECK(&out, JR_ARCH_HIDDEN, 5120, S, line_of(t, "--hidden-size"), "--hidden-size");
+	CHECK(&out, JR_ARCH_HEADS, 40, S, line_of(t, "--num-attention-heads"), "--num-attention-heads");
+	CHECK(&out, JR_ARCH_MAX_SEQ, 2048, S, line_of(t, "--max-position"), "--max-position-embeddings");
+	CHECK(&out, JR_SEQ, 2048, S, line_of(t, "--seq-length"), "--seq-length");
+	CHECK(&out, JR_MBS, 2, S, line_of(t, "--micro-batch"), "--micro-batch-size");
+	CHECK(&out, JR_GBS, 512, S, line_of(t, "--global-batch"), "--global-batch-size");
+	CHECK(&out, JR_PRECISION, ADV_PREC_FP16, S, line_of(t, "--fp16"), "--fp16");
+	CHECK(&out, JR_CKPT_STEPS, 1000, S, line_of(t, "--save-interval"), "--save-interval");
+	UNSET(&out, JR_CKPT_OFF);
+	/* Tied by default; no KV groups without --group-query-attention. */
+	CHECK(&out, JR_ARCH_TIED, 1, S, -1, "");
+	UNSET(&out, JR_ARCH_KV_HEADS);
+	UNSET(&out, JR_ARCH_GATED);
+	UNSET(&out, JR_ARCH_VOCAB);
+	CHECK(&out, JR_TASK, ADV_TASK_TRAIN, S, -1, NULL);
+	/* The launcher: 2 nodes x 8 = 16 processes. */
+	CHECK(&out, JR_NODES, 2, S, line_of(t, "--nnodes"), "--nnodes");
+	CHECK(&out, JR_NPROC_PER_NODE, 8, S, line_of(t, "--nproc_per_node"), "--nproc_per_node");
+	CHECK(&out, JR_WORLD, 16, S, cmd, "torchrun");
+	assert_int_equal(out.n_need, 0);
+}
+
+/* Llama-style Megatron started by srun directly: srun's tasks are the world. */
+static const char llama_script[] =
+	"#!/bin/bash\n"
+	"#SBATCH --nodes=4 --ntasks-per-node=8 --gpus-per-node=8\n"
+	"MODEL=(--num-layers 32 --hidden-size 4096 --num-attention-heads 32\n"
+	"  --group-query-attention --num-query-groups 8 --swiglu\n"
+	"  --normalization RMSNorm --untie-embeddings-and-output-weights\n"
+	"  --kv-channels 128 --vocab-size 128256)\n"
+	"PAR=\"--tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 --sequence-parallel\"\n"
+	"srun --cpu-bind=none -l python pretrain_gpt.py \"${MODEL[@]}\" $PAR \\\n"
+	"  --num-layers-per-virtual-pipeline-stage 2 \\\n"
+	"  --seq-length 8192 --micro-batch-size 1 --global-batch-size 256 --bf16 \\\n"
+	"  --recompute-granularity full --recompute-activations \\\n"
+	"  --use-distributed-optimizer --save-interval 500\n";
+
+static void test_megatron_llama_srun(void **st)
+{
+	struct job j = { llama_script, NULL, 4, 8, 0, 8, NULL, 0 };
+	struct jobread_out out;
+	const char *t = llama_script;
+	int cmd = line_of(t, "srun "), par = line_of(t, "PAR=");
+
+	read_job(st, &j, &out);
+	assert_true(out.is_llm);
+	assert_string_equal(out.launcher, "srun");
+	assert_string_equal(out.trainer, "megatron");
+	CHECK(&out, JR_TP, 2, S, par, "--tensor-model-parallel-size");
+	CHECK(&out, JR_PP, 4, S, par, "--pipeline-model-parallel-size");
+	CHECK(&out, JR_SP, 1, S, par, "--sequence-parallel");
+	CHECK(&out, JR_ARCH_KV_HEADS, 8, S, line_of(t, "--num-query-groups"), "--num-query-groups");
+	CHECK(&out, JR_ARCH_GATED, 1, S, line_of(t, "--swiglu"), "--swiglu");
+	CHECK(&out, JR_ARCH_NORM, 0, S, line_of(t, "--normalization"), "--normalization");
+	CHECK(&out, JR_ARCH_TIED, 0, S, line_of(t, "--untie"), "--untie-embeddings-and-output-weights");
+	CHECK(&out, JR_ARCH_HEAD_DIM, 128, S, line_of(t, "--kv-channels"), "--kv-channels");
+	CHECK(&out, JR_ARCH_VOCAB, 128256, S, line_of(t, "--vocab-size"), "--vocab-size");
+	/* arguments.py: int((4 * 4096 * 2 / 3) / 64) * 64 = 10880. */
+	CHECK(&out, JR_ARCH_FFN, 10880, S, line_of(t, "--swiglu"), "");
+	/* 32 layers / pp 4 = 8 per stage, 2 per virtual stage: vpp 4. */
+	CHECK(&out, JR_VPP, 4, S, line_of(t, "--num-layers-per-virtual"), "");
+	CHECK(&out, JR_PRECISION, ADV_PREC_BF16, S, line_of(t, "--bf16"), "--bf16");
+	/* --recompute-activations wins over --recompute-granularity. */
+	CHECK(&out, JR_RECOMPUTE, ADV_RECOMPUTE_SELECTIVE, S, line_of(t, "--recompute-activations"),
+	      "--recompute-activations");
+	CHECK(&out, JR_ZERO, 1, S, line_of(t, "--use-distributed"), "--use-distributed-optimizer");
+	/* No --save: nothing is ever written. */
+	CHECK(&out, JR_CKPT_OFF, 1, S, -1, "");
+	UNSET(&out, JR_CKPT_STEPS);
+	/* srun inherits 8 tasks per node on 4 nodes. */
+	CHECK(&out, JR_WORLD, 32, S, cmd, "--ntasks");
+	UNSET(&out, JR_NODES);
+}
+
+/* The issue's first job: TP 3 with 64 heads, srun with its own counts. */
+static void test_megatron_issue_tp3(void **st)
+{
+	static const char script[] =
+		"#!/bin/bash\n"
+		"#SBATCH -N 4 --gpus-per-node=8\n"
+		"srun -N4 --ntasks-per-node=8 python pretrain_gpt.py \\\n"
+		"  --tensor-model-parallel-size 3 --num-layers 80 --hidden-size 8192 \\\n"
+		"  --num-attention-heads 64 --seq-length 4096 --micro-batch-size 1 --bf16 \\\n"
+		"  --save /ckpt --save-interval 200\n";
+	struct job j = { script, NULL, 4, 8, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	CHECK(&out, JR_TP, 3, S, 4, "--tensor-model-parallel-size");
+	CHECK(&out, JR_ARCH_HEADS, 64, S, 5, "--num-attention-heads");
+	CHECK(&out, JR_NODES, 4, S, 3, "-N");
+	CHECK(&out, JR_NPROC_PER_NODE, 8, S, 3, "--ntasks-per-node");
+	CHECK(&out, JR_WORLD, 32, S, 3, "srun");
+	CHECK(&out, JR_CKPT_STEPS, 200, S, 6, "--save-interval");
+}
+
+/* MoE, context and expert parallelism, fp8, full recompute. */
+static void test_megatron_moe(void **st)
+{
+	static const char script[] =
+		"#!/bin/bash\n"
+		"ARGS=\"--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --swiglu\"\n"
+		"MOE=\"--num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 14336\"\n"
+		"SHARED=\"--moe-shared-expert-intermediate-size 28672\"\n"
+		"torchrun --nproc-per-node=8 --nnodes=$SLURM_NNODES pretrain_gpt.py $ARGS $MOE $SHARED \\\n"
+		"  --expert-model-parallel-size 8 --expert-tensor-parallel-size 1 \\\n"
+		"  --context-parallel-size 2 --fp8-format hybrid --bf16 \\\n"
+		"  --recompute-granularity full --recompute-method uniform \\\n"
+		"  --ffn-hidden-size 14336 --save /ckpt --save-interval=250\n";
+	struct job j = { script, NULL, 2, 8, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.trainer, "megatron");
+	CHECK(&out, JR_ARCH_EXPERTS, 8, S, 3, "--num-experts");
+	CHECK(&out, JR_ARCH_TOPK, 2, S, 3, "--moe-router-topk");
+	CHECK(&out, JR_ARCH_EXPERT_FFN, 14336, S, 3, "--moe-ffn-hidden-size");
+	/* 28672 of shared width = 2 experts of 14336. */
+	CHECK(&out, JR_ARCH_SHARED_EXPERTS, 2, S, 4, "--moe-shared-expert-intermediate-size");
+	CHECK(&out, JR_ARCH_FFN, 14336, S, 9, "--ffn-hidden-size");
+	CHECK(&out, JR_EP, 8, S, 6, "--expert-model-parallel-size");
+	CHECK(&out, JR_ETP, 1, S, 6, "--expert-tensor-parallel-size");
+	CHECK(&out, JR_CP, 2, S, 7, "--context-parallel-size");
+	CHECK(&out, JR_PRECISION, ADV_PREC_FP8, S, 7, "--fp8-format");
+	CHECK(&out, JR_RECOMPUTE, ADV_RECOMPUTE_FULL, S, 8, "--recompute-granularity");
+	CHECK(&out, JR_CKPT_STEPS, 250, S, 9, "--save-interval");
+	assert_int_equal(out.v[JR_CKPT_STEPS].src.style, JR_STYLE_FLAG_EQ);
+	CHECK(&out, JR_NODES, 2, S, 5, "--nnodes");
+	CHECK(&out, JR_NPROC_PER_NODE, 8, S, 5, "--nproc-per-node");
+	CHECK(&out, JR_WORLD, 16, S, 5, "torchrun");
+	/* No precision default over an explicit one; Megatron's fp32 default
+	 * only without any. */
+}
+
+/* Megatron without --bf16/--fp16 trains in fp32; --save without an
+ * interval is said. */
+static void test_megatron_defaults(void **st)
+{
+	static const char script[] =
+		"python pretrain_gpt.py --tensor-model-parallel-size 1 --micro-batch-size 4 \\\n"
+		"  --num-layers 12 --hidden-size 768 --num-attention-heads 12 --save ckpt\n";
+	struct job j = { script, NULL, 1, 1, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.trainer, "megatron");
+	CHECK(&out, JR_PRECISION, ADV_PREC_FP32, S, 1, "");
+	UNSET(&out, JR_CKPT_STEPS);
+	UNSET(&out, JR_CKPT_OFF);
+	assert_true(has_note(&out, "SCRIPT_UNKNOWN", "--save without --save-interval"));
+	/* python alone starts one process: no launcher world. */
+	UNSET(&out, JR_WORLD);
+}
+
+/* Megatron-DeepSpeed: the deepspeed launcher, a DeepSpeed config written
+ * by a here-document, and flags that win over it. */
+static const char mds_script[] =
+	"#!/bin/bash\n"
+	"ZERO_STAGE=1\n"
+	"GAS=4\n"
+	"cat <<EOT > ds_config.json\n"
+	"{\n"
+	"  \"train_batch_size\": 1024,\n"
+	"  \"train_micro_batch_size_per_gpu\": 2,\n"
+	"  \"gradient_accumulation_steps\": $GAS,\n"
+	"  \"zero_optimization\": { \"stage\": 2 },\n"
+	"  \"bf16\": { \"enabled\": true },\n"
+	"  \"fp16\": { \"enabled\": false }\n"
+	"}\n"
+	"EOT\n"
+	"deepspeed -H hostfile --num_nodes 2 --num_gpus 8 --master_port 29600 pretrain_gpt.py \\\n"
+	"  --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 \\\n"
+	"  --num-layers 24 --hidden-size 2048 --num-attention-heads 16 \\\n"
+	"  --seq-length 2048 --micro-batch-size 4 --global-batch-size 1024 \\\n"
+	"  --deepspeed --deepspeed_config ds_config.json --zero-stage $ZERO_STAGE \\\n"
+	"  --checkpoint-activations --save /ckpt --save-interval 2000\n";
+
+static void test_megatron_deepspeed(void **st)
+{
+	struct job j = { mds_script, NULL, 2, 8, 0, 0, NULL, 0 };
+	struct jobread_out out;
+	const char *t = mds_script;
+	int cmd = line_of(t, "deepspeed -H");
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.launcher, "deepspeed");
+	assert_string_equal(out.trainer, "megatron");
+	CHECK(&out, JR_FRAMEWORK, ADV_FW_DEEPSPEED, S, line_of(t, "--deepspeed "), "--deepspeed");
+	/* The flag wins over the config's stage 2. */
+	CHECK(&out, JR_ZERO, 1, S, line_of(t, "--zero-stage"), "--zero-stage");
+	CHECK(&out, JR_MBS, 4, S, line_of(t, "--micro-batch-size"), "--micro-batch-size");
+	/* From the config, where the flags say nothing. */
+	CHECK(&out, JR_GAS, 4, "ds_config.json", 4, "gradient_accumulation_steps");
+	CHECK(&out, JR_PRECISION, ADV_PREC_BF16, "ds_config.json", 6, "bf16.enabled");
+	CHECK(&out, JR_RECOMPUTE, ADV_RECOMPUTE_FULL, S, line_of(t, "--checkpoint-act"),
+	      "--checkpoint-activations");
+	CHECK(&out, JR_NODES, 2, S, cmd, "--num_nodes");
+	CHECK(&out, JR_NPROC_PER_NODE, 8, S, cmd, "--num_gpus");
+	CHECK(&out, JR_WORLD, 16, S, cmd, "deepspeed");
+}
+
+/* ---- Hugging Face Trainer and TRL ---------------------------------------------------- */
+
+static const char zero3_json[] =
+	"{\n"
+	"  \"zero_optimization\": {\n"
+	"    \"stage\": 3,\n"
+	"    \"overlap_comm\": true\n"
+	"  },\n"
+	"  \"bf16\": { \"enabled\": \"auto\" },\n"
+	"  \"train_micro_batch_size_per_gpu\": \"auto\",\n"
+	"  \"gradient_accumulation_steps\": \"auto\",\n"
+	"  \"train_batch_size\": \"auto\"\n"
+	"}\n";
+
+static void test_hf_run_clm_deepspeed(void **st)
+{
+	static const char script[] =
+		"#!/bin/bash\n"
+		"#SBATCH -N1 --gres=gpu:4\n"
+		"torchrun --nproc_per_node=gpu run_clm.py \\\n"
+		"    --model_name_or_path meta-llama/Meta-Llama-3-8B \\\n"
+		"    --dataset_name wikitext --dataset_config_name wikitext-2-raw-v1 \\\n"
+		"    --per_device_train_batch_size 4 --gradient_accumulation_steps 8 \\\n"
+		"    --block_size 2048 --bf16 --gradient_checkpointing \\\n"
+		"    --deepspeed ds_zero3.json --do_train --output_dir /tmp/out \\\n"
+		"    --save_steps 1000\n";
+	static const struct vfile files[] = { { CWD "/ds_zero3.json", zero3_json }, { NULL, NULL } };
+	struct job j = { script, files, 1, 4, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.launcher, "torchrun");
+	assert_string_equal(out.trainer, "hf");
+	assert_true(out.v[JR_MODEL].set);
+	assert_string_equal(out.v[JR_MODEL].src.key, "--model_name_or_path");
+	assert_int_equal(out.v[JR_MODEL].src.line, 4);
+	CHECK(&out, JR_ZERO, 3, "ds_zero3.json", 3, "zero_optimization.stage");
+	CHECK(&out, JR_FRAMEWORK, ADV_FW_DEEPSPEED, S, 8, "--deepspeed");
+	/* "auto" is the Trainer's to fill: its flags give the values. */
+	CHECK(&out, JR_MBS, 4, S, 6, "--per_device_train_batch_size");
+	CHECK(&out, JR_GAS, 8, S, 6, "--gradient_accumulation_steps");
+	UNSET(&out, JR_GBS);
+	CHECK(&out, JR_SEQ, 2048, S, 7, "--block_size");
+	CHECK(&out, JR_PRECISION, ADV_PREC_BF16, S, 7, "--bf16");
+	CHECK(&out, JR_RECOMPUTE, ADV_RECOMPUTE_FULL, S, 7, "--gradient_checkpointing");
+	CHECK(&out, JR_CKPT_STEPS, 1000, S, 9, "--save_steps");
+	CHECK(&out, JR_TASK, ADV_TASK_FINETUNE, S, -1, NULL);
+	/* --nproc_per_node=gpu: the node's 4 GPUs. */
+	CHECK(&out, JR_NPROC_PER_NODE, 4, S, 3, "--nproc_per_node");
+	assert_int_equal(out.v[JR_NPROC_PER_NODE].src.style, JR_STYLE_FLAG_EQ);
+	CHECK(&out, JR_NODES, 1, S, 3, "--nnodes");
+	CHECK(&out, JR_WORLD, 4, S, 3, "torchrun");
+	assert_false(has_note(&out, "SCRIPT_UNKNOWN", NULL));
+}
+
+/* TRL's CLI under accelerate with a DeepSpeed accelerate config; the
+ * command line's --num_processes wins over the config's. */
+static void test_trl_accelerate(void **st)
+{
+	static const char acc_yaml[] =
+		"compute_environment: LOCAL_MACHINE\n"
+		"distributed_type: DEEPSPEED\n"
+		"deepspeed_config:\n"
+		"  zero3_init_flag: true\n"
+		"  zero_stage: 3\n"
+		"mixed_precision: bf16\n"
+		"num_machines: 1\n"
+		"num_processes: 4\n";
+	static const char script[] =
+		"#!/bin/bash\n"
+		"accelerate launch --config_file recipes/zero3.yaml --num_processes 8 \\\n"
+		"  trl sft --model_name_or_path Qwen/Qwen2.5-7B --dataset_name trl-lib/Capybara \\\n"
+		"  --use_peft --lora_r 16 --max_length 4096 --per_device_train_batch_size 2 \\\n"
+		"  --gradient_checkpointing True --save_strategy no\n";
+	static const struct vfile files[] = { { CWD "/recipes/zero3.yaml", acc_yaml },
+					      { NULL, NULL } };
+	struct job j = { script, files, 1, 8, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.launcher, "accelerate");
+	assert_string_equal(out.trainer, "trl");
+	CHECK(&out, JR_FRAMEWORK, ADV_FW_DEEPSPEED, "recipes/zero3.yaml", 2, "distributed_type");
+	CHECK(&out, JR_ZERO, 3, "recipes/zero3.yaml", 5, "deepspeed_config.zero_stage");
+	CHECK(&out, JR_NODES, 1, "recipes/zero3.yaml", 7, "num_machines");
+	CHECK(&out, JR_WORLD, 8, S, 2, "--num_processes");
+	CHECK(&out, JR_PRECISION, ADV_PREC_BF16, "recipes/zero3.yaml", 6, "mixed_precision");
+	CHECK(&out, JR_TASK, ADV_TASK_LORA, S, 4, "--use_peft");
+	CHECK(&out, JR_SEQ, 4096, S, 4, "--max_length");
+	CHECK(&out, JR_MBS, 2, S, 4, "--per_device_train_batch_size");
+	CHECK(&out, JR_RECOMPUTE, ADV_RECOMPUTE_FULL, S, 5, "--gradient_checkpointing");
+	CHECK(&out, JR_CKPT_OFF, 1, S, 5, "--save_strategy");
+	UNSET(&out, JR_CKPT_STEPS);
+}
+
+/* The alignment handbook: accelerate with an FSDP config, the script's
+ * arguments in a recipe YAML. */
+static void test_hf_recipe_fsdp(void **st)
+{
+	static const char fsdp_yaml[] =
+		"distributed_type: FSDP\n"
+		"fsdp_config:\n"
+		"  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"
+		"  fsdp_sharding_strategy: SHARD_GRAD_OP\n"
+		"  fsdp_state_dict_type: SHARDED_STATE_DICT\n"
+		"num_machines: 2\n"
+		"num_processes: 16\n";
+	static const char recipe[] =
+		"# Model arguments\n"
+		"model_name_or_path: mistralai/Mistral-7B-v0.1\n"
+		"torch_dtype: bfloat16\n"
+		"# Trainer arguments\n"
+		"bf16: true\n"
+		"gradient_checkpointing: true\n"
+		"per_device_train_batch_size: 8\n"
+		"gradient_accumulation_steps: 2\n"
+		"max_seq_length: 2048\n"
+		"save_strategy: \"steps\"\n"
+		"save_steps: 200\n";
+	static const char script[] =
+		"#!/bin/bash\n"
+		"#SBATCH -N2 --gpus-per-node=8\n"
+		"srun --ntasks-per-node=1 accelerate launch --config_file recipes/fsdp.yaml \\\n"
+		"    --machine_rank $SLURM_NODEID --main_process_ip $HEAD \\\n"
+		"    scripts/run_sft.py recipes/mistral/sft/config_full.yaml\n";
+	static const struct vfile files[] = {
+		{ CWD "/recipes/fsdp.yaml", fsdp_yaml },
+		{ CWD "/recipes/mistral/sft/config_full.yaml", recipe },
+		{ NULL, NULL },
+	};
+	struct job j = { script, files, 2, 8, 0, 1, NULL, 0 };
+	struct jobread_out out;
+	const char *rf = "recipes/mistral/sft/config_full.yaml";
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.launcher, "accelerate");
+	assert_string_equal(out.trainer, "trl");
+	CHECK(&out, JR_FRAMEWORK, ADV_FW_FSDP, "recipes/fsdp.yaml", 1, "distributed_type");
+	CHECK(&out, JR_ZERO, 2, "recipes/fsdp.yaml", 4, "fsdp_config.fsdp_sharding_strategy");
+	/* accelerate's world, not srun's one task per node. */
+	CHECK(&out, JR_WORLD, 16, "recipes/fsdp.yaml", 7, "num_processes");
+	CHECK(&out, JR_NODES, 2, "recipes/fsdp.yaml", 6, "num_machines");
+	UNSET(&out, JR_NPROC_PER_NODE);
+	assert_string_equal(out.v[JR_MODEL].src.file, rf);
+	assert_int_equal(out.v[JR_MODEL].src.line, 2);
+	CHECK(&out, JR_PRECISION, ADV_PREC_BF16, rf, 5, "bf16");
+	CHECK(&out, JR_RECOMPUTE, ADV_RECOMPUTE_FULL, rf, 6, "gradient_checkpointing");
+	CHECK(&out, JR_MBS, 8, rf, 7, "per_device_train_batch_size");
+	CHECK(&out, JR_GAS, 2, rf, 8, "gradient_accumulation_steps");
+	CHECK(&out, JR_SEQ, 2048, rf, 9, "max_seq_length");
+	CHECK(&out, JR_CKPT_STEPS, 200, rf, 11, "save_steps");
+	assert_int_equal(out.v[JR_CKPT_STEPS].src.style, JR_STYLE_YAML);
+}
+
+/* --fsdp on the Trainer's command line; HF's default checkpoint interval. */
+static void test_hf_fsdp_flag(void **st)
+{
+	static const char script[] =
+		"python -m torch.distributed.launch --nproc_per_node 4 --use_env run_clm.py \\\n"
+		"  --model_name_or_path gpt2 --fsdp \"full_shard auto_wrap\" --fp16 True \\\n"
+		"  --per_device_train_batch_size=1\n";
+	struct job j = { script, NULL, 1, 4, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.launcher, "torch.distributed.launch");
+	assert_string_equal(out.trainer, "hf");
+	CHECK(&out, JR_ZERO, 3, S, 2, "--fsdp");
+	CHECK(&out, JR_FRAMEWORK, ADV_FW_FSDP, S, 2, "--fsdp");
+	CHECK(&out, JR_PRECISION, ADV_PREC_FP16, S, 2, "--fp16");
+	CHECK(&out, JR_MBS, 1, S, 3, "--per_device_train_batch_size");
+	/* TrainingArguments: save_strategy "steps", every 500. */
+	CHECK(&out, JR_CKPT_STEPS, 500, S, 1, "--save_steps");
+	CHECK(&out, JR_WORLD, 4, S, 1, "torchrun");
+}
+
+/* ---- serving ------------------------------------------------------------------------- */
+
+static void test_vllm_serve(void **st)
+{
+	static const char script[] =
+		"#!/bin/bash\n"
+		"#SBATCH -N1 --gpus-per-node=8 --ntasks-per-node=1\n"
+		"MODEL=meta-llama/Meta-Llama-3-70B-Instruct\n"
+		"srun vllm serve $MODEL --tensor-parallel-size 4 --pipeline-parallel-size 2 \\\n"
+		"  --max-model-len 32k --max-num-seqs 128 --dtype bfloat16 \\\n"
+		"  --kv-cache-dtype fp8 --gpu-memory-utilization 0.92 --port 8000\n";
+	struct job j = { script, NULL, 1, 8, 0, 1, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_true(out.is_llm);
+	assert_string_equal(out.trainer, "vllm");
+	/* The model is where $MODEL was assigned. */
+	assert_true(out.v[JR_MODEL].set);
+	assert_int_equal(out.v[JR_MODEL].src.line, 3);
+	CHECK(&out, JR_TASK, ADV_TASK_INFER, S, 4, NULL);
+	CHECK(&out, JR_TP, 4, S, 4, "--tensor-parallel-size");
+	CHECK(&out, JR_PP, 2, S, 4, "--pipeline-parallel-size");
+	/* vLLM's human-readable ints: k is 1000. */
+	CHECK(&out, JR_SEQ, 32000, S, 5, "--max-model-len");
+	CHECK(&out, JR_MAX_SEQS, 128, S, 5, "--max-num-seqs");
+	CHECK(&out, JR_PRECISION, ADV_PREC_BF16, S, 5, "--dtype");
+	/* vLLM starts its own 8 workers: srun's one task is not the world. */
+	CHECK(&out, JR_WORLD, 8, S, 4, "");
+	UNSET(&out, JR_NPROC_PER_NODE);
+	assert_true(has_note(&out, "SCRIPT_ASSUMED", "--kv-cache-dtype"));
+	assert_true(has_note(&out, "SCRIPT_ASSUMED", "--gpu-memory-utilization"));
+	UNSET(&out, JR_EP);
+}
+
+/* srun's own command (no script): the OpenAI server module, fp8, EP. */
+static void test_vllm_api_server_srun(void **st)
+{
+	static char *argv[] = {
+		"python3", "-m", "vllm.entrypoints.openai.api_server", "--model",
+		"mistralai/Mixtral-8x7B-Instruct-v0.1", "-tp", "4", "-dp", "2", "--quantization",
+		"fp8", "--enable-expert-parallel", "--max-model-len=16K", NULL,
+	};
+	struct job j = { NULL, NULL, 1, 8, 0, 0, argv, 13 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.trainer, "vllm");
+	assert_string_equal(out.v[JR_MODEL].src.key, "--model");
+	CHECK(&out, JR_TP, 4, JR_CMDLINE_FILE, 0, "-tp");
+	CHECK(&out, JR_DP, 2, JR_CMDLINE_FILE, 0, "-dp");
+	CHECK(&out, JR_PRECISION, ADV_PREC_FP8, JR_CMDLINE_FILE, 0, "--quantization");
+	CHECK(&out, JR_EP, 8, JR_CMDLINE_FILE, 0, "--enable-expert-parallel");
+	CHECK(&out, JR_SEQ, 16384, JR_CMDLINE_FILE, 0, "--max-model-len");
+	CHECK(&out, JR_WORLD, 8, JR_CMDLINE_FILE, 0, "");
+}
+
+static void test_sglang(void **st)
+{
+	static const char script[] =
+		"#!/bin/bash\n"
+		"#SBATCH -N2 --gpus-per-node=8 --ntasks-per-node=1\n"
+		"srun python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 \\\n"
+		"  --tp 16 --nnodes 2 --node-rank $SLURM_NODEID --dist-init-addr $HEAD:5000 \\\n"
+		"  --enable-dp-attention --dp 8 --ep-size 16 --trust-remote-code \\\n"
+		"  --context-length 8192 --max-running-requests 64 --mem-fraction-static 0.85\n";
+	struct job j = { script, NULL, 2, 8, 0, 1, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.trainer, "sglang");
+	assert_string_equal(out.v[JR_MODEL].src.key, "--model-path");
+	CHECK(&out, JR_TASK, ADV_TASK_INFER, S, 3, NULL);
+	CHECK(&out, JR_TP, 16, S, 4, "--tp");
+	CHECK(&out, JR_NODES, 2, S, 4, "--nnodes");
+	CHECK(&out, JR_EP, 16, S, 5, "--ep-size");
+	/* DP attention runs inside the TP group: no GPUs of its own. */
+	UNSET(&out, JR_DP);
+	CHECK(&out, JR_SEQ, 8192, S, 6, "--context-length");
+	CHECK(&out, JR_MAX_SEQS, 64, S, 6, "--max-running-requests");
+	CHECK(&out, JR_WORLD, 16, S, 3, "");
+	UNSET(&out, JR_NPROC_PER_NODE);
+	assert_true(has_note(&out, "SCRIPT_ASSUMED", "--mem-fraction-static"));
+}
+
+/* ---- launchers and wrappers ------------------------------------------------------------ */
+
+/* srun, env, numactl, singularity and the interpreter's options. */
+static void test_wrappers_srun(void **st)
+{
+	static const char script[] =
+		"#!/bin/bash\n"
+		"srun --ntasks-per-node=8 --cpu-bind=none --container-image x \\\n"
+		"  env -u SLURM_PROCID NCCL_DEBUG=INFO numactl --interleave=all -N 0 \\\n"
+		"  singularity exec --nv -B /data:/data megatron.sif \\\n"
+		"  python3 -u -X faulthandler -W ignore pretrain_gpt.py \\\n"
+		"  --tensor-model-parallel-size 8 --micro-batch-size 1\n";
+	struct job j = { script, NULL, 2, 8, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.launcher, "srun");
+	assert_string_equal(out.trainer, "megatron");
+	CHECK(&out, JR_TP, 8, S, 6, "--tensor-model-parallel-size");
+	CHECK(&out, JR_NPROC_PER_NODE, 8, S, 2, "--ntasks-per-node");
+	CHECK(&out, JR_WORLD, 16, S, 2, "srun");
+}
+
+/* time, nohup, stdbuf, taskset, uv run and python -m torch.distributed.run. */
+static void test_wrappers_module(void **st)
+{
+	static const char script[] =
+		"time nohup uv run --with wandb python -m \\\n"
+		"  torch.distributed.run --standalone --nproc-per-node 8 pretrain_gpt.py \\\n"
+		"  --tensor-model-parallel-size 2 --pipeline-model-parallel-size 1\n";
+	struct job j = { script, NULL, 1, 8, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.launcher, "torchrun");
+	assert_string_equal(out.trainer, "megatron");
+	CHECK(&out, JR_NODES, 1, S, 2, "--nnodes");
+	CHECK(&out, JR_NPROC_PER_NODE, 8, S, 2, "--nproc-per-node");
+	/* The launcher's word (the module) is on line 2. */
+	CHECK(&out, JR_WORLD, 8, S, 2, "torchrun");
+	CHECK(&out, JR_TP, 2, S, 3, "--tensor-model-parallel-size");
+
+	/* taskset's CPU list, then the command. */
+	j.script = "stdbuf -oL taskset -c 0-63 torchrun --nproc_per_node 4 pretrain_gpt.py \\\n"
+		   "  --tensor-model-parallel-size 4\n";
+	read_job(st, &j, &out);
+	assert_string_equal(out.launcher, "torchrun");
+	CHECK(&out, JR_WORLD, 4, S, 1, "torchrun");
+	CHECK(&out, JR_TP, 4, S, 2, "--tensor-model-parallel-size");
+}
+
+/* conda run and a module program: `python -m trl sft`. */
+static void test_conda_trl_module(void **st)
+{
+	static const char script[] =
+		"conda run -n train --no-capture-output python -m trl sft \\\n"
+		"  --model_name_or_path meta-llama/Meta-Llama-3-8B --lora_r 8 --save_strategy epoch\n";
+	struct job j = { script, NULL, 1, 1, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.trainer, "trl");
+	CHECK(&out, JR_TASK, ADV_TASK_LORA, S, 2, "--lora_r");
+	/* Once per epoch: how long that is is not known. */
+	UNKNOWN(&out, JR_CKPT_STEPS);
+}
+
+/* srun -n16 (attached) starting an HF script directly. */
+static void test_srun_ntasks(void **st)
+{
+	static const char script[] =
+		"srun -n16 -N2-2 --gpus-per-task=1 python train.py --model_name_or_path gpt2 \\\n"
+		"  --per_device_train_batch_size 8\n";
+	struct job j = { script, NULL, 2, 8, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.trainer, "hf");
+	CHECK(&out, JR_WORLD, 16, S, 1, "-n");
+	CHECK(&out, JR_NODES, 2, S, 1, "-N");
+	CHECK(&out, JR_MBS, 8, S, 2, "--per_device_train_batch_size");
+}
+
+/* srun starting torchrun once per node: torchrun's world wins. */
+static void test_srun_torchrun(void **st)
+{
+	static const char script[] =
+		"#!/bin/bash\n"
+		"#SBATCH -N4 --ntasks-per-node=1 --gpus-per-node=8\n"
+		"HEAD=node001\n"
+		"srun torchrun --nnodes $SLURM_NNODES --nproc_per_node $SLURM_GPUS_ON_NODE \\\n"
+		"  --rdzv_id 42 --rdzv_backend c10d --rdzv_endpoint $HEAD:29500 \\\n"
+		"  pretrain_gpt.py --tensor-model-parallel-size 8 --pipeline-model-parallel-size 4\n";
+	struct job j = { script, NULL, 4, 8, 0, 1, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.launcher, "torchrun");
+	CHECK(&out, JR_NODES, 4, S, 4, "--nnodes");
+	CHECK(&out, JR_NPROC_PER_NODE, 8, S, 4, "--nproc_per_node");
+	CHECK(&out, JR_WORLD, 32, S, 4, "torchrun");
+	CHECK(&out, JR_PP, 4, S, 6, "--pipeline-model-parallel-size");
+}
+
+/* torchrun --nnodes MIN:MAX: elastic, MAX assumed and said. */
+static void test_torchrun_elastic(void **st)
+{
+	static const char script[] =
+		"torchrun --nnodes=1:4 --nproc_per_node 8 --max-restarts 3 pretrain_gpt.py \\\n"
+		"  --tensor-model-parallel-size 8 --micro-batch-size 1\n";
+	struct job j = { script, NULL, 4, 8, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	CHECK(&out, JR_NODES, 4, S, 1, "--nnodes");
+	CHECK(&out, JR_WORLD, 32, S, 1, "torchrun");
+	assert_true(has_note(&out, "SCRIPT_ASSUMED", "elastic"));
+}
+
+static void test_mpirun(void **st)
+{
+	static const char script[] =
+		"#!/bin/bash\n"
+		"mpirun -np 16 --map-by ppr:8:node -x NCCL_DEBUG=INFO --mca btl ^openib \\\n"
+		"  --bind-to none python pretrain_gpt.py --tensor-model-parallel-size 4 \\\n"
+		"  --micro-batch-size 2\n";
+	struct job j = { script, NULL, 2, 8, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.launcher, "mpirun");
+	assert_string_equal(out.trainer, "megatron");
+	CHECK(&out, JR_WORLD, 16, S, 2, "-np");
+	CHECK(&out, JR_NPROC_PER_NODE, 8, S, 2, "--map-by");
+	CHECK(&out, JR_TP, 4, S, 3, "--tensor-model-parallel-size");
+}
+
+/* A host list decides at run time: said, and no world. */
+static void test_mpirun_hosts(void **st)
+{
+	static const char script[] =
+		"mpiexec -hosts $(cat hosts.txt) -ppn 8 python pretrain_gpt.py \\\n"
+		"  --tensor-model-parallel-size 4 --micro-batch-size 2\n";
+	struct job j = { script, NULL, 2, 8, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.launcher, "mpiexec");
+	assert_true(has_note(&out, "SCRIPT_UNKNOWN", "-hosts"));
+	UNSET(&out, JR_WORLD);
+	CHECK(&out, JR_NPROC_PER_NODE, 8, S, 1, "-ppn");
+}
+
+/* The deepspeed launcher with a hostfile or a GPU filter: unknown. */
+static void test_deepspeed_hostfile(void **st)
+{
+	static const char script[] =
+		"deepspeed --hostfile=/job/hostfile --num_gpus 8 train.py \\\n"
+		"  --model_name_or_path gpt2 --deepspeed ds.json --per_device_train_batch_size 2\n"
+		"deepspeed --include localhost:0,1 train.py --model_name_or_path gpt2\n";
+	static const char ds[] = "{ \"zero_optimization\": { \"stage\": \"auto\" } }\n";
+	static const struct vfile files[] = { { CWD "/ds.json", ds }, { NULL, NULL } };
+	struct job j = { script, files, 2, 8, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.launcher, "deepspeed");
+	assert_string_equal(out.trainer, "hf");
+	UNKNOWN(&out, JR_NODES);
+	assert_string_equal(out.v[JR_NODES].src.key, "--hostfile");
+	CHECK(&out, JR_NPROC_PER_NODE, 8, S, 1, "--num_gpus");
+	UNSET(&out, JR_WORLD);
+	/* "auto" stage: the Trainer's; not a note. */
+	UNSET(&out, JR_ZERO);
+	CHECK(&out, JR_FRAMEWORK, ADV_FW_DEEPSPEED, S, 2, "--deepspeed");
+
+	/* The second command alone: --include filters GPUs at run time. */
+	j.script = "deepspeed --include localhost:0,1 train.py --model_name_or_path gpt2\n";
+	read_job(st, &j, &out);
+	UNKNOWN(&out, JR_WORLD);
+	assert_string_equal(out.v[JR_WORLD].src.key, "--include");
+}
+
+/* accelerate without a config or a count: the user's default config is
+ * not read, and that is said. */
+static void test_accelerate_default(void **st)
+{
+	static const char script[] =
+		"accelerate launch --mixed_precision fp16 train.py --model_name_or_path gpt2\n"
+		"accelerate launch --multi_gpu --num_machines 2 --use_fsdp train.py "
+		"--model_name_or_path gpt2\n";
+	struct job j = { script, NULL, 2, 4, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	j.script = "accelerate launch --mixed_precision fp16 train.py --model_name_or_path gpt2\n";
+	read_job(st, &j, &out);
+	assert_string_equal(out.launcher, "accelerate");
+	UNKNOWN(&out, JR_WORLD);
+	CHECK(&out, JR_PRECISION, ADV_PREC_FP16, S, 1, "--mixed_precision");
+
+	j.script = script + strlen("accelerate launch --mixed_precision fp16 train.py "
+				   "--model_name_or_path gpt2\n");
+	read_job(st, &j, &out);
+	/* --multi_gpu without a count: every GPU of each machine. */
+	CHECK(&out, JR_WORLD, 8, S, 1, "--num_processes");
+	CHECK(&out, JR_NODES, 2, S, 1, "--num_machines");
+	CHECK(&out, JR_ZERO, 3, S, 1, "--use_fsdp");
+	CHECK(&out, JR_FRAMEWORK, ADV_FW_FSDP, S, 1, "--use_fsdp");
+}
+
+/* ---- unknowns and bad values ----------------------------------------------------------- */
+
+static void test_unknowns(void **st)
+{
+	static const char script[] =
+		"#!/bin/bash\n"
+		"NODES=$(scontrol show hostnames $SLURM_JOB_NODELIST | wc -l)\n"
+		"torchrun --nnodes $NODES --nproc_per_node 8 pretrain_gpt.py \\\n"
+		"  --tensor-model-parallel-size $(python -c 'print(8)') \\\n"
+		"  --pipeline-model-parallel-size 2 --micro-batch-size 1\n";
+	struct job j = { script, NULL, 2, 8, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.trainer, "megatron");
+	UNKNOWN(&out, JR_NODES);
+	assert_string_equal(out.v[JR_NODES].src.key, "--nnodes");
+	assert_int_equal(out.v[JR_NODES].src.line, 3);
+	UNKNOWN(&out, JR_TP);
+	assert_int_equal(out.v[JR_TP].src.line, 4);
+	/* Nodes unknown: the world is not guessed. */
+	UNSET(&out, JR_WORLD);
+	CHECK(&out, JR_NPROC_PER_NODE, 8, S, 3, "--nproc_per_node");
+	CHECK(&out, JR_PP, 2, S, 5, "--pipeline-model-parallel-size");
+}
+
+/* Hostile values are refused or bounded, never overflow. */
+static void test_hostile_values(void **st)
+{
+	static const char script[] =
+		"srun -n 99999999999999999999 --ntasks-per-node=65536 python pretrain_gpt.py \\\n"
+		"  --num-layers 99999999999 \\\n"
+		"  --hidden-size 4096 --num-attention-heads 32 --tensor-model-parallel-size 8 \\\n"
+		"  --num-layers-per-virtual-pipeline-stage 0 --global-batch-size -4 \\\n"
+		"  --moe-shared-expert-intermediate-size 99999999999\n"
+		"vllm serve x --max-model-len 99999999999999k --tensor-parallel-size 2147483647 \\\n"
+		"  --data-parallel-size 2147483647\n";
+	struct job j = { script, NULL, 65536, 8, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.trainer, "megatron");
+	UNSET(&out, JR_ARCH_LAYERS);
+	UNSET(&out, JR_VPP);
+	UNSET(&out, JR_WORLD);
+	CHECK(&out, JR_GBS, -4, S, 4, "--global-batch-size");   /* apply.c bounds it */
+	assert_true(has_note(&out, "SCRIPT_UNKNOWN", "99999999999"));
+
+	j.script = "vllm serve x --max-model-len 99999999999999k --tensor-parallel-size 2147483647 \\\n"
+		   "  --data-parallel-size 2147483647 --enable-expert-parallel\n";
+	read_job(st, &j, &out);
+	assert_string_equal(out.trainer, "vllm");
+	UNSET(&out, JR_SEQ);
+	UNSET(&out, JR_WORLD);
+	UNSET(&out, JR_EP);
+	CHECK(&out, JR_TP, 2147483647, S, 1, "--tensor-parallel-size");
+}
+
+/* No LLM launcher or trainer: not an LLM job, nothing kept. */
+static void test_not_llm(void **st)
+{
+	static const char script[] =
+		"#!/bin/bash\n"
+		"#SBATCH -N2 --gpus-per-node=8\n"
+		"module load cuda\n"
+		"srun -n 16 ./nbody --size 1000000\n"
+		"mpirun -np 16 ./lammps -in in.lj\n"
+		"python analyse.py --input out.dat\n";
+	struct job j = { script, NULL, 2, 8, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_false(out.is_llm);
+	assert_string_equal(out.trainer, "");
+	UNSET(&out, JR_WORLD);
+	UNSET(&out, JR_TP);
+}
+
+/* Only a wrapper, or a program that is itself unknown: nothing to read. */
+static void test_nothing_to_run(void **st)
+{
+	static const char script[] =
+		"srun --pty\n"
+		"env FOO=1\n"
+		"$(which python) pretrain_gpt.py --tensor-model-parallel-size 4 --micro-batch-size 1\n"
+		"python -c 'import torch; print(torch.cuda.device_count())'\n";
+	struct job j = { script, NULL, 1, 8, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_false(out.is_llm);
+	UNSET(&out, JR_TP);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_megatron_gpt_torchrun),
+		cmocka_unit_test(test_megatron_llama_srun),
+		cmocka_unit_test(test_megatron_issue_tp3),
+		cmocka_unit_test(test_megatron_moe),
+		cmocka_unit_test(test_megatron_defaults),
+		cmocka_unit_test(test_megatron_deepspeed),
+		cmocka_unit_test(test_hf_run_clm_deepspeed),
+		cmocka_unit_test(test_trl_accelerate),
+		cmocka_unit_test(test_hf_recipe_fsdp),
+		cmocka_unit_test(test_hf_fsdp_flag),
+		cmocka_unit_test(test_vllm_serve),
+		cmocka_unit_test(test_vllm_api_server_srun),
+		cmocka_unit_test(test_sglang),
+		cmocka_unit_test(test_wrappers_srun),
+		cmocka_unit_test(test_wrappers_module),
+		cmocka_unit_test(test_conda_trl_module),
+		cmocka_unit_test(test_srun_ntasks),
+		cmocka_unit_test(test_srun_torchrun),
+		cmocka_unit_test(test_torchrun_elastic),
+		cmocka_unit_test(test_mpirun),
+		cmocka_unit_test(test_mpirun_hosts),
+		cmocka_unit_test(test_deepspeed_hostfile),
+		cmocka_unit_test(test_accelerate_default),
+		cmocka_unit_test(test_unknowns),
+		cmocka_unit_test(test_hostile_values),
+		cmocka_unit_test(test_not_llm),
+		cmocka_unit_test(test_nothing_to_run),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
