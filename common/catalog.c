@@ -31,6 +31,19 @@ _Static_assert((int)CATALOG_ERR_NOMEM == (int)YAMLUTIL_ERR_NOMEM, "error codes m
 
 /* Inter-node bandwidth per GPU when the catalog does not say: one 400 Gb/s NDR rail. */
 #define CATALOG_DEFAULT_NETWORK_GBS 50.0
+/*
+ * Achieved fraction of the dense tensor peak when a GPU's entry does not
+ * say (estimate.c, "Compute"): large bf16 GEMMs in cuBLAS reach 70-80% of
+ * peak on A100 and H100 (NVIDIA's cuBLAS and Transformer Engine
+ * benchmarks); fp8 GEMMs about half of the fp8 peak once the casts and
+ * scaling are counted (NeMo's fp8 tables reach 1.3-1.5x their bf16 rows,
+ * not 2x); FlashAttention-2 runs at 50-73% of peak on A100 (Dao 2023) and
+ * 35% on H100 (Shah et al. 2024, FlashAttention-3, section 1), so 45% is
+ * the middle.
+ */
+#define CATALOG_DEFAULT_GEMM_EFFICIENCY 0.70
+#define CATALOG_DEFAULT_FP8_GEMM_EFFICIENCY 0.52
+#define CATALOG_DEFAULT_ATTENTION_EFFICIENCY 0.45
 /* Longest description of an entry used in messages ("model 'llama3-70b'"). */
 #define CATALOG_WHAT_MAX (ADV_NAME_MAX + 32)
 
@@ -73,7 +86,8 @@ static const char *const catalog_top_keys[] = { "gpus", "models", NULL };
 static const char *const catalog_gpu_keys[] = {
 	"name", "aliases", "vendor", "memory_gib", "memory_bandwidth_tbs",
 	"bf16_tflops", "fp8_tflops", "fp32_tflops", "interconnect_gbs",
-	"network_gbs", "gpus_per_node", "tdp_w", "price_per_hour_usd", NULL
+	"network_gbs", "gpus_per_node", "tdp_w", "price_per_hour_usd",
+	"gemm_efficiency", "fp8_gemm_efficiency", "attention_efficiency", NULL
 };
 static const char *const catalog_gpu_required[] = {
 	"name", "memory_gib", "bf16_tflops", "gpus_per_node", "tdp_w",
@@ -280,7 +294,12 @@ static int catalog_gpu_numbers(struct yamlutil_doc *d, const yaml_node_t *map, s
 	    (rc = yamlutil_int(d, map, "gpus_per_node", 1, 4096, &g->gpus_per_node)) ||
 	    (rc = yamlutil_double(d, map, "tdp_w", 0, true, HUGE_VAL, &g->tdp_w)) ||
 	    (rc = yamlutil_double(d, map, "price_per_hour_usd", 0, false, HUGE_VAL,
-				  &g->price_per_hour_usd)))
+				  &g->price_per_hour_usd)) ||
+	    (rc = yamlutil_double(d, map, "gemm_efficiency", 0, true, 1, &g->gemm_efficiency)) ||
+	    (rc = yamlutil_double(d, map, "fp8_gemm_efficiency", 0, true, 1,
+				  &g->fp8_gemm_efficiency)) ||
+	    (rc = yamlutil_double(d, map, "attention_efficiency", 0, true, 1,
+				  &g->attention_efficiency)))
 		return rc;
 	return YAMLUTIL_OK;
 }
@@ -300,6 +319,9 @@ static int catalog_gpu_parse(struct catalog_load *ld, const yaml_node_t *map, si
 	if (!g)
 		return yamlutil_fail(d, map, YAMLUTIL_ERR_NOMEM, "out of memory");
 	g->network_gbs = CATALOG_DEFAULT_NETWORK_GBS;
+	g->gemm_efficiency = CATALOG_DEFAULT_GEMM_EFFICIENCY;
+	g->fp8_gemm_efficiency = CATALOG_DEFAULT_FP8_GEMM_EFFICIENCY;
+	g->attention_efficiency = CATALOG_DEFAULT_ATTENTION_EFFICIENCY;
 	g->file = ld->file;
 	yamlutil_position(yamlutil_get(d, map, "name"), &g->line, &g->column);
 	if ((rc = yamlutil_string(d, map, "name", g->name, sizeof(g->name))) ||

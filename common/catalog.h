@@ -33,6 +33,11 @@ struct adv_gpu {
 	int gpus_per_node;
 	double tdp_w;
 	double price_per_hour_usd;
+	/* Achieved fractions of peak (estimate.c): large bf16/fp16 GEMMs, fp8
+	 * GEMMs (of fp8_tflops), fused attention (of bf16_tflops). */
+	double gemm_efficiency;
+	double fp8_gemm_efficiency;
+	double attention_efficiency;
 	const char *file;            /* where it was defined */
 	int line;                    /* 1-based position of its name */
 	int column;

@@ -84,6 +84,8 @@ Advisor__Workload *convert_workload_to_pb(const struct adv_workload *w,
 	SET_INT(m, task, w->task);
 	SET_INT(m, framework, w->framework);
 	SET_INT(m, mode, w->mode);
+	SET_INT(m, attention, w->attention);
+	SET_INT(m, prefill_chunk, w->prefill_chunk);
 	if (w->ckpt.given) {
 		advisor__ckpt__init(&buf->ckpt);
 		buf->ckpt.has_off = 1;
@@ -173,6 +175,8 @@ void convert_workload_from_pb(const Advisor__Workload *m, struct adv_workload *w
 	GET_INT(m, task, w->task);
 	GET_INT(m, framework, w->framework);
 	GET_INT(m, mode, w->mode);
+	GET_INT(m, attention, w->attention);
+	GET_INT(m, prefill_chunk, w->prefill_chunk);
 	if (m->ckpt) {
 		w->ckpt.given = true;
 		w->ckpt.off = m->ckpt->has_off && m->ckpt->off;
@@ -236,6 +240,10 @@ static int validate(const Advisor__CheckRequest *m, const struct adv_request *r,
 		return bad(err, errlen, "framework out of range");
 	if (!int_ok(w->mode, ADV_MODE_OFF, ADV_MODE_ENFORCE))
 		return bad(err, errlen, "mode out of range");
+	if (!int_ok(w->attention, ADV_ATTN_FLASH, ADV_ATTN_EAGER))
+		return bad(err, errlen, "attention out of range");
+	if (!int_ok(w->prefill_chunk, 1, 1 << 30))
+		return bad(err, errlen, "prefill_chunk must be positive");
 	if (!int_ok(w->seq, 1, 1 << 30) || !int_ok(w->mbs, 1, 1 << 24) ||
 	    !int_ok(w->gbs, 1, 1 << 30))
 		return bad(err, errlen, "seq, mbs and gbs must be positive");
@@ -331,6 +339,25 @@ Advisor__Estimate *convert_estimate_to_pb(const struct adv_estimate *e, Advisor_
 	return m;
 }
 
+Advisor__Serving *convert_serving_to_pb(const struct adv_serving *sv, Advisor__Serving *m)
+{
+	advisor__serving__init(m);
+#define D(f) do { m->has_##f = 1; m->f = sv->f; } while (0)
+	D(kv_capacity_seqs); D(kv_bytes_per_token); D(prefill_chunk); D(decode_batch);
+	D(prefill_tokens_per_s); D(decode_tokens_per_s); D(decode_step_s);
+#undef D
+	return m;
+}
+
+void convert_serving_from_pb(const Advisor__Serving *m, struct adv_serving *sv)
+{
+	memset(sv, 0, sizeof(*sv));
+#define D(f) do { if (m->has_##f) sv->f = m->f; } while (0)
+	D(kv_capacity_seqs); D(kv_bytes_per_token); D(prefill_chunk); D(decode_batch);
+	D(prefill_tokens_per_s); D(decode_tokens_per_s); D(decode_step_s);
+#undef D
+}
+
 void convert_estimate_from_pb(const Advisor__Estimate *m, struct adv_estimate *e)
 {
 	memset(e, 0, sizeof(*e));
@@ -384,9 +411,11 @@ Advisor__CheckResponse *convert_result_to_pb(const struct adv_result *res,
 		m->checkpoint = convert_checkpoint_to_pb(&res->checkpoint, &buf->checkpoint);
 	if (res->has_estimate)
 		m->estimate = convert_estimate_to_pb(&res->estimate, &buf->estimate);
+	if (res->has_serving)
+		m->serving = convert_serving_to_pb(&res->serving, &buf->serving);
 	advisor__workload_out__init(&buf->workload);
 #define W(f) do { buf->workload.has_##f = 1; buf->workload.f = res->f; } while (0)
-	W(precision); W(recompute); W(task); W(framework); W(seq); W(mbs); W(gbs);
+	W(precision); W(recompute); W(task); W(framework); W(seq); W(mbs); W(gbs); W(attention);
 #undef W
 	m->workload = &buf->workload;
 	if (n < 0)
@@ -446,10 +475,16 @@ void convert_result_from_pb(const Advisor__CheckResponse *m, struct adv_result *
 	res->has_estimate = m->estimate != NULL;
 	if (m->estimate)
 		convert_estimate_from_pb(m->estimate, &res->estimate);
+	res->has_serving = m->serving != NULL;
+	if (m->serving)
+		convert_serving_from_pb(m->serving, &res->serving);
 	if (w) {
 #define W(f) do { if (w->has_##f) res->f = w->f; } while (0)
 		W(precision); W(recompute); W(task); W(framework); W(seq); W(mbs); W(gbs);
 #undef W
+		/* An old daemon does not say: flash, the default. */
+		res->attention = clamp_enum(w->has_attention, w->attention, ADV_ATTN_FLASH,
+					    ADV_ATTN_EAGER, ADV_ATTN_FLASH);
 	}
 	for (size_t i = 0; i < n; i++)
 		convert_finding_from_pb(m->findings[i], &res->findings[i]);

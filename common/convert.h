@@ -39,6 +39,7 @@ struct convert_result_pb {
 	Advisor__Memory memory;
 	Advisor__Checkpoint checkpoint;
 	Advisor__Estimate estimate;
+	Advisor__Serving serving;
 	Advisor__WorkloadOut workload;
 	Advisor__Finding findings[ADV_MAX_FINDINGS];
 	Advisor__Finding *finding_ptrs[ADV_MAX_FINDINGS];
@@ -83,6 +84,8 @@ void convert_memory_from_pb(const Advisor__Memory *m, struct adv_memory *mem);
 void convert_checkpoint_from_pb(const Advisor__Checkpoint *m, struct adv_checkpoint *c);
 void convert_estimate_from_pb(const Advisor__Estimate *m, struct adv_estimate *e);
 void convert_finding_from_pb(const Advisor__Finding *m, struct adv_finding *f);
+Advisor__Serving *convert_serving_to_pb(const struct adv_serving *sv, Advisor__Serving *m);
+void convert_serving_from_pb(const Advisor__Serving *m, struct adv_serving *sv);
 
 /* adv_result -> CheckResponse; decision_id may be NULL. */
 Advisor__CheckResponse *convert_result_to_pb(const struct adv_result *res,

@@ -10,12 +10,15 @@
  *
  * Defaults when an option is not given (documented in advisorctl(1)):
  * - precision bf16, task train, framework generic, micro-batch 1;
- * - recompute selective: every current framework (Megatron-Core with
- *   Transformer Engine, PyTorch SDPA, DeepSpeed) runs a fused, memory-
- *   efficient attention kernel by default, which never stores the s x s
- *   attention scores; that is exactly the memory effect of Korthikanti's
- *   selective recompute.  --llm-recompute=none models the paper's
- *   no-recompute case with the scores stored;
+ * - attention flash: every current framework (Megatron-Core with
+ *   Transformer Engine, PyTorch SDPA, FlashAttention, DeepSpeed) runs a
+ *   fused, memory-efficient attention kernel by default, which never
+ *   stores the s x s attention scores, whatever the recompute mode;
+ *   --llm-attention=eager models unfused attention, which keeps them
+ *   (Korthikanti's 5as/h term, memory.c);
+ * - recompute selective (with flash attention its memory is that of
+ *   recompute none: every activation but the scores, which flash
+ *   attention does not store anyway);
  * - sequence min(model max_seq, 4096);
  * - ZeRO 0 (plain data parallel, Megatron's and DeepSpeed's default), but 3
  *   with --llm-framework=fsdp (FULL_SHARD), and none for inference;
@@ -26,6 +29,10 @@
  * A job rejected for a cause another layout can remove also gets a
  * BEST_PLAN finding (warning) whose fix is the planner's best plan for its
  * GPUs (planner.c); the rule-specific fixes stay as they are.
+ * Serving (task infer): no checkpoint figures or findings (a server keeps
+ * no training state); serving.c gives the KV capacity and the prefill and
+ * decode rooflines, and KV_CAPACITY_LOW warns when fewer than
+ * max(1, --llm-mbs) sequences of --llm-seq tokens fit.
  * Severity choices: GPU_TYPE_UNKNOWN is a warning (the job may be fine; the
  * catalog lacks its GPU), MODEL_UNKNOWN a reject (the user can fix the name).
  */
@@ -42,6 +49,7 @@
 #include "memory.h"
 #include "options.h"
 #include "planner.h"
+#include "serving.h"
 #include "util.h"
 
 #define ENGINE_DEFAULT_SEQ 4096
@@ -60,6 +68,8 @@ void engine_request_init(struct adv_request *req)
 	req->wl.framework = ADV_UNSET;
 	req->wl.mode = ADV_UNSET;
 	req->wl.world = req->wl.world_nodes = ADV_UNSET;
+	req->wl.attention = ADV_UNSET;
+	req->wl.prefill_chunk = ADV_UNSET;
 }
 
 void engine_add_finding(struct adv_result *res, const char *code, enum adv_severity sev,
@@ -74,6 +84,8 @@ void engine_add_finding(struct adv_result *res, const char *code, enum adv_sever
 	adv_strlcpy(f->code, code, sizeof(f->code));
 	f->severity = sev;
 	adv_strlcpy(f->fix, fix ? fix : "", sizeof(f->fix));
+	/* The job reader fills it afterwards, when there is a job text. */
+	f->fix_job[0] = '\0';
 	va_start(ap, fmt);
 	adv_vsnprintf(f->message, sizeof(f->message), fmt, ap);
 	va_end(ap);
@@ -124,6 +136,11 @@ const char *engine_task_name(int t)
 const char *engine_framework_name(int f)
 {
 	return name_at(options_framework_names, 4, f);
+}
+
+const char *engine_attention_name(int a)
+{
+	return name_at(options_attention_names, 2, a);
 }
 
 const char *engine_context_name(enum adv_context c)
@@ -258,6 +275,8 @@ static void resolve_workload(const struct adv_request *req, struct adv_job *job)
 	job->framework = or_default(wl->framework, ADV_FW_GENERIC);
 	job->seq = or_default(wl->seq, max_seq < ENGINE_DEFAULT_SEQ ? max_seq : ENGINE_DEFAULT_SEQ);
 	job->mbs = or_default(wl->mbs, 1);
+	job->attention = or_default(wl->attention, ADV_ATTN_FLASH);
+	job->prefill_chunk = or_default(wl->prefill_chunk, 0);
 	job->lay.zero = or_default(wl->zero, job->framework == ADV_FW_FSDP ? 3 : 0);
 	if (job->task == ADV_TASK_INFER)
 		job->lay.zero = 0;
@@ -315,6 +334,7 @@ static void fill_workload(struct adv_result *res, const struct adv_job *job)
 	res->seq = job->seq;
 	res->mbs = job->mbs;
 	res->gbs = job->gbs;
+	res->attention = job->attention;
 }
 
 int engine_resolve(const catalog_t *cat, const struct adv_request *req,
@@ -388,7 +408,15 @@ static void evaluate(const catalog_t *cat, const struct adv_policy *pol,
 		memory_check(&job, pol, &req->wl.layout, &mem, res);
 		estimate_step(&job, pol, req->wl.tokens, &res->estimate);
 		res->has_estimate = true;
+		if (job.task == ADV_TASK_INFER) {
+			serving_estimate(&job, pol, &mem, &res->serving);
+			res->has_serving = true;
+			serving_check(&job, pol, &req->wl.layout, &res->serving, res);
+		}
 	}
+	/* A server writes no checkpoints: no interval, no findings. */
+	if (job.task == ADV_TASK_INFER)
+		return;
 	ckpt_check(&job, pol, &mem, ckpt_in_time(&req->wl.ckpt, res, &ck), &res->checkpoint, res);
 	res->has_checkpoint = true;
 }

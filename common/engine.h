@@ -25,6 +25,9 @@ enum adv_precision { ADV_PREC_BF16 = 0, ADV_PREC_FP16, ADV_PREC_FP8, ADV_PREC_FP
 enum adv_recompute { ADV_RECOMPUTE_NONE = 0, ADV_RECOMPUTE_SELECTIVE, ADV_RECOMPUTE_FULL };
 enum adv_task { ADV_TASK_TRAIN = 0, ADV_TASK_FINETUNE, ADV_TASK_LORA, ADV_TASK_INFER };
 enum adv_framework { ADV_FW_GENERIC = 0, ADV_FW_MEGATRON, ADV_FW_DEEPSPEED, ADV_FW_FSDP };
+/* --llm-attention: fused/flash kernels never store the s x s scores; unfused
+ * ("eager") attention does (Korthikanti et al. 2022, the 5as/h term). */
+enum adv_attention { ADV_ATTN_FLASH = 0, ADV_ATTN_EAGER };
 enum adv_verdict { ADV_ACCEPT = 0, ADV_WARN = 1, ADV_REJECT = 2 };
 enum adv_severity { ADV_SEV_INFO = 0, ADV_SEV_WARN = 1, ADV_SEV_REJECT = 2 };
 /* Where a request came from (decision log, plugin). */
@@ -77,6 +80,11 @@ struct adv_workload {
 	 * config.json) when the model is not named: used when model is "". */
 	bool has_arch;
 	struct adv_model arch;
+	int attention;                 /* enum adv_attention or ADV_UNSET (flash) */
+	/* Serving: tokens one prefill chunk processes (vLLM
+	 * --max-num-batched-tokens, SGLang --chunked-prefill-size); ADV_UNSET =
+	 * the engines' default (serving.c). */
+	int prefill_chunk;
 };
 
 struct adv_request {
@@ -153,6 +161,17 @@ struct adv_estimate {
 	double bubble;                 /* pipeline bubble fraction */
 };
 
+/* Serving figures (task infer, serving.c), per model replica. */
+struct adv_serving {
+	double kv_capacity_seqs;       /* sequences of seq tokens that fit in the KV cache */
+	double kv_bytes_per_token;     /* KV cache of one token, whole replica */
+	int prefill_chunk;             /* tokens per prefill chunk (activations) */
+	int decode_batch;              /* sequences decoded together: min(max(1, mbs), capacity) */
+	double prefill_tokens_per_s;   /* compute-bound roofline */
+	double decode_tokens_per_s;    /* memory-bound roofline at decode_batch */
+	double decode_step_s;          /* one decoding step of the batch */
+};
+
 struct adv_result {
 	enum adv_verdict verdict;
 	enum adv_mode mode;            /* mode in force; warn mode turns rejects into warnings */
@@ -163,6 +182,9 @@ struct adv_result {
 	struct adv_memory memory;
 	struct adv_checkpoint checkpoint;
 	struct adv_estimate estimate;
+	bool has_serving;              /* task infer with a GPU and a model */
+	struct adv_serving serving;
+	int attention;                 /* enum adv_attention as resolved */
 	/* The job reader's part (filled by the caller after the engine). */
 	bool llm_job;                  /* a launcher, trainer or --llm-* option */
 	char model[ADV_NAME_MAX * 2];  /* the model as judged; "inline" for an architecture */
@@ -198,6 +220,7 @@ const char *engine_precision_name(int p);
 const char *engine_recompute_name(int r);
 const char *engine_task_name(int t);
 const char *engine_framework_name(int f);
+const char *engine_attention_name(int a);
 const char *engine_context_name(enum adv_context c);
 /* "tp8.pp4.cp1.ep1.dp16" (ADVISOR_LAYOUT) */
 void engine_layout_string(const struct adv_layout_out *l, char *buf, size_t len);

@@ -62,12 +62,36 @@ double layout_bubble(const struct adv_job *job)
 	return (double)(p - 1) / ((double)layout_microbatches(job) * (v > 0 ? v : 1));
 }
 
+/*
+ * Megatron-LM's --account-for-embedding-in-pipeline-split and
+ * --account-for-loss-in-pipeline-split count the input embedding and the
+ * loss as one layer each, and DeepSpeed's partition method
+ * 'type:transformer|embedding' (BLOOM-176B: 70 layers + 2 on 12 stages)
+ * does the same: L + 1 or L + 2 layers that divide p split evenly, the first
+ * and last stages holding one transformer layer fewer (Llama 3 405B: 126 +
+ * 2 on 16 stages, Dubey et al. 2024, section 3.3.2).
+ */
+bool layout_pp_accounted(int layers, int pp)
+{
+	return pp > 1 && layers % pp != 0 && ((layers + 1) % pp == 0 || (layers + 2) % pp == 0);
+}
+
 int layout_stage_layers(const struct adv_job *job)
 {
 	int L = job->model ? job->model->layers : 0;
 	int p = job->lay.pp > 0 ? job->lay.pp : 1;
 
 	return (L + p - 1) / p;
+}
+
+/*
+ * Megatron-Core's --expert-tensor-parallel-size defaults to the TP size, and
+ * vLLM and SGLang shard experts over TP unless expert parallelism is
+ * switched on (then each expert lives whole on its EP rank).
+ */
+int layout_default_etp(const struct adv_job *job)
+{
+	return job->task == ADV_TASK_INFER && job->lay.ep > 1 ? 1 : job->lay.tp;
 }
 
 int layout_expert_dp(const struct adv_job *job)
@@ -112,6 +136,9 @@ void layout_format_option(const struct adv_layout *given, const struct adv_job *
 	v[3] = pick(over->ep, given->ep, r->ep, hg);
 	v[4] = pick(over->etp, given->etp, r->etp, hg);
 	v[5] = pick(over->vpp, given->vpp, r->vpp, hg);
+	/* An ETP nobody stated follows TP (layout_resolve): not an option to print. */
+	if (over->etp == ADV_UNSET && given->etp == ADV_UNSET)
+		v[4] = ADV_UNSET;
 	buf[0] = '\0';
 	for (i = 0; i < 6; i++) {
 		if (v[i] == ADV_UNSET || v[i] <= 1)
@@ -251,7 +278,8 @@ int layout_resolve(const struct adv_request *req, const struct adv_partition *pa
 	l->pp = or_one(g->pp);
 	l->cp = or_one(g->cp);
 	l->ep = or_one(g->ep);
-	l->etp = or_one(g->etp);
+	job->etp_given = g->etp != ADV_UNSET;
+	l->etp = job->etp_given ? g->etp : layout_default_etp(job);
 	l->vpp = or_one(g->vpp);
 	/* Megatron's sequence parallelism is the default with TP (see engine.c). */
 	l->sp = g->sp == ADV_UNSET ? l->tp > 1 : g->sp == 1;
@@ -567,7 +595,15 @@ static void check_soft(const struct adv_job *job, const struct adv_layout *given
 				   "TP=%d spans more than the %d GPUs of one node: tensor-parallel traffic crosses the slower inter-node network",
 				   l->tp, l->gpus_per_node);
 	}
-	if (m && l->pp > 1 && m->layers % l->pp)
+	if (m && l->pp > 1 && m->layers % l->pp && layout_pp_accounted(m->layers, l->pp))
+		engine_add_finding(res, "PP_UNEVEN_LAYERS", ADV_SEV_INFO,
+				   "Megatron-LM: --account-for-embedding-in-pipeline-split "
+				   "--account-for-loss-in-pipeline-split; DeepSpeed: "
+				   "partition_method type:transformer|embedding",
+				   "%d layers split evenly over PP=%d once the embedding and the loss "
+				   "count as layers (as BLOOM-176B and Llama 3 405B ran): the first "
+				   "and last stages hold one layer fewer", m->layers, l->pp);
+	else if (m && l->pp > 1 && m->layers % l->pp)
 		engine_add_finding(res, "PP_UNEVEN_LAYERS", ADV_SEV_WARN, NULL,
 				   "%d layers do not split evenly over PP=%d: stages hold %d or %d layers; memory is computed for the most loaded stage",
 				   m->layers, l->pp, m->layers / l->pp, layout_stage_layers(job));

@@ -23,14 +23,21 @@ struct adv_job {
 	int seq, mbs, gbs;               /* gbs assumed when not given (gbs_given) */
 	bool gbs_given;
 	bool sp_given;
+	bool etp_given;                  /* else ETP follows TP (layout_default_etp) */
+	int attention;                   /* enum adv_attention (0 = flash) */
+	int prefill_chunk;               /* serving: tokens per prefill chunk; 0 = default */
 };
 
 /* Micro-batches per step per pipeline: m = GBS / (b * N_d), at least 1. */
 int layout_microbatches(const struct adv_job *job);
 /* Pipeline bubble (p - 1) / (m * v) of 1F1B / interleaved 1F1B. */
 double layout_bubble(const struct adv_job *job);
+/* L + 1 or L + 2 (embedding and loss counted as layers) divide p. */
+bool layout_pp_accounted(int layers, int pp);
 /* Layers on the most loaded pipeline stage: ceil(L / p). */
 int layout_stage_layers(const struct adv_job *job);
+/* The ETP of a job that states none: TP, or 1 for serving with EP. */
+int layout_default_etp(const struct adv_job *job);
 /* Expert data-parallel size: GPUs / (etp * ep * pp). */
 int layout_expert_dp(const struct adv_job *job);
 /*

@@ -27,10 +27,32 @@
  * the last stage adds the fp32 logits 4 s b V / t.  Every stage is costed
  * (its layers, embedding or output layer, micro-batches in flight) and the
  * most loaded one is reported; uneven layers go to the last stages.
+ * Attention scores: the 5as/h term (as^2 b: softmax output, its dropout
+ * mask and output) exists only where attention is unfused ("eager",
+ * --llm-attention=eager).  Fused and flash kernels (FlashAttention, Dao et
+ * al. 2022, section 3.1; Transformer Engine's fused attention; PyTorch
+ * SDPA), every current trainer's default, recompute the scores block by
+ * block in the backward pass and never store them, with or without
+ * activation recompute (model-math.md, "Activations").  So recompute none
+ * with flash attention keeps every activation except the scores, which is
+ * Korthikanti's selective-recompute figure; selective recompute with eager
+ * attention drops the scores too (that is what it recomputes).
+ *
+ * Serving activations: vLLM and SGLang prefill in chunks of a token
+ * budget (serving.c), so the activations live at one time are one layer's
+ * working set for one chunk (the same per-token coefficient, no backward
+ * pass keeps earlier layers) plus the last-token logits of each sequence;
+ * only the KV cache grows with the sequences.
  *
  * KV cache: 2 L g d bytes per token, / t while g >= t (Pope et al. 2022,
  * "Efficiently Scaling Transformer Inference"); MLA caches
  * kv_lora_rank + rope dim per token per layer (DeepSeek-V2, section 2.1.2).
+ * Serving engines fill the memory left after weights and activations with
+ * KV cache blocks and queue or preempt what does not fit (vLLM's
+ * PagedAttention, Kwon et al. 2023), so a serving job holds the KV cache of
+ * min(max(1, mbs), what fits) sequences of seq tokens, and needs room for
+ * at least one: less is MEM_OVER_CAPACITY, fewer than mbs KV_CAPACITY_LOW
+ * (engine.c).
  *
  * LoRA (Hu et al. 2021): frozen base weights only; rank-16 adapters on every
  * attention and MLP projection, trained with full Adam states.
@@ -42,6 +64,7 @@
 #include <string.h>
 
 #include "memory.h"
+#include "serving.h"
 #include "util.h"
 
 #define BYTES_16BIT 2.0
@@ -294,7 +317,9 @@ static double activations_train(const struct adv_job *job, const struct stage *s
 {
 	const struct adv_layout_out *l = &job->lay;
 	double dF, mF, per_mb, one_layer, inflight, inter, act;
-	bool scores = job->recompute == ADV_RECOMPUTE_NONE;
+	/* Only unfused attention stores the scores; selective recompute
+	 * drops them there too (it recomputes exactly them). */
+	bool scores = job->attention == ADV_ATTN_EAGER && job->recompute == ADV_RECOMPUTE_NONE;
 	int p = l->pp, m = layout_microbatches(job);
 
 	moe_width(job->model, &dF, &mF);
@@ -317,13 +342,21 @@ static double activations_train(const struct adv_job *job, const struct stage *s
 	return act * act_width_scale(job);
 }
 
-/* Serving: one layer's prefill working set (fused attention) + last-token logits. */
+/*
+ * Serving: one layer's working set for one prefill chunk (paged, fused
+ * attention: no scores) + the last-token logits of each sequence.  The
+ * chunk's tokens take the place of s b; serving runs no context parallelism.
+ */
 static double activations_infer(const struct adv_job *job, const struct stage_params *sp)
 {
+	struct adv_job chunk = *job;
 	double dF, mF;
 
+	chunk.seq = serving_prefill_tokens(job);
+	chunk.mbs = 1;
+	chunk.lay.cp = 1;
 	moe_width(job->model, &dF, &mF);
-	return (act_layer(job, sp->moe_layers ? mF : dF, false) + logits(job, 1.0)) *
+	return (act_layer(&chunk, sp->moe_layers ? mF : dF, false) + logits(job, 1.0)) *
 	       act_width_scale(job);
 }
 
@@ -361,8 +394,7 @@ static void stage_bytes(const struct adv_job *job, const struct mem_state_bytes 
 	sb->kv = 0;
 	if (job->task == ADV_TASK_INFER) {
 		sb->act = activations_infer(job, &sp);
-		sb->kv = memory_kv_bytes_per_token(job->model, job->precision, l->tp, l->pp) *
-			 (double)job->seq * job->mbs;
+		sb->kv = serving_kv_seq_bytes(job) * (job->mbs > 1 ? job->mbs : 1);
 	} else {
 		sb->act = activations_train(job, st, &sp);
 	}
@@ -399,6 +431,16 @@ void memory_estimate(const struct adv_job *job, const struct adv_policy *pol,
 	if (job->gpu) {
 		out->capacity_gib = job->gpu->memory_gib;
 		out->usable_gib = job->gpu->memory_gib - pol->reserve_gib;
+	}
+	if (job->task == ADV_TASK_INFER && job->gpu) {
+		/* The KV cache holds the sequences that fit, at least one. */
+		double fixed = out->per_gpu_gib - out->kv_cache_gib;
+		double fit = serving_kv_capacity(job, out->usable_gib, fixed);
+		double want = job->mbs > 1 ? job->mbs : 1;
+		double n = fit < want ? (fit >= 1 ? fit : 1) : want;
+
+		out->kv_cache_gib = n * serving_kv_seq_bytes(job) / GIB;
+		out->per_gpu_gib = fixed + out->kv_cache_gib;
 	}
 }
 
@@ -454,6 +496,8 @@ static void set_tp(struct adv_job *c, const struct adv_job *job, int tp)
 {
 	c->lay.tp = tp;
 	c->lay.sp = true;
+	if (!c->etp_given)
+		c->lay.etp = layout_default_etp(c);
 	set_pp(c, job, c->lay.pp);
 }
 
@@ -662,7 +706,14 @@ bool memory_check(const struct adv_job *job, const struct adv_policy *pol,
 	if (!job->model || !job->gpu)
 		return true;
 	if (mem->per_gpu_gib <= mem->usable_gib) {
-		if (res && mem->per_gpu_gib > mem->usable_gib * (1.0 - pol->warn_headroom))
+		/* A server's KV cache fills the memory by design (paged, so
+		 * nothing fragments): the headroom is judged with one
+		 * sequence, and whether the others fit is KV_CAPACITY_LOW's
+		 * question (engine.c). */
+		double judged = job->task != ADV_TASK_INFER ? mem->per_gpu_gib
+			: mem->per_gpu_gib - mem->kv_cache_gib + serving_kv_seq_bytes(job) / GIB;
+
+		if (res && judged > mem->usable_gib * (1.0 - pol->warn_headroom))
 			engine_add_finding(res, "MEM_LOW_HEADROOM", ADV_SEV_WARN, NULL,
 					   "estimated %.1f GiB per GPU leaves less than %.0f%% of the %.1f GiB usable on %s",
 					   mem->per_gpu_gib, pol->warn_headroom * 100, mem->usable_gib,

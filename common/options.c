@@ -30,6 +30,8 @@ const char *const options_recompute_names[] = { "none", "selective", "full", NUL
 const char *const options_task_names[] = { "train", "finetune", "lora", "infer", NULL };
 const char *const options_framework_names[] = { "generic", "megatron", "deepspeed", "fsdp", NULL };
 const char *const options_mode_names[] = { "off", "warn", "enforce", NULL };
+/* Indexed by enum adv_attention. */
+const char *const options_attention_names[] = { "flash", "eager", NULL };
 static const char *const zero_names[] = { "0", "1", "2", "3", NULL };
 
 static const char layout_forms[] =
@@ -332,6 +334,9 @@ int options_apply(struct adv_workload *wl, const char *name, const char *value,
 	if (!strcmp(name, "framework"))
 		return options_parse_enum("--llm-framework", value, options_framework_names,
 					  &wl->framework, err, errlen);
+	if (!strcmp(name, "attention"))
+		return options_parse_enum("--llm-attention", value, options_attention_names,
+					  &wl->attention, err, errlen);
 	if (!strcmp(name, "ckpt"))
 		return options_parse_ckpt(value, &wl->ckpt, err, errlen);
 	if (!strcmp(name, "advisor"))
@@ -342,8 +347,8 @@ int options_apply(struct adv_workload *wl, const char *name, const char *value,
 	if (err && errlen)
 		adv_snprintf(err, errlen,
 			     "--llm-%s: unknown option; accepted options: model, layout, zero, "
-			     "precision, seq, mbs, gbs, recompute, task, framework, ckpt, "
-			     "advisor, tokens", name);
+			     "precision, seq, mbs, gbs, recompute, attention, task, framework, "
+			     "ckpt, advisor, tokens", name);
 	return -1;
 }
 
@@ -400,6 +405,8 @@ void options_merge(struct adv_workload *dst, const struct adv_workload *src)
 	merge_int(&dst->task, src->task);
 	merge_int(&dst->framework, src->framework);
 	merge_int(&dst->mode, src->mode);
+	merge_int(&dst->attention, src->attention);
+	merge_int(&dst->prefill_chunk, src->prefill_chunk);
 	if (!dst->ckpt.given)
 		dst->ckpt = src->ckpt;
 	if (dst->tokens <= 0)

@@ -28,6 +28,7 @@ extern const char *const options_recompute_names[];
 extern const char *const options_task_names[];
 extern const char *const options_framework_names[];
 extern const char *const options_mode_names[];
+extern const char *const options_attention_names[];  /* flash, eager */
 
 /*
  * Applies one option by its name without the "llm-" prefix ("model",

@@ -8,13 +8,15 @@
  *   up to the GPUs of one node unless cross-node TP is asked for;
  * - CP: from PLANNER_CP_MIN_SEQ tokens on, sizes with s % 2c == 0 (ring
  *   attention is only worth its traffic for long sequences);
- * - PP: divisors of the layer count that divide the GPUs; near-divisors
- *   (BLOOM-176B's 70 layers on 12 stages, Llama 3 405B's 126 on 16) only
- *   when warnings are allowed, because the engine warns about them;
+ * - PP: divisors of the layer count that divide the GPUs, and those that
+ *   divide it once the embedding and the loss count as layers (BLOOM-176B's
+ *   70 + 2 on 12 stages, Llama 3 405B's 126 + 2 on 16: Megatron-LM's
+ *   --account-for-* flags, layout_pp_accounted()); other near-divisors
+ *   only when warnings are allowed, because the engine warns about them;
  * - EP over divisors of the experts, ETP 1 or TP (Megatron-Core's two
  *   settings), MoE models only;
- * - VPP 2..PLANNER_VPP_MAX when it divides the stage's layers and p > 2
- *   (Narayanan et al. 2021);
+ * - VPP 2..PLANNER_VPP_MAX when it divides the stage's layers (counted
+ *   as above) and p > 2 (Narayanan et al. 2021);
  * - ZeRO 0-3 as the framework allows (DeepSpeed pipelines: 0-1; FSDP: 3;
  *   serving: 0), recompute none/selective/full, micro-batch 1-8.
  *
@@ -50,14 +52,16 @@
 #include "util.h"
 
 /* Context parallelism is searched from this sequence length on. */
-#define PLANNER_CP_MIN_SEQ 16384
+#define PLANNER_CP_MIN_SEQ 8192
 #define PLANNER_CP_MAX 64
 #define PLANNER_MBS_MAX 8
 /*
  * Interleaving adds point-to-point transfers that grow with v and that the
- * step-time model leaves out, so only small v are offered.
+ * step-time model leaves out, so v stops where published layouts stop
+ * (Megatron-LM's Llama 3 405B recipe: 8 on PP8; NeMo's 70B: 5 to 20 with
+ * one to four layers per chunk).
  */
-#define PLANNER_VPP_MAX 4
+#define PLANNER_VPP_MAX 8
 /* A near-divisor PP leaves at most this fraction of stage slots empty. */
 #define PLANNER_NEAR_PP_IDLE 0.10
 /* Candidates kept beyond K in case the engine's verification drops some. */
@@ -281,6 +285,8 @@ static int vpp_options(const struct search *s, int pp, int *v)
 	int L = s->job.model->layers, n = 0, k;
 
 	v[n++] = 1;
+	if (pp > 2 && layout_pp_accounted(L, pp))
+		L = (L + 1) % pp == 0 ? L + 1 : L + 2;
 	if (pp <= 2 || L % pp)
 		return n;
 	for (k = 2; k <= PLANNER_VPP_MAX; k++)
@@ -387,7 +393,7 @@ static bool pp_wanted(const struct search *s, int pp)
 
 	if (pp > L)
 		return false;
-	if (L % pp == 0)
+	if (L % pp == 0 || layout_pp_accounted(L, pp))
 		return true;
 	return s->opts->allow_warnings &&
 	       (double)(per * pp - L) / (per * pp) <= PLANNER_NEAR_PP_IDLE;
@@ -736,6 +742,16 @@ int planner_plan(const catalog_t *cat, const struct adv_policy *pol,
 	for (i = 0; i < s.top.n && *n_out < want; i++)
 		if (verify(cat, &s, &base, &s.top.c[i], &plans[*n_out]))
 			(*n_out)++;
+	if (*n_out == 0 && !opts->allow_warnings) {
+		/* Nothing fits without a warning: the layouts that draw one
+		 * (less headroom, a larger bubble, uneven stages) still run,
+		 * and check accepts them with that warning, so they are the
+		 * answer rather than "nothing fits". */
+		struct planner_opts relaxed = *opts;
+
+		relaxed.allow_warnings = true;
+		return planner_plan(cat, pol, req, &relaxed, plans, max_plans, n_out, err, errlen);
+	}
 	explain(plans, *n_out);
 	return PLANNER_OK;
 }

@@ -46,13 +46,24 @@ _Static_assert((int)POLICY_ERR_NOMEM == (int)YAMLUTIL_ERR_NOMEM, "error codes mu
 #define POLICY_DEFAULT_REJECT_EXTRA_WASTE 0.10
 #define POLICY_DEFAULT_REQUIRE_ABOVE_GPUS 64
 #define POLICY_DEFAULT_MAX_PIPELINE_BUBBLE 0.25
-#define POLICY_DEFAULT_MFU 0.40             /* seed 004: "typical" large-run MFU */
+/* 0: estimates come from the calibrated model of estimate.c; a site may
+ * impose its own measured end-to-end MFU instead. */
+#define POLICY_DEFAULT_MFU 0.0
 #define POLICY_DEFAULT_PUE 1.2
 #define POLICY_DEFAULT_RETENTION_DAYS 90
+/*
+ * Issue 14: a busy user's shell loop logged 30 MB a minute.  50 requests a
+ * second per user with a burst of 500 is far above what a person or a job
+ * array's sbatch calls need and far below a loop's pace; 1 GiB of log holds
+ * about three million decisions.
+ */
+#define POLICY_DEFAULT_LOG_MAX_MB 1024
+#define POLICY_DEFAULT_REQUESTS_PER_S 50.0
+#define POLICY_DEFAULT_BURST 500
 
 static const char *const policy_top_keys[] = {
 	"mode", "user_mode_override", "memory", "checkpoint", "layout", "estimate",
-	"log", "partitions", "exempt", "admins", NULL
+	"log", "limits", "partitions", "exempt", "admins", NULL
 };
 static const char *const policy_memory_keys[] = {
 	"reserve_gib", "warn_headroom", "overhead_gib", "grad_bytes", NULL
@@ -63,12 +74,17 @@ static const char *const policy_checkpoint_keys[] = {
 };
 static const char *const policy_layout_keys[] = { "max_pipeline_bubble", NULL };
 static const char *const policy_estimate_keys[] = { "mfu", "pue", NULL };
-static const char *const policy_log_keys[] = { "retention_days", NULL };
+static const char *const policy_log_keys[] = { "retention_days", "max_mb", NULL };
+static const char *const policy_limits_keys[] = { "requests_per_s", "burst", NULL };
 static const char *const policy_partition_keys[] = {
 	"gpu", "gpus_per_node", "mode", "max_gpus", NULL
 };
 static const char *const policy_exempt_keys[] = { "users", "accounts", NULL };
 static const char *const policy_admins_keys[] = { "users", "groups", NULL };
+
+/* 16 TiB of log, and a bucket no user could drain: beyond them a value is a typo. */
+#define POLICY_MAX_LOG_MB (16L * 1024 * 1024)
+#define POLICY_MAX_BURST 1000000000L
 
 /* Longest user, account or group name kept. */
 #define POLICY_NAME_MAX 256
@@ -100,6 +116,9 @@ void policy_defaults(struct adv_policy *p)
 	p->mfu = POLICY_DEFAULT_MFU;
 	p->pue = POLICY_DEFAULT_PUE;
 	p->retention_days = POLICY_DEFAULT_RETENTION_DAYS;
+	p->log_max_mb = POLICY_DEFAULT_LOG_MAX_MB;
+	p->requests_per_s = POLICY_DEFAULT_REQUESTS_PER_S;
+	p->burst = POLICY_DEFAULT_BURST;
 }
 
 void policy_destroy(struct adv_policy *p)
@@ -245,11 +264,18 @@ static int policy_small_sections(struct policy_load *ld, const yaml_node_t *root
 					&p->max_pipeline_bubble))))
 		return rc;
 	if ((rc = policy_section(d, root, "estimate", policy_estimate_keys, &s)) ||
-	    (s && (rc = yamlutil_double(d, s, "mfu", 0, true, 1, &p->mfu))) ||
+	    (s && (rc = yamlutil_double(d, s, "mfu", 0, false, 1, &p->mfu))) ||
 	    (s && (rc = yamlutil_double(d, s, "pue", 1, false, HUGE_VAL, &p->pue))))
 		return rc;
 	if ((rc = policy_section(d, root, "log", policy_log_keys, &s)) ||
-	    (s && (rc = yamlutil_int(d, s, "retention_days", 0, INT_MAX, &p->retention_days))))
+	    (s && (rc = yamlutil_int(d, s, "retention_days", 0, INT_MAX, &p->retention_days))) ||
+	    (s && (rc = yamlutil_int(d, s, "max_mb", 0, POLICY_MAX_LOG_MB, &p->log_max_mb))))
+		return rc;
+	/* A rate above a million a second is no limit at all: say so with 0. */
+	if ((rc = policy_section(d, root, "limits", policy_limits_keys, &s)) ||
+	    (s && (rc = yamlutil_double(d, s, "requests_per_s", 0, false, 1e6,
+					&p->requests_per_s))) ||
+	    (s && (rc = yamlutil_int(d, s, "burst", 1, POLICY_MAX_BURST, &p->burst))))
 		return rc;
 	return YAMLUTIL_OK;
 }
@@ -651,7 +677,11 @@ static int policy_render_sections(yaml_emitter_t *e, const struct adv_policy *p)
 	    policy_kv_num(e, "mfu", p->mfu) || policy_kv_num(e, "pue", p->pue) ||
 	    policy_emit_end(e, true) ||
 	    policy_emit_scalar(e, "log", false) || policy_emit_begin(e, true, false) ||
-	    policy_kv_num(e, "retention_days", p->retention_days) || policy_emit_end(e, true))
+	    policy_kv_num(e, "retention_days", p->retention_days) ||
+	    policy_kv_num(e, "max_mb", p->log_max_mb) || policy_emit_end(e, true) ||
+	    policy_emit_scalar(e, "limits", false) || policy_emit_begin(e, true, false) ||
+	    policy_kv_num(e, "requests_per_s", p->requests_per_s) ||
+	    policy_kv_num(e, "burst", p->burst) || policy_emit_end(e, true))
 		return -1;
 	return 0;
 }

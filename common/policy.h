@@ -53,6 +53,11 @@ struct adv_policy {
 
 	/* decision log */
 	int retention_days;
+	int log_max_mb;            /* size bound of the decision log; 0 = none */
+
+	/* per-uid request budget (issue 14); admins are exempt */
+	double requests_per_s;     /* token refill rate; 0 = no limit */
+	int burst;                 /* bucket size: requests a user may make at once */
 
 	struct adv_partition *partitions;
 	size_t n_partitions;

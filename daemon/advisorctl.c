@@ -6,7 +6,8 @@
  * the daemon runs, so `advisorctl --local check` and `advisorctl check`
  * print the same report for the same files.  Exit status: 0 accept, 1 warn,
  * 2 reject, 64 usage, 65 bad input file, 69 daemon (or feature) unavailable,
- * 77 permission denied, 70 internal error.
+ * 75 rate limited (over the user's request budget, issue 14), 77 permission
+ * denied, 70 internal error.
  */
 #include "config.h"
 
@@ -37,6 +38,7 @@
 #define EX_DATAERR_ 65
 #define EX_UNAVAIL_ 69
 #define EX_SOFTWARE_ 70
+#define EX_TEMPFAIL_ 75
 #define EX_NOPERM_ 77
 #define MAX_CATALOGS 32
 
@@ -92,7 +94,7 @@ enum {
 	OPT_WL,
 	/* command specific: from OPT_TOP on, handed to the command (parse_job) */
 	OPT_TOP, OPT_MTBF, OPT_WRITE, OPT_RESTART, OPT_INTERVAL, OPT_USER, OPT_JOB,
-	OPT_VERDICT, OPT_SINCE, OPT_LIMIT, OPT_PROMETHEUS, OPT_CROSS_TP, OPT_SCRIPT,
+	OPT_VERDICT, OPT_SINCE, OPT_LIMIT, OPT_QUERIES, OPT_PROMETHEUS, OPT_CROSS_TP, OPT_SCRIPT,
 };
 
 #define COMMON_OPTS \
@@ -119,6 +121,7 @@ enum {
 	{ "mbs", required_argument, NULL, OPT_WL }, \
 	{ "gbs", required_argument, NULL, OPT_WL }, \
 	{ "recompute", required_argument, NULL, OPT_WL }, \
+	{ "attention", required_argument, NULL, OPT_WL }, \
 	{ "task", required_argument, NULL, OPT_WL }, \
 	{ "framework", required_argument, NULL, OPT_WL }, \
 	{ "ckpt", required_argument, NULL, OPT_WL }, \
@@ -151,6 +154,7 @@ static const char job_help[] =
 	"      --precision P          bf16, fp16, fp8, fp32\n"
 	"      --seq N --mbs N --gbs N  sequence, micro-batch, global batch\n"
 	"      --recompute R          none, selective, full\n"
+	"      --attention A          flash (default), eager (unfused: stores the scores)\n"
 	"      --task T               train, finetune, lora, infer\n"
 	"      --framework F          generic, megatron, deepspeed, fsdp\n"
 	"      --ckpt DURATION[,async]|off   checkpoint interval (90s, 30m, 2h, 1h30m)\n"
@@ -296,6 +300,8 @@ static int call(struct ctl *c, Advisor__Request *req, struct reply *rp)
 	case ADVISOR__ERROR_CODE__ERR_DENIED: return EX_NOPERM_;
 	case ADVISOR__ERROR_CODE__ERR_UNAVAILABLE: return EX_UNAVAIL_;
 	case ADVISOR__ERROR_CODE__ERR_BAD_REQUEST: return EX_USAGE_;
+	/* The message says "rate limited, retry in N ms"; sysexits' temporary failure. */
+	case ADVISOR__ERROR_CODE__ERR_RATE_LIMITED: return EX_TEMPFAIL_;
 	default: return EX_SOFTWARE_;
 	}
 }
@@ -810,14 +816,20 @@ static int cmd_policy(struct ctl *c, int argc, char **argv)
 static void history_help(void)
 {
 	printf("Usage: advisorctl [--json] history [--user U] [--job ID] [--verdict V]\n"
-	       "          [--since TIME] [--limit N]\n"
-	       "Past decisions, newest first.  Users see their own; admins anyone's.\n\n"
+	       "          [--since TIME] [--limit N] [--include-queries]\n"
+	       "Past decisions, newest first.  Users see their own; admins anyone's.\n"
+	       "Decisions are what the plugin asked at sbatch, salloc, srun and on the node;\n"
+	       "a record with REPEAT above 1 stands for that many identical checks of a user\n"
+	       "over the request budget.\n\n"
 	       "      --user U        decisions for user U (admins only for others)\n"
 	       "      --job ID        decisions for Slurm job ID\n"
 	       "      --verdict V     accept, warn or reject\n"
 	       "      --since TIME    a duration back from now (7d, 24h, 30m) or a date\n"
 	       "                      (2025-01-31 or 2025-01-31T12:00:00, local time)\n"
-	       "      --limit N       at most N decisions (default 50, at most 5000)\n\n%s",
+	       "      --limit N       at most N decisions (default 50, at most 5000)\n"
+	       "      --include-queries\n"
+	       "                      also the what-if queries (advisorctl check), kept 7\n"
+	       "                      days apart from the decisions\n\n%s",
 	       common_help);
 }
 
@@ -855,6 +867,7 @@ static int cmd_history(struct ctl *c, int argc, char **argv)
 		{ "verdict", required_argument, NULL, OPT_VERDICT },
 		{ "since", required_argument, NULL, OPT_SINCE },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
+		{ "include-queries", no_argument, NULL, OPT_QUERIES },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const verdicts[] = { "accept", "warn", "reject", NULL };
@@ -892,6 +905,10 @@ static int cmd_history(struct ctl *c, int argc, char **argv)
 				return usage_error(c->cmd, "%s", err);
 			hr.has_limit = 1;
 			hr.limit = v;
+			break;
+		case OPT_QUERIES:
+			hr.has_include_queries = 1;
+			hr.include_queries = 1;
 			break;
 		default:
 			rc = common_opt(c, opt, optarg);
@@ -1093,7 +1110,8 @@ static const struct command {
 	{ "ckpt", cmd_ckpt, "checkpoint interval of a job, or the raw --job-mtbf-hours form" },
 	{ "catalog", cmd_catalog, "[gpus|models] [NAME]: the GPU and model catalog" },
 	{ "policy", cmd_policy, "the policy in force" },
-	{ "history", cmd_history, "past decisions (--user --job --verdict --since --limit)" },
+	{ "history", cmd_history, "past decisions (--user --job --verdict --since --limit\n"
+	  "           --include-queries)" },
 	{ "report", cmd_report, "per-code summary of a period: what enforcement would block" },
 	{ "stats", cmd_stats, "counters and latency of the running daemon (--prometheus)" },
 	{ "reload", cmd_reload, "reload catalog and policy (admins only)" },
@@ -1108,7 +1126,8 @@ static void main_help(FILE *f)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n%s\n'advisorctl COMMAND --help' describes each command.\n"
 		"Exit status: 0 accept, 1 warn, 2 reject, 64 usage, 65 bad input file,\n"
-		"69 daemon unavailable, 70 internal error, 77 permission denied.  See advisorctl(1).\n",
+		"69 daemon unavailable, 70 internal error, 75 rate limited (retry later),\n"
+		"77 permission denied.  See advisorctl(1).\n",
 		common_help);
 }
 

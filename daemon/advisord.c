@@ -343,10 +343,16 @@ static int run(struct opts *op)
 		snapshot_uninstall();
 		return 1;
 	}
-	dlog_set_retention(snap->pol->retention_days);
+	if (handler_apply_policy(snap->pol) != 0) {
+		msg_log(LOG_ERR, "cannot set up the request budget: out of memory");
+		dlog_close();
+		snapshot_uninstall();
+		return 1;
+	}
 	lfd = server_listen(o.socket, &lock_fd, err, sizeof(err));
 	if (lfd < 0) {
 		msg_log(LOG_ERR, "%s", err);
+		handler_cleanup();
 		dlog_close();
 		snapshot_uninstall();
 		return 1;
@@ -362,6 +368,7 @@ static int run(struct opts *op)
 		close(lfd);
 		unlink(o.socket);
 		close(lock_fd);
+		handler_cleanup();
 		dlog_close();
 		snapshot_uninstall();
 		return 1;
@@ -377,6 +384,7 @@ static int run(struct opts *op)
 	server_stop();
 	close(lfd);
 	unlink(o.socket);
+	handler_cleanup();
 	dlog_close();
 	close(lock_fd);
 	snapshot_uninstall();

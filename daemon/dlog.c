@@ -17,6 +17,33 @@
  * busy site exactly when its disk is full), and the writer reopens the
  * database every few seconds, so logging resumes by itself once the cause
  * is gone.
+ *
+ * Fairness and a bounded log (issue 14):
+ * - What-if queries (advisorctl check, context CTX_ADVISORCTL) are not
+ *   decisions: they go to the table `queries`, same columns, kept
+ *   DLOG_QUERY_DAYS, read only by `history --include-queries`.  `history`,
+ *   `report` and the decision counters see the table `decisions` alone.
+ * - Aggregation: a plugin check of a user over budget is still judged and
+ *   answered, but identical ones within DLOG_AGG_WINDOW_S become one row
+ *   whose `repeat` column counts them (report sums it, so no decision is
+ *   lost from the totals).  The first check of a window is inserted as
+ *   usual; the later ones only bump a pending count in an in-memory table
+ *   keyed by two independent 64-bit hashes of (uid, content), and the writer
+ *   turns each batch's pending counts into one UPDATE per row in the same
+ *   transaction as the inserts: the 200 ms durability bound holds for the
+ *   counts too, and a flood of identical checks costs an UPDATE per batch
+ *   instead of a row per check.  Each uid may open DLOG_AGG_DISTINCT rows per
+ *   window; beyond that only what `report` counts is compared (a flood of
+ *   varied checks folds into a few rows per verdict and finding set).  The
+ *   repeated checks are answered with the row's decision id.
+ * - Size: after every batch the writer compares the pages in use with
+ *   `log: max_mb`; above PRUNE_HIGH of it, it deletes the oldest queries,
+ *   then decisions older than retention_days, oldest first, down to
+ *   PRUNE_LOW, and says so in the daemon log (at most once an hour).  The
+ *   last retention_days of decisions are never pruned for size, only when a
+ *   write fails with the disk full (SQLITE_FULL), oldest first.  Deleted
+ *   pages are reused, so the file stops growing; the WAL is checkpointed
+ *   and truncated to a tenth of max_mb.
  */
 #include "config.h"
 
@@ -31,6 +58,7 @@
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dlog.h"
@@ -44,6 +72,12 @@
 #define REOPEN_EVERY_S 5
 #define QUEUE_KEEP 1024              /* records a drained buffer may keep */
 #define REPORT_EVERY_S 60
+#define PRUNE_HIGH 0.85              /* of max_mb: pruning starts */
+#define PRUNE_LOW 0.75               /* of max_mb: pruning stops */
+#define PRUNE_WARN_EVERY_S 3600
+#define AGG_SLOTS 16384              /* live aggregated rows; beyond, rows are not folded */
+#define MIB (1024.0 * 1024.0)
+#define SIZE_CHUNK 500               /* rows per DELETE when pruning for size */
 
 static const char schema_sql[] =
 	"CREATE TABLE IF NOT EXISTS decisions ("
@@ -53,7 +87,16 @@ static const char schema_sql[] =
 	" verdict_name TEXT, codes TEXT, mem_gib REAL, ckpt_interval_s REAL);"
 	"CREATE INDEX IF NOT EXISTS decisions_time ON decisions(time);"
 	"CREATE INDEX IF NOT EXISTS decisions_user ON decisions(user, time);"
-	"CREATE INDEX IF NOT EXISTS decisions_job ON decisions(job_id);";
+	"CREATE INDEX IF NOT EXISTS decisions_job ON decisions(job_id);"
+	/* Issue 14: what-if queries, the same columns, kept DLOG_QUERY_DAYS. */
+	"CREATE TABLE IF NOT EXISTS queries ("
+	" id TEXT PRIMARY KEY, time INTEGER NOT NULL, uid INTEGER NOT NULL, user TEXT,"
+	" job_id INTEGER, context TEXT, parent TEXT, gpu TEXT, gpus INTEGER, nodes INTEGER,"
+	" partition TEXT, model TEXT, layout TEXT, workload TEXT, verdict INTEGER NOT NULL,"
+	" verdict_name TEXT, codes TEXT, mem_gib REAL, ckpt_interval_s REAL, mode INTEGER,"
+	" severities TEXT, unenforced TEXT, repeat INTEGER);"
+	"CREATE INDEX IF NOT EXISTS queries_time ON queries(time);"
+	"CREATE INDEX IF NOT EXISTS queries_user ON queries(user, time);";
 
 /*
  * Columns added after the first release (issue 8: rollout reports).  A log
@@ -66,27 +109,46 @@ static const struct {
 	{ "mode", "INTEGER" },          /* enum adv_mode in force */
 	{ "severities", "TEXT" },       /* per code, same order as codes */
 	{ "unenforced", "TEXT" },       /* reject codes warn mode let through */
+	{ "repeat", "INTEGER" },        /* issue 14: checks an aggregated row stands for */
 };
 
-static const char insert_sql[] =
-	"INSERT OR REPLACE INTO decisions (id, time, uid, user, job_id, context, parent, gpu,"
-	" gpus, nodes, partition, model, layout, workload, verdict, verdict_name, codes,"
-	" mem_gib, ckpt_interval_s, mode, severities, unenforced)"
-	" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+#define INSERT_SQL(table) \
+	"INSERT OR REPLACE INTO " table " (id, time, uid, user, job_id, context, parent, gpu," \
+	" gpus, nodes, partition, model, layout, workload, verdict, verdict_name, codes," \
+	" mem_gib, ckpt_interval_s, mode, severities, unenforced, repeat)" \
+	" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+static const char repeat_sql[] =
+	"UPDATE decisions SET repeat = coalesce(repeat, 1) + ? WHERE id = ?";
 
 /* The columns row_to_rec() reads, in its order. */
 #define SELECT_COLUMNS \
 	"id, time, uid, user, job_id, context, parent, gpu, gpus, nodes, partition, model," \
 	" layout, workload, verdict, codes, mem_gib, ckpt_interval_s, mode, severities," \
-	" unenforced"
+	" unenforced, repeat"
 
 static const char *const context_names[] = { "advisorctl", "sbatch", "salloc", "srun", "step" };
 static const char *const verdict_names[] = { "accept", "warn", "reject" };
 
+/* An aggregated row: identified by two hashes of its key, open while the window lasts. */
+struct agg_slot {
+	uint64_t h1, h2;
+	int64_t start;               /* unix time the row was made; 0 = free slot */
+	uint32_t uid;
+	uint32_t gen, pending_idx;   /* its entry in D.pending when gen == D.pending_gen */
+	uint32_t distinct;           /* the per-uid counter slot: rows opened this window */
+	char id[DLOG_ID_MAX];
+};
+
+/* Repeats not yet written: one UPDATE each per batch. */
+struct agg_pending {
+	char id[DLOG_ID_MAX];
+	uint64_t n;
+};
+
 static struct {
 	char *path;
 	sqlite3 *db;
-	sqlite3_stmt *insert;
+	sqlite3_stmt *insert, *insert_query, *repeat;
 	pthread_t thread;
 	bool running;
 	pthread_mutex_t lock;
@@ -98,7 +160,16 @@ static struct {
 	uint64_t seq_queued, seq_committed;
 	atomic_uint_fast64_t logged, dropped;
 	atomic_int retention_days;
+	atomic_int max_mb;
+	atomic_uint_fast64_t bytes;
 	atomic_uint_fast64_t id_counter;
+	/* Aggregation (under lock). */
+	struct agg_slot *agg;
+	size_t agg_used;
+	int64_t agg_next_compact;
+	struct agg_pending *pending;
+	size_t n_pending, cap_pending;
+	uint32_t pending_gen;
 } D = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.wake = PTHREAD_COND_INITIALIZER,
@@ -110,6 +181,8 @@ static struct {
 	bool failing;
 	time_t last_report, next_open;
 	uint64_t lost;             /* records not written since the last recovery */
+	time_t prune_warned, full_warned, size_stuck_until;
+	int wal_mb;                /* the max_mb the WAL limits were set for */
 } F;
 
 /*
@@ -161,7 +234,7 @@ static void bind_real(sqlite3_stmt *st, int i, double v)
 
 static int insert_one(const struct dlog_rec *r)
 {
-	sqlite3_stmt *st = D.insert;
+	sqlite3_stmt *st = r->query ? D.insert_query : D.insert;
 	int rc;
 
 	sqlite3_bind_text(st, 1, r->id, -1, SQLITE_STATIC);
@@ -192,9 +265,24 @@ static int insert_one(const struct dlog_rec *r)
 		sqlite3_bind_null(st, 20);
 	bind_text(st, 21, r->severities);
 	bind_text(st, 22, r->unenforced);
+	if (r->repeat > 1)
+		sqlite3_bind_int64(st, 23, r->repeat);
+	else
+		sqlite3_bind_null(st, 23);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : -1;
+	return rc == SQLITE_DONE ? 0 : rc;
+}
+
+static int repeat_one(const struct agg_pending *p)
+{
+	int rc;
+
+	sqlite3_bind_int64(D.repeat, 1, (sqlite3_int64)p->n);
+	sqlite3_bind_text(D.repeat, 2, p->id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(D.repeat);
+	sqlite3_reset(D.repeat);
+	return rc == SQLITE_DONE ? 0 : rc;
 }
 
 /* Any failure: count what was lost, and say so once a minute at most. */
@@ -226,7 +314,9 @@ static void dlog_recovered(void)
 static void close_db(void)
 {
 	sqlite3_finalize(D.insert);
-	D.insert = NULL;
+	sqlite3_finalize(D.insert_query);
+	sqlite3_finalize(D.repeat);
+	D.insert = D.insert_query = D.repeat = NULL;
 	sqlite3_close(D.db);
 	D.db = NULL;
 }
@@ -254,38 +344,201 @@ static void buf_free(struct dlog_rec *p, size_t cap)
 		msg_log(LOG_ERR, "decision log: munmap: %s", strerror(errno));
 }
 
-static void write_batch(const struct dlog_rec *recs, size_t n)
+/* ---- size ------------------------------------------------------------------- */
+
+static int64_t pragma_int(const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v = -1;
+
+	if (sqlite3_prepare_v2(D.db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static uint64_t file_size(const char *path, const char *suffix)
+{
+	char p[4096];
+	struct stat st;
+
+	adv_snprintf(p, sizeof(p), "%s%s", path, suffix);
+	return stat(p, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* Pages holding rows; freed pages are reused before the file grows. */
+static double used_bytes(void)
+{
+	int64_t pages = pragma_int("PRAGMA page_count");
+	int64_t free_pages = pragma_int("PRAGMA freelist_count");
+	int64_t size = pragma_int("PRAGMA page_size");
+
+	if (pages < 0 || free_pages < 0 || size < 0)
+		return 0;
+	return (double)(pages - free_pages) * (double)size;
+}
+
+/* Deletes up to chunk of the oldest rows of table older than before; rows deleted, -1 on error. */
+static long delete_oldest(const char *table, int64_t before, int chunk)
+{
+	char sql[256];
+	sqlite3_stmt *st;
+	int rc;
+
+	adv_snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE rowid IN (SELECT rowid FROM %s"
+		     " WHERE time < ? ORDER BY time LIMIT ?)", table, table);
+	if (sqlite3_prepare_v2(D.db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, before);
+	sqlite3_bind_int(st, 2, chunk);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? (long)sqlite3_changes(D.db) : -1;
+}
+
+/* Deletes the oldest rows of table older than before until used <= target. */
+static long prune_down_to(const char *table, int64_t before, double target, double *used)
+{
+	long total = 0, k;
+
+	while (*used > target && (k = delete_oldest(table, before, SIZE_CHUNK)) > 0) {
+		total += k;
+		*used = used_bytes();
+	}
+	return total;
+}
+
+/*
+ * The WAL is checkpointed every max_mb/10 (at most SQLite's default 1000
+ * pages) and truncated back to that size, so it cannot hold more than a
+ * tenth of the bound.
+ */
+static void apply_wal_limit(int mb)
+{
+	char sql[128];
+	int64_t page = pragma_int("PRAGMA page_size");
+	int64_t limit = mb > 0 ? (int64_t)(mb * MIB / 10) : -1;
+	int64_t pages = page > 0 && limit > 0 ? limit / page : 1000;
+
+	pages = pages < 16 ? 16 : pages > 1000 ? 1000 : pages;
+	adv_snprintf(sql, sizeof(sql), "PRAGMA journal_size_limit=%" PRId64 "; PRAGMA "
+		     "wal_autocheckpoint=%" PRId64 ";", limit, pages);
+	if (sqlite3_exec(D.db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		msg_log(LOG_ERR, "decision log: %s", sqlite3_errmsg(D.db));
+	F.wal_mb = mb;
+}
+
+/* After every batch: the size on disk for stats, and pruning above max_mb. */
+static void enforce_size(void)
+{
+	int mb = atomic_load(&D.max_mb), days = atomic_load(&D.retention_days);
+	time_t now = time(NULL);
+	double max = mb * MIB, used, before;
+	long q, d = 0;
+
+	atomic_store(&D.bytes, file_size(D.path, "") + file_size(D.path, "-wal"));
+	if (!D.db)
+		return;
+	if (mb != F.wal_mb)
+		apply_wal_limit(mb);
+	if (mb <= 0 || now < F.size_stuck_until || (used = used_bytes()) <= PRUNE_HIGH * max)
+		return;
+	before = used;
+	q = prune_down_to("queries", INT64_MAX, PRUNE_LOW * max, &used);
+	if (days > 0)
+		d = prune_down_to("decisions", (int64_t)now - (int64_t)days * 86400,
+				  PRUNE_LOW * max, &used);
+	/* What is left is the protected window: look again in a minute, not every batch. */
+	if (used > PRUNE_LOW * max)
+		F.size_stuck_until = now + 60;
+	if (now >= F.prune_warned + PRUNE_WARN_EVERY_S) {
+		msg_log(LOG_WARNING, "decision log %s: %.1f MiB in use is over %.0f%% of log "
+			"max_mb %d; pruning oldest first: %ld what-if queries and %ld decisions "
+			"older than %d days deleted, %.1f MiB in use now%s (said at most once an "
+			"hour)", D.path, before / MIB, PRUNE_HIGH * 100, mb, q, d, days, used / MIB,
+			used > PRUNE_LOW * max ? "; the rest are decisions of the last retention_days, "
+			"which are kept (raise max_mb or lower retention_days)" : "");
+		F.prune_warned = now;
+	}
+	atomic_store(&D.bytes, file_size(D.path, "") + file_size(D.path, "-wal"));
+}
+
+/* The disk is full: the oldest rows go, queries first, whatever their age. */
+static void prune_for_space(void)
+{
+	const char *what = "what-if queries";
+	long k = delete_oldest("queries", INT64_MAX, PRUNE_CHUNK);
+	time_t now = time(NULL);
+
+	if (k <= 0) {
+		what = "decisions";
+		k = delete_oldest("decisions", INT64_MAX, PRUNE_CHUNK);
+	}
+	if (k > 0 && now >= F.full_warned + REPORT_EVERY_S) {
+		msg_log(LOG_WARNING, "decision log %s: the disk is full; deleted the %ld oldest %s "
+			"to make room (said at most once a minute)", D.path, k, what);
+		F.full_warned = now;
+	}
+}
+
+static void write_batch(const struct dlog_rec *recs, size_t n, const struct agg_pending *reps,
+			size_t n_reps)
 {
 	char why[512] = "";
-	size_t ok = 0;
+	size_t ok = 0, total = n;
+	bool full = false;
+	int rc;
 
+	for (size_t i = 0; i < n_reps; i++)
+		total += reps[i].n;
 	if (!D.db && (time(NULL) < F.next_open || open_db(why, sizeof(why)) != 0)) {
-		dlog_failed(why[0] ? why : "not open", n);
+		dlog_failed(why[0] ? why : "not open", total);
 		return;
 	}
 	if (sqlite3_exec(D.db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
 		adv_snprintf(why, sizeof(why), "BEGIN failed: %s", sqlite3_errmsg(D.db));
-		dlog_failed(why, n);
+		dlog_failed(why, total);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (insert_one(&recs[i]) == 0)
+		if ((rc = insert_one(&recs[i])) == 0) {
 			ok++;
-		else if (!why[0])
+			continue;
+		}
+		full = full || rc == SQLITE_FULL;
+		if (!why[0])
 			adv_snprintf(why, sizeof(why), "cannot insert %s: %s", recs[i].id,
 				     sqlite3_errmsg(D.db));
 	}
+	/* After the inserts: a row and its first repeats may share a batch. */
+	for (size_t i = 0; i < n_reps; i++) {
+		if ((rc = repeat_one(&reps[i])) == 0) {
+			ok += reps[i].n;
+			continue;
+		}
+		full = full || rc == SQLITE_FULL;
+		if (!why[0])
+			adv_snprintf(why, sizeof(why), "cannot count repeats of %s: %s", reps[i].id,
+				     sqlite3_errmsg(D.db));
+	}
 	if (sqlite3_exec(D.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		full = full || sqlite3_errcode(D.db) == SQLITE_FULL;
 		adv_snprintf(why, sizeof(why), "COMMIT failed: %s", sqlite3_errmsg(D.db));
 		sqlite3_exec(D.db, "ROLLBACK", NULL, NULL, NULL);
-		dlog_failed(why, n);
+		dlog_failed(why, total);
+		if (full)
+			prune_for_space();
 		return;
 	}
 	atomic_fetch_add(&D.logged, ok);
-	if (ok < n)
-		dlog_failed(why, n - ok);
+	if (ok < total)
+		dlog_failed(why, total - ok);
 	else
 		dlog_recovered();
+	if (full)
+		prune_for_space();
 }
 
 /* Deletes rows older than the retention in small chunks so queries never stall. */
@@ -324,11 +577,28 @@ static void prune(void)
 		msg_log(LOG_INFO, "decision log: pruned %ld decisions older than %d days", total, days);
 }
 
+/* What-if queries are kept DLOG_QUERY_DAYS whatever the decisions' retention. */
+static void prune_queries(void)
+{
+	int64_t cutoff = (int64_t)time(NULL) - (int64_t)DLOG_QUERY_DAYS * 86400;
+	long total = 0, k;
+
+	if (!D.db)
+		return;
+	while ((k = delete_oldest("queries", cutoff, PRUNE_CHUNK)) > 0)
+		total += k;
+	if (total)
+		msg_log(LOG_INFO, "decision log: pruned %ld what-if queries older than %d days",
+			total, DLOG_QUERY_DAYS);
+}
+
 static void *writer_main(void *arg)
 {
 	struct dlog_rec *batch = NULL;
 	size_t batch_cap = 0;
 	time_t next_prune = 0;
+	struct agg_pending *reps;
+	size_t n_reps;
 
 	(void)arg;
 	pthread_mutex_lock(&D.lock);
@@ -340,19 +610,20 @@ static void *writer_main(void *arg)
 		if (time(NULL) >= next_prune) {
 			pthread_mutex_unlock(&D.lock);
 			prune();
+			prune_queries();
 			next_prune = time(NULL) + PRUNE_EVERY_S;
 			pthread_mutex_lock(&D.lock);
 		}
-		while (D.n == 0 && !D.stop) {
+		while (D.n == 0 && D.n_pending == 0 && !D.stop) {
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_sec += 1;
 			pthread_cond_timedwait(&D.wake, &D.lock, &ts);
 			if (time(NULL) >= next_prune)
 				break;
 		}
-		if (D.n == 0 && D.stop)
+		if (D.n == 0 && D.n_pending == 0 && D.stop)
 			break;
-		if (D.n == 0)
+		if (D.n == 0 && D.n_pending == 0)
 			continue;
 		if (!D.stop) {
 			/* Let the batch fill; the 200 ms durability bound leaves ample room. */
@@ -374,9 +645,17 @@ static void *writer_main(void *arg)
 			batch = q;
 			batch_cap = qcap;
 		}
+		/* The repeats counted so far; slots find a fresh entry by the new generation. */
+		reps = D.pending;
+		n_reps = D.n_pending;
+		D.pending = NULL;
+		D.n_pending = D.cap_pending = 0;
+		D.pending_gen++;
 		upto = D.seq_queued;
 		pthread_mutex_unlock(&D.lock);
-		write_batch(batch, n);
+		write_batch(batch, n, reps, n_reps);
+		free(reps);
+		enforce_size();
 		/* A burst (a slow disk, a checkpoint) grew the buffer: do not keep its peak for ever. */
 		if (batch_cap > QUEUE_KEEP) {
 			buf_free(batch, batch_cap);
@@ -446,7 +725,9 @@ static int open_db(char *err, size_t errlen)
 			 NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(D.db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
 	    migrate(D.db) != 0 ||
-	    sqlite3_prepare_v2(D.db, insert_sql, -1, &D.insert, NULL) != SQLITE_OK) {
+	    sqlite3_prepare_v2(D.db, INSERT_SQL("decisions"), -1, &D.insert, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(D.db, INSERT_SQL("queries"), -1, &D.insert_query, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(D.db, repeat_sql, -1, &D.repeat, NULL) != SQLITE_OK) {
 		adv_snprintf(err, errlen, "cannot set up: %s", sqlite3_errmsg(D.db));
 		close_db();
 		return -1;
@@ -457,6 +738,7 @@ static int open_db(char *err, size_t errlen)
 		close_db();
 		return -1;
 	}
+	F.wal_mb = -1;   /* a fresh connection: WAL limits set again */
 	return 0;
 }
 
@@ -471,6 +753,7 @@ int dlog_open(const char *path, char *err, size_t errlen)
 		goto fail;
 	}
 	memset(&F, 0, sizeof(F));
+	F.wal_mb = -1;
 	seed_ids();
 	/* Not fatal: the daemon answers, and the writer keeps trying to open it. */
 	if (open_db(why, sizeof(why)) != 0)
@@ -504,15 +787,20 @@ void dlog_close(void)
 	buf_free(D.queue, D.cap);
 	D.queue = NULL;
 	D.n = D.cap = 0;
+	free(D.pending);
+	D.pending = NULL;
+	D.n_pending = D.cap_pending = 0;
+	free(D.agg);
+	D.agg = NULL;
+	D.agg_used = 0;
 	free(D.path);
 	D.path = NULL;
 }
 
-void dlog_append(const struct dlog_rec *rec)
+/* Under D.lock. */
+static void append_locked(const struct dlog_rec *rec)
 {
-	pthread_mutex_lock(&D.lock);
 	if (!D.running || D.n >= QUEUE_MAX) {
-		pthread_mutex_unlock(&D.lock);
 		atomic_fetch_add(&D.dropped, 1);
 		return;
 	}
@@ -521,7 +809,6 @@ void dlog_append(const struct dlog_rec *rec)
 		struct dlog_rec *q = buf_grow(D.queue, D.cap, cap);
 
 		if (!q) {
-			pthread_mutex_unlock(&D.lock);
 			atomic_fetch_add(&D.dropped, 1);
 			return;
 		}
@@ -530,14 +817,240 @@ void dlog_append(const struct dlog_rec *rec)
 	}
 	D.queue[D.n++] = *rec;
 	D.seq_queued++;
-	if (D.n == 1)
+	if (D.n == 1 && D.n_pending == 0)
 		pthread_cond_signal(&D.wake);
+}
+
+void dlog_append(const struct dlog_rec *rec)
+{
+	pthread_mutex_lock(&D.lock);
+	append_locked(rec);
 	pthread_mutex_unlock(&D.lock);
+}
+
+/* ---- aggregation (issue 14) ----------------------------------------------------- */
+
+struct hash2 {
+	uint64_t h1, h2;
+};
+
+/* FNV-1a and a multiply-xorshift mix over the same bytes: two unrelated 64-bit hashes. */
+static void hash_bytes(struct hash2 *h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < len; i++) {
+		h->h1 = (h->h1 ^ p[i]) * 1099511628211ull;
+		h->h2 = (h->h2 ^ p[i]) * 0xff51afd7ed558ccdull;
+		h->h2 ^= h->h2 >> 29;
+	}
+}
+
+static void hash_str(struct hash2 *h, const char *s)
+{
+	hash_bytes(h, s, strlen(s) + 1);   /* with its NUL: fields cannot run together */
+}
+
+static void hash_int(struct hash2 *h, int64_t v)
+{
+	hash_bytes(h, &v, sizeof(v));
+}
+
+static struct hash2 hash_init(char tag)
+{
+	struct hash2 h = { 1469598103934665603ull, 0x9e3779b97f4a7c15ull };
+
+	hash_bytes(&h, &tag, 1);
+	return h;
+}
+
+/* The content that makes two checks the same record; coarse: what `report` counts. */
+static struct hash2 rec_key(const struct dlog_rec *r, bool coarse)
+{
+	struct hash2 h = hash_init(coarse ? 'c' : 'r');
+
+	hash_int(&h, r->uid);
+	hash_int(&h, r->context);
+	hash_int(&h, r->verdict);
+	hash_int(&h, r->mode);
+	hash_str(&h, r->partition);
+	hash_str(&h, r->codes);
+	hash_str(&h, r->severities);
+	hash_str(&h, r->unenforced);
+	if (coarse)
+		return h;
+	hash_int(&h, r->job_id);
+	hash_int(&h, r->gpus);
+	hash_int(&h, r->nodes);
+	hash_str(&h, r->parent);
+	hash_str(&h, r->gpu);
+	hash_str(&h, r->model);
+	hash_str(&h, r->layout);
+	hash_str(&h, r->workload);
+	return h;
+}
+
+static bool slot_live(const struct agg_slot *s, int64_t now)
+{
+	return s->start && now < s->start + DLOG_AGG_WINDOW_S;
+}
+
+/*
+ * The live slot of key k, or NULL and in *room a slot it may take (an empty
+ * or expired one on its probe path; NULL when the table is full).
+ */
+static struct agg_slot *agg_find(struct hash2 k, int64_t now, struct agg_slot **room)
+{
+	size_t i = k.h1 & (AGG_SLOTS - 1);
+
+	*room = NULL;
+	for (size_t n = 0; n < AGG_SLOTS; n++, i = (i + 1) & (AGG_SLOTS - 1)) {
+		struct agg_slot *s = &D.agg[i];
+
+		if (!s->start) {
+			if (!*room)
+				*room = s;
+			return NULL;
+		}
+		if (!slot_live(s, now)) {
+			if (!*room)
+				*room = s;
+			continue;
+		}
+		if (s->h1 == k.h1 && s->h2 == k.h2)
+			return s;
+	}
+	return NULL;
+}
+
+static struct agg_slot *agg_take(struct agg_slot *s, struct hash2 k, int64_t now, uint32_t uid)
+{
+	if (!s->start)
+		D.agg_used++;
+	memset(s, 0, sizeof(*s));
+	s->h1 = k.h1;
+	s->h2 = k.h2;
+	s->start = now;
+	s->uid = uid;
+	s->gen = D.pending_gen - 1;
+	return s;
+}
+
+/* Expired slots never become empty by themselves: drop them once the table fills. */
+static void agg_compact(int64_t now)
+{
+	struct agg_slot *old = D.agg, *room;
+
+	if (D.agg_used * 4 < AGG_SLOTS * 3 || now < D.agg_next_compact)
+		return;
+	/* Full of live rows: they expire within the window, look again in a second. */
+	D.agg_next_compact = now + 1;
+	if (!(D.agg = calloc(AGG_SLOTS, sizeof(*D.agg)))) {
+		D.agg = old;
+		return;
+	}
+	D.agg_used = 0;
+	for (size_t i = 0; i < AGG_SLOTS; i++) {
+		struct hash2 k = { old[i].h1, old[i].h2 };
+
+		if (!slot_live(&old[i], now))
+			continue;
+		(void)agg_find(k, now, &room);
+		if (room) {
+			D.agg_used++;
+			*room = old[i];
+		}
+	}
+	free(old);
+}
+
+/* Counts one more repeat of s for the writer's next batch. */
+static bool agg_repeat(struct agg_slot *s)
+{
+	if (s->gen != D.pending_gen) {
+		if (D.n_pending == D.cap_pending) {
+			size_t cap = D.cap_pending ? D.cap_pending * 2 : 16;
+			struct agg_pending *p = realloc(D.pending, cap * sizeof(*p));
+
+			if (!p)
+				return false;
+			D.pending = p;
+			D.cap_pending = cap;
+		}
+		adv_strlcpy(D.pending[D.n_pending].id, s->id, DLOG_ID_MAX);
+		D.pending[D.n_pending].n = 0;
+		s->gen = D.pending_gen;
+		s->pending_idx = (uint32_t)D.n_pending++;
+		if (D.n_pending == 1 && D.n == 0)
+			pthread_cond_signal(&D.wake);
+	}
+	D.pending[s->pending_idx].n++;
+	D.seq_queued++;
+	return true;
+}
+
+bool dlog_aggregate(struct dlog_rec *rec)
+{
+	int64_t now = rec->time;
+	struct hash2 k = rec_key(rec, false), ck;
+	struct agg_slot *s, *room, *counter = NULL, *croom;
+	bool folded = false;
+
+	pthread_mutex_lock(&D.lock);
+	if (!D.running) {
+		append_locked(rec);      /* counts it as dropped */
+		pthread_mutex_unlock(&D.lock);
+		return false;
+	}
+	if (!D.agg && !(D.agg = calloc(AGG_SLOTS, sizeof(*D.agg)))) {
+		append_locked(rec);
+		pthread_mutex_unlock(&D.lock);
+		return false;
+	}
+	agg_compact(now);
+	s = agg_find(k, now, &room);
+	if (!s) {
+		/* A new row for this uid: past DLOG_AGG_DISTINCT of them, only the report's fields count. */
+		ck = hash_init('u');
+		hash_int(&ck, rec->uid);
+		counter = agg_find(ck, now, &croom);
+		if (!counter && croom)
+			counter = agg_take(croom, ck, now, rec->uid);
+		if (counter && counter->distinct >= DLOG_AGG_DISTINCT)
+			k = rec_key(rec, true);
+		/* Again: the counter may have taken the slot found for the row. */
+		s = agg_find(k, now, &room);
+	}
+	if (s && agg_repeat(s)) {
+		adv_strlcpy(rec->id, s->id, sizeof(rec->id));
+		folded = true;
+	} else if (!s) {
+		if (room) {
+			adv_strlcpy(agg_take(room, k, now, rec->uid)->id, rec->id, DLOG_ID_MAX);
+			if (counter)
+				counter->distinct++;
+		}
+		append_locked(rec);
+	} else {
+		append_locked(rec);       /* no memory to count a repeat: a row of its own */
+	}
+	pthread_mutex_unlock(&D.lock);
+	return folded;
 }
 
 void dlog_set_retention(int days)
 {
 	atomic_store(&D.retention_days, days);
+}
+
+void dlog_set_limits(int max_mb)
+{
+	atomic_store(&D.max_mb, max_mb);
+}
+
+uint64_t dlog_bytes(void)
+{
+	return atomic_load(&D.bytes);
 }
 
 void dlog_counters(uint64_t *queued, uint64_t *logged, uint64_t *dropped)
@@ -612,6 +1125,10 @@ static void row_to_rec(sqlite3_stmt *st, struct dlog_rec *r)
 	r->mode = sqlite3_column_type(st, 18) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 18);
 	col_text(st, 19, r->severities, sizeof(r->severities));
 	col_text(st, 20, r->unenforced, sizeof(r->unenforced));
+	r->repeat = sqlite3_column_type(st, 21) == SQLITE_NULL ? 1
+		    : (uint32_t)sqlite3_column_int64(st, 21);
+	/* dlog_query's union says which table a row came from. */
+	r->query = sqlite3_column_count(st) > 22 && sqlite3_column_int(st, 22) == 1;
 }
 
 /*
@@ -641,13 +1158,22 @@ static int reader_open(const char *sql, sqlite3 **db, sqlite3_stmt **st, char *e
 	return 0;
 }
 
+#define HISTORY_WHERE \
+	" WHERE (?1 IS NULL OR user = ?1) AND (?2 IS NULL OR job_id = ?2)" \
+	" AND (?3 IS NULL OR verdict = ?3) AND time >= ?4"
+
 int dlog_query(const struct dlog_filter *f, struct dlog_rec **out, size_t *n,
 	       char *err, size_t errlen)
 {
-	static const char sql[] =
-		"SELECT " SELECT_COLUMNS " FROM decisions WHERE (?1 IS NULL OR user = ?1) AND (?2 IS NULL OR job_id = ?2)"
-		" AND (?3 IS NULL OR verdict = ?3) AND time >= ?4"
+	static const char decisions_sql[] =
+		"SELECT " SELECT_COLUMNS ", 0 FROM decisions" HISTORY_WHERE
 		" ORDER BY time DESC, rowid DESC LIMIT ?5";
+	/* Newest first across both tables; within a second, decisions before queries. */
+	static const char union_sql[] =
+		"SELECT * FROM (SELECT " SELECT_COLUMNS ", 0 AS q, rowid AS r FROM decisions"
+		HISTORY_WHERE " UNION ALL SELECT " SELECT_COLUMNS ", 1 AS q, rowid AS r FROM"
+		" queries" HISTORY_WHERE ") ORDER BY time DESC, q, r DESC LIMIT ?5";
+	const char *sql = f->include_queries ? union_sql : decisions_sql;
 	struct dlog_rec *recs = NULL;
 	size_t count = 0, cap = 0;
 	sqlite3_stmt *st = NULL;

@@ -4,6 +4,11 @@
  * dlog_append() only copies the record into a queue; a writer thread commits
  * queued records in one transaction per batch, at most about 20 ms after
  * they were queued, so the request path never waits for the disk.
+ *
+ * Issue 14: what-if queries (advisorctl check) go to a table of their own,
+ * kept DLOG_QUERY_DAYS; plugin checks of a user over budget are folded by
+ * dlog_aggregate() into one record with a repeat count; policy `log: max_mb`
+ * bounds the file (dlog_set_limits).
  */
 #ifndef ADVISOR_DLOG_H
 #define ADVISOR_DLOG_H
@@ -36,7 +41,15 @@ struct dlog_rec {
 	int mode;                  /* enum adv_mode in force; -1 = not recorded (older rows) */
 	char severities[192];      /* severity name per code, same order, space separated */
 	char unenforced[320];      /* reject-level codes that warn mode let through */
+	/* Issue 14. */
+	uint32_t repeat;           /* checks this record stands for; 0 reads as 1 */
+	bool query;                /* a what-if query (queries table), not a decision */
 };
+
+/* Days the queries table keeps what-if queries. */
+#define DLOG_QUERY_DAYS 7
+/* Over budget, identical plugin checks of a uid within this many seconds are one record. */
+#define DLOG_AGG_WINDOW_S 10
 
 struct dlog_filter {
 	const char *user;          /* NULL = any */
@@ -44,6 +57,7 @@ struct dlog_filter {
 	int verdict;               /* < 0 = any */
 	int64_t since;             /* unix time, 0 = any */
 	int limit;
+	bool include_queries;      /* dlog_query: the queries table too */
 };
 
 /* Opens (creating) the database and starts the writer.  -1 with err on failure. */
@@ -53,10 +67,30 @@ void dlog_close(void);
 /* Fills rec->id with a fresh decision id ("d-<time hex>-<pid hex>-<counter>"; the
  * counter starts at a random point, so a restart with the same pid does not repeat ids). */
 void dlog_new_id(char *id, size_t len);
-/* Queues a copy of rec. */
+/* Queues a copy of rec (rec->query: into the queries table). */
 void dlog_append(const struct dlog_rec *rec);
+/*
+ * A plugin check of a user over budget: when a record with the same uid and
+ * the same content (every field but id, time and the figures derived from
+ * the request) was made within DLOG_AGG_WINDOW_S, its repeat count grows and
+ * rec->id becomes its id; otherwise rec is queued as a new record.  After
+ * DLOG_AGG_DISTINCT distinct records of one uid in a window, the content
+ * compared is only what `report` counts (context, partition, verdict, mode,
+ * findings), so a flood of varied checks cannot grow the log either.
+ * Returns true when rec was folded into an earlier record.
+ */
+bool dlog_aggregate(struct dlog_rec *rec);
+#define DLOG_AGG_DISTINCT 64
 /* Retention in days from the policy (0 = keep forever); pruned in the background. */
 void dlog_set_retention(int days);
+/*
+ * Size bound from the policy (`log: max_mb`, 0 = none): above it the oldest
+ * queries are pruned, then decisions older than the retention; the last
+ * retention_days of decisions only when the disk is full.
+ */
+void dlog_set_limits(int max_mb);
+/* Bytes of the log on disk (database and WAL), as of the last batch. */
+uint64_t dlog_bytes(void);
 /*
  * Newest first; *out is malloc'ed (free()).  Waits for the writer to commit
  * what was queued before the call, so a decision just made is found.

@@ -8,6 +8,18 @@
  * be decoded, or speaks another protocol version, gets an Error answer and
  * the connection is closed; nothing a client sends can make the daemon crash
  * or leak, because every answer lives in the per-thread arena.
+ *
+ * Fairness (issue 14): every request of a non-admin takes a token of its
+ * uid's bucket (ratelimit.c, policy `limits:`).  Over budget, what-if
+ * queries and every other kind are refused with ERR_RATE_LIMITED and the
+ * time to the next token, before any work is done; a plugin check (context
+ * sbatch, salloc, srun or step) is still judged and answered, because a
+ * real submission must never go unchecked for its user being busy, but its
+ * record is folded into an identical one (dlog_aggregate) and the server
+ * serves the connection after everyone else's (handler->over_budget).
+ * A check from advisorctl (context advisorctl) is a what-if query: it goes
+ * to the log's queries table, not to the decisions that history, report
+ * and the decision counters read.
  */
 #include "config.h"
 
@@ -25,6 +37,7 @@
 #include "jsonlog.h"
 #include "msg.h"
 #include "options.h"
+#include "ratelimit.h"
 #include "rollout.h"
 #include "service.h"
 #include "slurmgres.h"
@@ -37,6 +50,8 @@
 #define HISTORY_MAX 5000
 
 static struct handler_info info;
+/* The per-uid request budget; set up by handler_apply_policy(), used by every worker. */
+static ratelimit_t *limiter;
 
 void handler_set_info(const struct handler_info *i)
 {
@@ -80,6 +95,7 @@ static const char *user_name(struct handler *h, uid_t uid)
 			     (unsigned)uid);
 	h->names[slot].uid = uid;
 	h->names[slot].at = now;
+	h->names[slot].admin_known = false;
 	return h->names[slot].name;
 }
 
@@ -91,6 +107,61 @@ static bool is_admin(const struct snapshot *s, const struct peer *p, const char 
 	if (getgrouplist(user, p->gid, groups, &n) < 0)
 		n = (int)ADV_ARRAY_SIZE(groups);
 	return policy_is_admin(s->pol, p->uid, user, groups, (size_t)n);
+}
+
+/*
+ * is_admin() for the budget, which asks on every request: getgrouplist()
+ * reads the group database, so the answer is kept with the cached name
+ * (a minute, and only under the snapshot it was computed for).
+ */
+static bool is_admin_cached(struct handler *h, const struct snapshot *s, const struct peer *p)
+{
+	const char *user = user_name(h, p->uid);
+	size_t slot = p->uid % HANDLER_NAME_CACHE;
+
+	if (p->uid == 0)
+		return true;
+	if (!h->names[slot].admin_known || h->names[slot].admin_loaded != s->loaded) {
+		h->names[slot].admin = is_admin(s, p, user);
+		h->names[slot].admin_known = true;
+		h->names[slot].admin_loaded = s->loaded;
+	}
+	return h->names[slot].admin;
+}
+
+int handler_apply_policy(const struct adv_policy *pol)
+{
+	int rc;
+
+	dlog_set_retention(pol->retention_days);
+	dlog_set_limits(pol->log_max_mb);
+	if (!limiter && !(limiter = ratelimit_new())) {
+		msg_log(LOG_ERR, "request budget: %s", ratelimit_strerror(RATELIMIT_ERR_NOMEM));
+		return -1;
+	}
+	/* policy.c checked the ranges; this cannot fail but would say why. */
+	if ((rc = ratelimit_configure(limiter, pol->requests_per_s, pol->burst)) != RATELIMIT_OK) {
+		msg_log(LOG_ERR, "request budget: %s", ratelimit_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+bool handler_over_budget(uid_t uid)
+{
+	struct timespec ts;
+
+	if (!limiter)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ratelimit_over(limiter, (uint32_t)uid,
+			      (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+}
+
+void handler_cleanup(void)
+{
+	ratelimit_free(limiter);
+	limiter = NULL;
 }
 
 static double now_us(void)
@@ -212,14 +283,23 @@ static void rollout_of(const struct adv_result *res, struct dlog_rec *r)
 	}
 }
 
-static void record(const struct peer *p, const char *user, const Advisor__CheckRequest *m,
-		   const struct adv_request *req, const struct adv_result *res, const char *id)
+/*
+ * Logs a check: a what-if query into the queries table; a plugin decision
+ * into the decisions, folded into an identical one when its user is over
+ * budget.  id is the decision id to answer with (an earlier one when
+ * folded).  True when a new decision record was made (the caller reports it).
+ */
+static bool record(const struct peer *p, const char *user, const Advisor__CheckRequest *m,
+		   const struct adv_request *req, const struct adv_result *res, char *id,
+		   bool query, bool over)
 {
 	struct dlog_rec r;
 	char ck[32] = "none";
 
 	memset(&r, 0, sizeof(r));
 	adv_strlcpy(r.id, id, sizeof(r.id));
+	r.query = query;
+	r.repeat = 1;
 	r.time = (int64_t)time(NULL);
 	r.uid = (uint32_t)p->uid;
 	adv_strlcpy(r.user, user, sizeof(r.user));
@@ -250,8 +330,25 @@ static void record(const struct peer *p, const char *user, const Advisor__CheckR
 	r.mem_gib = res->has_memory ? res->memory.per_gpu_gib : -1;
 	r.ckpt_interval_s = res->has_checkpoint ? res->checkpoint.optimal_s : -1;
 	rollout_of(res, &r);
-	dlog_append(&r);
+	if (query) {
+		dlog_append(&r);
+		return false;
+	}
+	if (over && dlog_aggregate(&r)) {
+		adv_strlcpy(id, r.id, DLOG_ID_MAX);
+		return false;
+	}
+	if (!over)
+		dlog_append(&r);
+	/* A repeat is not a new record: the JSON line and log line go once per record. */
 	jsonlog_decision(&r);
+	return true;
+}
+
+/* A check from advisorctl (or without a context) asks "what if"; the plugin's are decisions. */
+static bool is_query(const Advisor__CheckRequest *m)
+{
+	return !m->has_context || m->context == ADVISOR__CONTEXT__CTX_ADVISORCTL;
 }
 
 /* No -p: Slurm puts the job in the default partition, so that partition's
@@ -276,7 +373,7 @@ static void resolve_partition(struct adv_request *req, void *arg)
 
 static int do_check(struct handler *h, const struct peer *p, const char *user,
 		    const struct snapshot *s, const Advisor__CheckRequest *m,
-		    Advisor__Response *resp, char *err, size_t errlen)
+		    Advisor__Response *resp, char *err, size_t errlen, bool over)
 {
 	struct adv_result *res = ARENA_NEW(&h->arena, struct adv_result);
 	struct service_check_io *io = ARENA_NEW(&h->arena, struct service_check_io);
@@ -304,9 +401,15 @@ static int do_check(struct handler *h, const struct peer *p, const char *user,
 	}
 	dlog_new_id(id, DLOG_ID_MAX);
 	/* Queued before the answer leaves: an acknowledged decision is always logged. */
-	record(p, user, m, &req, res, id);
-	stats_check(req.res.partition, res, any_unenforced(res));
-	if (!jsonlog_to_stderr()) {
+	if (is_query(m)) {
+		record(p, user, m, &req, res, id, true, false);
+	} else {
+		/* Every plugin decision counts, folded or not: totals lose none. */
+		stats_check(req.res.partition, res, any_unenforced(res));
+		if (!record(p, user, m, &req, res, id, false, over))
+			goto answer;
+	}
+	if (!is_query(m) && !jsonlog_to_stderr()) {
 		char codes[ADV_MAX_FINDINGS * ADV_CODE_MAX];
 
 		codes_of(res, codes, sizeof(codes), ',');
@@ -316,6 +419,7 @@ static int do_check(struct handler *h, const struct peer *p, const char *user,
 							   : ADV_CTX_ADVISORCTL),
 			engine_verdict_name(res->verdict), codes[0] ? codes : "-");
 	}
+answer:
 	resp->check = service_check_answer(&h->arena, res, id);
 	if (!resp->check)
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
@@ -359,6 +463,9 @@ static Advisor__Decision *decision_pb(struct arena *a, const struct dlog_rec *r)
 		d->has_ckpt_interval_s = 1;
 		d->ckpt_interval_s = r->ckpt_interval_s;
 	}
+	d->has_repeat = d->has_query = 1;
+	d->repeat = r->repeat > 1 ? r->repeat : 1;
+	d->query = r->query;
 	codes = arena_strdup(a, r->codes);
 	d->codes = ARENA_ARRAY(a, char *, ADV_MAX_FINDINGS);
 	if (!codes || !d->codes)
@@ -395,6 +502,8 @@ static int do_history(struct handler *h, const struct peer *p, const char *me,
 		f.since = m->since;
 	if (m->has_limit)
 		f.limit = m->limit < 1 ? 1 : m->limit > HISTORY_MAX ? HISTORY_MAX : m->limit;
+	/* Users see their own queries, admins anyone's: the same rule as for decisions. */
+	f.include_queries = m->has_include_queries && m->include_queries;
 	if (dlog_query(&f, &recs, &n, err, errlen) != 0)
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	r = ARENA_NEW(&h->arena, Advisor__HistoryResponse);
@@ -548,6 +657,35 @@ static int stats_latency_pb(struct arena *a, const struct stats_view *v,
 	return 0;
 }
 
+/* advisor_rate_limited_total{user}: requests over budget, by user. */
+static int stats_limited_pb(struct handler *h, Advisor__StatsResponse *r)
+{
+	struct ratelimit_count *c;
+	size_t n = limiter ? ratelimit_counts(limiter, NULL, 0) : 0;
+
+	if (!n)
+		return 0;
+	/* Users may be added between the two calls: what does not fit waits for the next scrape. */
+	c = ARENA_ARRAY(&h->arena, struct ratelimit_count, n);
+	r->rate_limited = ARENA_ARRAY(&h->arena, Advisor__LabelledCount *, n);
+	if (!c || !r->rate_limited)
+		return -1;
+	{
+		size_t now_n = ratelimit_counts(limiter, c, n);
+
+		if (now_n < n)
+			n = now_n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		Advisor__LabelledCount *l = count_pb(&h->arena, c[i].over);
+
+		if (!l || !(l->user = arena_strdup(&h->arena, user_name(h, (uid_t)c[i].uid))))
+			return -1;
+		r->rate_limited[r->n_rate_limited++] = l;
+	}
+	return 0;
+}
+
 static int do_stats(struct handler *h, const struct snapshot *s, Advisor__Response *resp)
 {
 	Advisor__StatsResponse *r = ARENA_NEW(&h->arena, Advisor__StatsResponse);
@@ -568,10 +706,12 @@ static int do_stats(struct handler *h, const struct snapshot *s, Advisor__Respon
 	U(started, (int64_t)vp->started); U(reloads, reloads); U(last_reload_ok, ok);
 	U(log_queue, queued); U(logged, logged); U(connections, vp->connections);
 	U(log_dropped, dropped); U(now, (int64_t)time(NULL)); U(config_loaded, (int64_t)s->loaded);
+	U(log_bytes, dlog_bytes());
 #undef U
 	r->version = (char *)(uintptr_t)PACKAGE_VERSION;
 	if (stats_kinds_pb(&h->arena, vp, r) || stats_partitions_pb(&h->arena, vp, r) ||
-	    stats_codes_pb(&h->arena, vp, r) || stats_latency_pb(&h->arena, vp, r))
+	    stats_codes_pb(&h->arena, vp, r) || stats_latency_pb(&h->arena, vp, r) ||
+	    stats_limited_pb(h, r))
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	resp->stats = r;
 	resp->body_case = ADVISOR__RESPONSE__BODY_STATS;
@@ -584,7 +724,7 @@ int handler_reload(char *msg, size_t len)
 	int rc = snapshot_reload(msg, len);
 
 	if (rc == 0 && (n = snapshot_acquire())) {
-		dlog_set_retention(n->pol->retention_days);
+		handler_apply_policy(n->pol);
 		snapshot_release(n);
 	}
 	return rc;
@@ -640,14 +780,48 @@ static int do_status(struct handler *h, const struct snapshot *s, Advisor__Respo
 
 /* ---- dispatch ---------------------------------------------------------------- */
 
+/*
+ * Takes a token of the caller's budget.  0 to go on (*over: a plugin check
+ * over budget, answered but folded), or ERR_RATE_LIMITED with the error
+ * answer's message and h->retry_ms set.
+ */
+static int budget(struct handler *h, const struct peer *p, const struct snapshot *s,
+		  const Advisor__Request *req, char *err, size_t errlen, bool *over)
+{
+	uint32_t retry_ms = 0;
+	struct timespec ts;
+	uint64_t now_ns;
+
+	*over = false;
+	if (!limiter || is_admin_cached(h, s, p))
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (ratelimit_take(limiter, (uint32_t)p->uid, now_ns, &retry_ms) != RATELIMIT_OVER)
+		return 0;
+	*over = true;
+	if (req->body_case == ADVISOR__REQUEST__BODY_CHECK && !is_query(req->check))
+		return 0;
+	adv_snprintf(err, errlen, "rate limited, retry in %u ms: %s (uid %u) is over the budget "
+		     "of %g requests a second (burst %d) of policy limits:", retry_ms,
+		     user_name(h, p->uid), (unsigned)p->uid, s->pol->requests_per_s, s->pol->burst);
+	h->retry_ms = retry_ms;
+	return ADVISOR__ERROR_CODE__ERR_RATE_LIMITED;
+}
+
 static int dispatch(struct handler *h, const struct peer *p, const struct snapshot *s,
 		    const Advisor__Request *req, Advisor__Response *resp, char *err, size_t errlen)
 {
 	const char *user = user_name(h, p->uid);
+	bool over;
+	int rc = budget(h, p, s, req, err, errlen, &over);
 
+	h->over_budget = over;
+	if (rc)
+		return rc;
 	switch (req->body_case) {
 	case ADVISOR__REQUEST__BODY_CHECK:
-		return do_check(h, p, user, s, req->check, resp, err, errlen);
+		return do_check(h, p, user, s, req->check, resp, err, errlen, over);
 	case ADVISOR__REQUEST__BODY_HISTORY:
 		return do_history(h, p, user, s, req->history, resp, err, errlen);
 	case ADVISOR__REQUEST__BODY_STATS:
@@ -687,6 +861,8 @@ bool handler_frame(struct handler *h, const struct peer *p, const uint8_t *frame
 	bool close_after = false;
 	int rc;
 
+	h->over_budget = false;
+	h->retry_ms = 0;
 	req = advisor__request__unpack(NULL, len, frame);
 	if (!req) {
 		handler_refuse(h, ADVISOR__ERROR_CODE__ERR_MALFORMED,
@@ -711,6 +887,10 @@ bool handler_frame(struct handler *h, const struct peer *p, const uint8_t *frame
 	if (rc) {
 		resp.body_case = ADVISOR__RESPONSE__BODY__NOT_SET;
 		service_error(&resp, &h->arena, rc, err[0] ? err : "internal error");
+		if (rc == ADVISOR__ERROR_CODE__ERR_RATE_LIMITED && resp.error) {
+			resp.error->has_retry_after_ms = 1;
+			resp.error->retry_after_ms = h->retry_ms;
+		}
 		stats_error();
 	}
 	/* Pack while the snapshot is held: answers may point into it. */

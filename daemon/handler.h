@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "arena.h"
+#include "policy.h"
 
 struct peer {
 	uid_t uid;
@@ -36,7 +37,13 @@ struct handler {
 		uid_t uid;
 		time_t at;
 		char name[64];
+		/* Whether the uid is an admin under the snapshot of that load time. */
+		bool admin_known, admin;
+		time_t admin_loaded;
 	} names[HANDLER_NAME_CACHE];
+	/* Set by handler_frame(): the caller was over its request budget (issue 14). */
+	bool over_budget;
+	uint32_t retry_ms;         /* with a rate-limited answer: when a token is there again */
 };
 
 /* What `status` reports; set once at start. */
@@ -51,15 +58,26 @@ void handler_init(struct handler *h);
 void handler_destroy(struct handler *h);
 
 /*
+ * Puts a policy's decision-log retention and size bound and its per-user
+ * request budget in force (at start and after every reload).  0, or -1 when
+ * the budget cannot be set up (out of memory).
+ */
+int handler_apply_policy(const struct adv_policy *pol);
+/* Frees what handler_apply_policy() set up (shutdown). */
+void handler_cleanup(void);
+
+/*
  * Reloads catalog and policy (SIGHUP and `advisorctl reload`); a new policy
- * brings its decision-log retention.  0 and a summary in msg, or -1 and the
- * error (the old snapshot stays).
+ * brings its decision-log retention, size bound and request budget.  0 and
+ * a summary in msg, or -1 and the error (the old snapshot stays).
  */
 int handler_reload(char *msg, size_t len);
 
 /* Returns true when the connection must be closed once the answer is sent. */
 bool handler_frame(struct handler *h, const struct peer *p, const uint8_t *frame, size_t len,
 		   struct outbuf *out);
+/* Whether uid is over its request budget now (takes nothing from it). */
+bool handler_over_budget(uid_t uid);
 /* An error answer without a request (frame too large, truncated). */
 void handler_refuse(struct handler *h, int code, const char *message, struct outbuf *out);
 

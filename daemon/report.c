@@ -152,6 +152,24 @@ static json_object *estimate_json(const struct adv_estimate *e)
 	return o;
 }
 
+/* Serving figures (task infer), per model replica: design.md names
+ * kv_capacity_seqs; the rest sit next to it. */
+static json_object *serving_json(const struct adv_serving *sv)
+{
+	json_object *o = json_object_new_object();
+
+	put(o, "kv_capacity_seqs", jnum(sv->kv_capacity_seqs));
+	put(o, "kv_bytes_per_token", jnum(sv->kv_bytes_per_token));
+	put(o, "prefill_chunk_tokens", json_object_new_int(sv->prefill_chunk));
+	put(o, "decode_batch", json_object_new_int(sv->decode_batch));
+	put(o, "prefill_tokens_per_s", sv->prefill_tokens_per_s > 0 ?
+				       jnum(sv->prefill_tokens_per_s) : NULL);
+	put(o, "decode_tokens_per_s", sv->decode_tokens_per_s > 0 ?
+				      jnum(sv->decode_tokens_per_s) : NULL);
+	put(o, "decode_step_s", sv->decode_step_s > 0 ? jnum(sv->decode_step_s) : NULL);
+	return o;
+}
+
 /* ---- text helpers ------------------------------------------------------------ */
 
 static void dur(double s, char *buf, size_t len)
@@ -253,12 +271,25 @@ static void print_checkpoint(FILE *f, const struct adv_checkpoint *c)
 	fprintf(f, "; job MTBF %.1f h\n", c->job_mtbf_h);
 }
 
-static void print_estimate(FILE *f, const struct adv_estimate *e)
+/* A serving job: what fits and how fast, instead of training figures. */
+static void print_serving(FILE *f, const struct adv_serving *sv, int seq, int dp)
+{
+	fprintf(f, "serving, per replica (the job runs %d): KV cache room for %.0f sequences of "
+		"%d tokens (%.0f KiB per token)\n", dp > 0 ? dp : 1, sv->kv_capacity_seqs, seq,
+		sv->kv_bytes_per_token / 1024.0);
+	fprintf(f, "  prefill ~%.0f tokens/s (chunks of %d tokens); decode ~%.0f tokens/s at %d "
+		"sequences (%.1f ms per step)\n", sv->prefill_tokens_per_s, sv->prefill_chunk,
+		sv->decode_tokens_per_s, sv->decode_batch, 1000.0 * sv->decode_step_s);
+}
+
+static void print_estimate(FILE *f, const struct adv_estimate *e, bool infer)
 {
 	fprintf(f, "estimate: %.1fB parameters", e->params_b);
 	if (e->active_params_b > 0 && fabs(e->active_params_b - e->params_b) > 0.05)
 		fprintf(f, " (%.1fB active)", e->active_params_b);
-	if (e->step_time_s > 0)
+	if (infer) {
+		/* The serving line has the throughput; no step time or MFU. */
+	} else if (e->step_time_s > 0)
 		fprintf(f, "; step %.2f s, %.0f tokens/s at %.0f%% MFU", e->step_time_s,
 			e->tokens_per_s, 100 * e->mfu);
 	if (e->bubble > 0)
@@ -373,11 +404,13 @@ void report_check(FILE *f, const struct adv_result *res, const char *decision_id
 		put(w, "seq", json_object_new_int(res->seq));
 		put(w, "mbs", json_object_new_int(res->mbs));
 		put(w, "gbs", json_object_new_int(res->gbs));
+		put(w, "attention", jstr(engine_attention_name(res->attention)));
 		put(o, "workload", w);
 		put(o, "memory", res->has_memory ? memory_json(&res->memory, infer) : NULL);
 		put(o, "checkpoint", res->has_checkpoint ? checkpoint_json(&res->checkpoint, false)
 							 : NULL);
 		put(o, "estimate", res->has_estimate ? estimate_json(&res->estimate) : NULL);
+		put(o, "serving", res->has_serving ? serving_json(&res->serving) : NULL);
 		put(o, "findings", findings_json(res->findings, res->n_findings));
 		put(o, "llm_job", json_object_new_boolean(res->llm_job));
 		put(o, "model", res->model[0] ? jstr(res->model) : NULL);
@@ -401,12 +434,19 @@ void report_check(FILE *f, const struct adv_result *res, const char *decision_id
 		char l[96];
 
 		engine_layout_string(&res->layout, l, sizeof(l));
-		fprintf(f, "layout: %s  (%d GPUs = %d nodes x %d; ZeRO-%d%s; %s %s, seq %d, "
-			"mbs %d, gbs %d, recompute %s)\n", l, res->layout.gpus, res->layout.nodes,
-			res->layout.gpus_per_node, res->layout.zero,
-			res->layout.sp ? "; sequence parallel" : "",
-			engine_task_name(res->task), engine_precision_name(res->precision),
-			res->seq, res->mbs, res->gbs, engine_recompute_name(res->recompute));
+		if (infer)
+			fprintf(f, "layout: %s  (%d GPUs = %d nodes x %d; %s %s, seq %d, "
+				"%d sequences at once)\n", l, res->layout.gpus, res->layout.nodes,
+				res->layout.gpus_per_node, engine_task_name(res->task),
+				engine_precision_name(res->precision), res->seq, res->mbs);
+		else
+			fprintf(f, "layout: %s  (%d GPUs = %d nodes x %d; ZeRO-%d%s; %s %s, seq %d, "
+				"mbs %d, gbs %d, recompute %s, %s attention)\n", l, res->layout.gpus,
+				res->layout.nodes, res->layout.gpus_per_node, res->layout.zero,
+				res->layout.sp ? "; sequence parallel" : "",
+				engine_task_name(res->task), engine_precision_name(res->precision),
+				res->seq, res->mbs, res->gbs, engine_recompute_name(res->recompute),
+				engine_attention_name(res->attention));
 	}
 	if (res->model[0])
 		fprintf(f, "model: %s\n", res->model);
@@ -421,7 +461,9 @@ void report_check(FILE *f, const struct adv_result *res, const char *decision_id
 	if (res->has_checkpoint)
 		print_checkpoint(f, &res->checkpoint);
 	if (res->has_estimate)
-		print_estimate(f, &res->estimate);
+		print_estimate(f, &res->estimate, infer);
+	if (res->has_serving)
+		print_serving(f, &res->serving, res->seq, res->layout.dp);
 }
 
 /* ---- ckpt, plan -------------------------------------------------------------- */
@@ -744,6 +786,10 @@ void report_history(FILE *f, const Advisor__HistoryResponse *r, bool json)
 			put(x, "mem_gib", d->has_mem_gib ? jnum(d->mem_gib) : NULL);
 			put(x, "ckpt_interval_s", d->has_ckpt_interval_s ? jnum(d->ckpt_interval_s)
 									  : NULL);
+			/* Issue 14: checks an aggregated record stands for; a what-if query. */
+			put(x, "repeat", json_object_new_int64(d->has_repeat && d->repeat > 1 ? d->repeat
+										       : 1));
+			put(x, "query", json_object_new_boolean(d->has_query && d->query));
 			json_object_array_add(a, x);
 		}
 		put(o, "decisions", a);
@@ -825,6 +871,19 @@ static void stats_json_more(json_object *o, const Advisor__StatsResponse *r)
 	json_object *lat = json_object_new_array();
 
 	put(o, "log_dropped", json_object_new_uint64(r->log_dropped));
+	put(o, "log_bytes", json_object_new_uint64(r->log_bytes));
+	{
+		json_object *rl = json_object_new_array();
+
+		for (size_t i = 0; i < r->n_rate_limited; i++) {
+			json_object *y = json_object_new_object();
+
+			put(y, "user", jstr(r->rate_limited[i]->user));
+			put(y, "count", json_object_new_uint64(r->rate_limited[i]->count));
+			json_object_array_add(rl, y);
+		}
+		put(o, "rate_limited", rl);
+	}
 	put(o, "version", jstr(r->version));
 	put(o, "now", json_object_new_int64(r->now));
 	put(o, "config_loaded", json_object_new_int64(r->config_loaded));
@@ -1070,6 +1129,16 @@ void report_prometheus(FILE *f, const Advisor__StatsResponse *r)
 	prom_family(f, "advisor_decision_log_dropped_total", "counter",
 		    "Decisions that could not be queued for the decision log (queue full).");
 	prom_count(f, "advisor_decision_log_dropped_total", r->log_dropped);
+	/* Issue 14. */
+	prom_family(f, "advisor_decision_log_bytes", "gauge",
+		    "Size of the decision log on disk (database and WAL), bytes.");
+	prom_count(f, "advisor_decision_log_bytes", r->log_bytes);
+	prom_family(f, "advisor_rate_limited_total", "counter",
+		    "Requests over the user's budget (policy limits:): queries refused, plugin "
+		    "checks answered and aggregated.");
+	for (size_t i = 0; i < r->n_rate_limited; i++)
+		prom_labelled(f, "advisor_rate_limited_total", "user", r->rate_limited[i]->user,
+			      NULL, NULL, r->rate_limited[i]->count);
 }
 
 void report_prometheus_down(FILE *f)

@@ -12,6 +12,11 @@
  * The log is read row by row (dlog_scan), so a 90-day log costs one pass
  * and memory proportional to the distinct codes, partitions and users, not
  * to the number of decisions.
+ *
+ * Issue 14: only plugin decisions are in that table (what-if queries are
+ * kept apart, see dlog.c), and a row that aggregates the identical checks
+ * of a user over budget counts as many decisions as its repeat count, so
+ * the totals are those of the checks made, however they were stored.
  */
 #include "config.h"
 
@@ -188,8 +193,8 @@ static int severity_of(const char *name)
 	return NO_SEVERITY;
 }
 
-/* The codes of r with the severity each has under enforcement. */
-static void add_codes(struct agg *g, const struct dlog_rec *r, const char *user)
+/* The codes of r with the severity each has under enforcement; w decisions. */
+static void add_codes(struct agg *g, const struct dlog_rec *r, const char *user, uint64_t w)
 {
 	char codes[sizeof(r->codes)], sevs[sizeof(r->severities)];
 	char *cs = NULL, *ss = NULL, *sev;
@@ -211,13 +216,13 @@ static void add_codes(struct agg *g, const struct dlog_rec *r, const char *user)
 			g->oom = true;
 			return;
 		}
-		c->decisions++;
+		c->decisions += w;
 		adv_snprintf(sevname, sizeof(sevname), "%d", s);
 		c->users += (uint64_t)first_time(g, "c", code, sevname, user);
 		if (unenforced)
-			c->unenforced++;
+			c->unenforced += w;
 		else if (s == ADV_SEV_REJECT && r->verdict == ADV_REJECT)
-			c->rejected++;
+			c->rejected += w;
 		if (sev)
 			sev = strtok_r(NULL, " ", &ss);
 	}
@@ -230,31 +235,32 @@ static void add_decision(const struct dlog_rec *r, void *ctx)
 	const char *user = r->user;
 	struct part_agg *p;
 	int v = r->verdict >= 0 && r->verdict < 3 ? r->verdict : 0;
+	uint64_t w = r->repeat > 1 ? r->repeat : 1;
 
 	if (!user[0]) {
 		adv_snprintf(uid, sizeof(uid), "uid%u", (unsigned)r->uid);
 		user = uid;
 	}
-	g->decisions++;
-	g->verdict[v]++;
-	g->mode[r->mode >= 0 && r->mode < 3 ? r->mode : 3]++;
+	g->decisions += w;
+	g->verdict[v] += w;
+	g->mode[r->mode >= 0 && r->mode < 3 ? r->mode : 3] += w;
 	g->users += (uint64_t)first_time(g, "u", "", "", user);
 	if (v == ADV_REJECT)
-		g->rejected++;
+		g->rejected += w;
 	if (r->unenforced[0]) {
-		g->unenforced++;
+		g->unenforced += w;
 		g->unenforced_users += (uint64_t)first_time(g, "x", "", "", user);
 	}
 	if (!(p = part_of(g, r->partition))) {
 		g->oom = true;
 		return;
 	}
-	p->decisions++;
-	p->verdict[v]++;
+	p->decisions += w;
+	p->verdict[v] += w;
 	p->users += (uint64_t)first_time(g, "p", r->partition, "", user);
 	if (r->unenforced[0])
-		p->unenforced++;
-	add_codes(g, r, user);
+		p->unenforced += w;
+	add_codes(g, r, user, w);
 }
 
 static int by_decisions(const void *a, const void *b)

@@ -25,6 +25,19 @@
  * has one fixed timeout: connections waiting between requests (idle) and
  * connections in the middle of a frame or of an answer (busy).  Expiry is a
  * look at two list heads per loop.
+ *
+ * Fairness (issue 14): one user over budget must not raise the others' p99
+ * above 2 ms.  A connection is served in turns, like a round-robin
+ * scheduler: a turn answers at most TURN_FRAMES frames, and a connection
+ * with more complete frames waits in its worker's run queue, not reading
+ * its socket meanwhile (the kernel's buffer then pushes back on the
+ * client).  A connection whose user is over budget (the handler says so
+ * after each frame; at accept, the budget is looked at) is "low": it gets
+ * one frame a turn, and low turns run only while no other connection of
+ * the worker waits, one at a time between looks at epoll.  So a frame of
+ * another user waits for at most the one low frame in progress, whatever
+ * the flood; the flooder still gets every idle moment (its plugin checks
+ * are always answered, only later).
  */
 #include "config.h"
 
@@ -61,8 +74,10 @@
 #define OUT_HIGH (64 * 1024)
 #define ACCEPT_PAUSE_MS 100
 #define ACCEPT_REPORT_MS 60000
+#define TURN_FRAMES 8              /* frames a connection is answered per turn */
 
 enum { LIST_NONE = 0, LIST_IDLE, LIST_BUSY };
+enum { WANT_IN = 0, WANT_OUT, WANT_NONE };
 
 struct conn {
 	int fd;
@@ -72,10 +87,14 @@ struct conn {
 	struct outbuf out;
 	size_t out_off;
 	bool closing;          /* close once out is flushed */
-	bool want_out;         /* registered for EPOLLOUT */
+	int want;              /* WANT_IN, WANT_OUT or WANT_NONE (waiting for a turn) */
 	int list;
 	long long deadline;
 	struct conn *prev, *next;
+	/* Run queue: complete frames wait for a turn (issue 14). */
+	bool low;              /* its user was over budget at the last frame */
+	bool queued, in_low;   /* in a run queue; which one */
+	struct conn *rq_prev, *rq_next;
 	uint8_t small[SMALL_IN];
 };
 
@@ -83,11 +102,17 @@ struct clist {
 	struct conn *head, *tail;
 };
 
+struct runq {
+	struct conn *head, *tail;
+	size_t n;
+};
+
 struct worker {
 	pthread_t thread;
 	int epfd, wakefd;
 	struct handler h;
 	struct clist idle, busy;
+	struct runq ready, low;    /* connections waiting for a turn */
 	int nconns;
 	struct conn *free_list;
 	int n_free;
@@ -265,6 +290,63 @@ static void set_timer(struct worker *w, struct conn *c)
 		list_append(w, c, LIST_IDLE, now_ms() + S.o.idle_timeout_ms);
 }
 
+/* ---- run queues --------------------------------------------------------------- */
+
+static void rq_push(struct worker *w, struct conn *c)
+{
+	struct runq *q = c->low ? &w->low : &w->ready;
+
+	if (c->queued)
+		return;
+	c->queued = true;
+	c->in_low = c->low;
+	c->rq_next = NULL;
+	c->rq_prev = q->tail;
+	if (q->tail)
+		q->tail->rq_next = c;
+	else
+		q->head = c;
+	q->tail = c;
+	q->n++;
+}
+
+static void rq_remove(struct worker *w, struct conn *c)
+{
+	struct runq *q;
+
+	if (!c->queued)
+		return;
+	q = c->in_low ? &w->low : &w->ready;
+	if (c->rq_prev)
+		c->rq_prev->rq_next = c->rq_next;
+	else
+		q->head = c->rq_next;
+	if (c->rq_next)
+		c->rq_next->rq_prev = c->rq_prev;
+	else
+		q->tail = c->rq_prev;
+	c->rq_prev = c->rq_next = NULL;
+	c->queued = false;
+	q->n--;
+}
+
+static struct conn *rq_pop(struct worker *w, struct runq *q)
+{
+	struct conn *c = q->head;
+
+	if (!c)
+		return NULL;
+	q->head = c->rq_next;
+	if (q->head)
+		q->head->rq_prev = NULL;
+	else
+		q->tail = NULL;
+	c->rq_prev = c->rq_next = NULL;
+	c->queued = false;
+	q->n--;
+	return c;
+}
+
 /* ---- connections ------------------------------------------------------------- */
 
 static struct conn *conn_new(struct worker *w)
@@ -286,15 +368,19 @@ static struct conn *conn_new(struct worker *w)
 	c->in_len = 0;
 	c->out.len = 0;
 	c->out_off = 0;
-	c->closing = c->want_out = false;
+	c->closing = false;
+	c->want = WANT_IN;
 	c->list = LIST_NONE;
 	c->prev = c->next = NULL;
+	c->low = c->queued = false;
+	c->rq_prev = c->rq_next = NULL;
 	return c;
 }
 
 static void conn_close(struct worker *w, struct conn *c)
 {
 	list_remove(w, c);
+	rq_remove(w, c);
 	close(c->fd);
 	w->nconns--;
 	if (c->in != c->small)
@@ -312,13 +398,17 @@ static void conn_close(struct worker *w, struct conn *c)
 	}
 }
 
-static int epoll_set(struct worker *w, struct conn *c, bool want_out)
+/* WANT_NONE: a connection waiting for its turn reads nothing more meanwhile. */
+static int epoll_set(struct worker *w, struct conn *c, int want)
 {
-	struct epoll_event ev = { .events = want_out ? EPOLLOUT : EPOLLIN, .data.ptr = c };
+	struct epoll_event ev = {
+		.events = want == WANT_OUT ? EPOLLOUT : want == WANT_IN ? EPOLLIN : 0,
+		.data.ptr = c,
+	};
 
-	if (want_out == c->want_out)
+	if (want == c->want)
 		return 0;
-	c->want_out = want_out;
+	c->want = want;
 	return epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
 }
 
@@ -380,12 +470,17 @@ static bool frame_ready(const struct conn *c)
 	return n > WIRE_MAX_FRAME || c->in_len - 4 >= (size_t)n;
 }
 
-/* Answers the complete frames in the input buffer while the answers fit under OUT_HIGH. */
+/*
+ * One turn: answers up to TURN_FRAMES complete frames of the input buffer
+ * (one when the connection is low) while the answers fit under OUT_HIGH.
+ */
 static void process_frames(struct worker *w, struct conn *c)
 {
 	size_t off = 0;
+	int frames = 0;
 
-	while (!c->closing && !out_full(c) && c->in_len - off >= 4) {
+	while (!c->closing && !out_full(c) && c->in_len - off >= 4 &&
+	       frames < (c->low ? 1 : TURN_FRAMES)) {
 		uint32_t n = be32(c->in + off);
 
 		if (n > WIRE_MAX_FRAME) {
@@ -407,7 +502,9 @@ static void process_frames(struct worker *w, struct conn *c)
 		}
 		if (handler_frame(&w->h, &c->peer, c->in + off + 4, n, &c->out))
 			c->closing = true;
+		c->low = w->h.over_budget;
 		off += 4 + (size_t)n;
+		frames++;
 	}
 	if (c->closing) {
 		c->in_len = 0;
@@ -425,27 +522,23 @@ static void process_frames(struct worker *w, struct conn *c)
 }
 
 /*
- * After any progress: send, answer the frames held back while answers were
- * waiting, and decide what the connection waits for next.
+ * After any progress: send, queue the connection for a turn when complete
+ * frames wait, and decide what it waits for next.
  */
 static void settle(struct worker *w, struct conn *c)
 {
-	bool pending;
+	bool had_out = c->out.len > c->out_off, pending;
 
-	for (;;) {
-		bool had_out = c->out.len > c->out_off;
-
-		if (!flush_out(c)) {
-			conn_close(w, c);
-			return;
-		}
-		pending = c->out.len > c->out_off;
-		if (pending || c->closing || !frame_ready(c))
-			break;
+	if (!flush_out(c)) {
+		conn_close(w, c);
+		return;
+	}
+	pending = c->out.len > c->out_off;
+	if (!pending && !c->closing && frame_ready(c)) {
 		/* The client read every answer: its held-back requests get a fresh deadline. */
 		if (had_out)
 			list_remove(w, c);
-		process_frames(w, c);
+		rq_push(w, c);
 	}
 	if (!pending && (c->closing || w->draining)) {
 		if (c->closing || c->in_len == 0) {
@@ -453,17 +546,44 @@ static void settle(struct worker *w, struct conn *c)
 			return;
 		}
 	}
-	if (epoll_set(w, c, pending) != 0) {
+	if (epoll_set(w, c, pending ? WANT_OUT : c->queued ? WANT_NONE : WANT_IN) != 0) {
 		conn_close(w, c);
 		return;
 	}
 	set_timer(w, c);
 }
 
+/* A connection's turn from the run queue. */
+static void take_turn(struct worker *w, struct conn *c)
+{
+	/* Waiting for a turn is the daemon's doing: the read timeout starts again. */
+	list_remove(w, c);
+	process_frames(w, c);
+	settle(w, c);
+}
+
+/*
+ * Every connection that waited at the start gets a turn; then, if none is
+ * left waiting, one low connection gets one (and goes to the back).
+ */
+static void run_queues(struct worker *w)
+{
+	size_t n = w->ready.n;
+	struct conn *c;
+
+	while (n-- > 0 && (c = rq_pop(w, &w->ready)))
+		take_turn(w, c);
+	if (!w->ready.head && (c = rq_pop(w, &w->low)))
+		take_turn(w, c);
+}
+
 static void on_readable(struct worker *w, struct conn *c)
 {
 	ssize_t n;
 
+	/* Its complete frames wait for a turn; the rest stays in the socket (a hang-up too). */
+	if (c->queued)
+		return;
 	if (c->in_len == c->in_cap) {
 		/* Full of requests held back for a slow reader: they wait for it. */
 		if (frame_ready(c))
@@ -490,7 +610,9 @@ static void on_readable(struct worker *w, struct conn *c)
 		return;
 	}
 	c->in_len += (size_t)n;
-	process_frames(w, c);
+	/* A low connection waits for a low turn; the others are answered at once. */
+	if (!c->low)
+		process_frames(w, c);
 	settle(w, c);
 }
 
@@ -553,6 +675,8 @@ static void accept_some(struct worker *w)
 		c->peer.uid = cr.uid;
 		c->peer.gid = cr.gid;
 		c->peer.pid = cr.pid;
+		/* A flooder opening a connection per request is low from its first frame. */
+		c->low = handler_over_budget(cr.uid);
 		ev.data.ptr = c;
 		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
 			close(fd);
@@ -572,8 +696,17 @@ static void expire(struct worker *w)
 {
 	long long now = now_ms();
 
-	while (w->busy.head && w->busy.head->deadline <= now)
-		conn_close(w, w->busy.head);
+	while (w->busy.head && w->busy.head->deadline <= now) {
+		struct conn *c = w->busy.head;
+
+		/* Waiting in the run queue is not the client's delay: it keeps its frames. */
+		if (c->queued) {
+			list_remove(w, c);
+			list_append(w, c, LIST_BUSY, now + S.o.read_timeout_ms);
+			continue;
+		}
+		conn_close(w, c);
+	}
 	while (w->idle.head && (w->idle.head->deadline <= now || w->draining))
 		conn_close(w, w->idle.head);
 }
@@ -618,7 +751,8 @@ static void *worker_main(void *arg)
 	struct epoll_event ev[MAX_EVENTS];
 
 	for (;;) {
-		int n = epoll_wait(w->epfd, ev, MAX_EVENTS, next_timeout(w));
+		int n = epoll_wait(w->epfd, ev, MAX_EVENTS,
+				   w->ready.head || w->low.head ? 0 : next_timeout(w));
 
 		if (n < 0 && errno != EINTR) {
 			msg_log(LOG_ERR, "epoll_wait: %s", strerror(errno));
@@ -636,6 +770,7 @@ static void *worker_main(void *arg)
 			else
 				on_readable(w, p);
 		}
+		run_queues(w);
 		expire(w);
 		accept_resume(w);
 		if (w->draining && (w->nconns == 0 || now_ms() >= w->drain_deadline))

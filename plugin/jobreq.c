@@ -68,6 +68,7 @@ static const struct option jobreq_common_opts[] = {
 	{ "llm-mbs", required_argument, NULL, OPT_LLM },
 	{ "llm-gbs", required_argument, NULL, OPT_LLM },
 	{ "llm-recompute", required_argument, NULL, OPT_LLM },
+	{ "llm-attention", required_argument, NULL, OPT_LLM },
 	{ "llm-task", required_argument, NULL, OPT_LLM },
 	{ "llm-framework", required_argument, NULL, OPT_LLM },
 	{ "llm-ckpt", required_argument, NULL, OPT_LLM },

@@ -33,13 +33,14 @@ static char advisor_options_err[ADV_MSG_MAX];
 
 enum advisor_opt {
 	AOPT_MODEL, AOPT_LAYOUT, AOPT_ZERO, AOPT_PRECISION, AOPT_SEQ, AOPT_MBS, AOPT_GBS,
-	AOPT_RECOMPUTE, AOPT_TASK, AOPT_FRAMEWORK, AOPT_CKPT, AOPT_ADVISOR, AOPT_COUNT
+	AOPT_RECOMPUTE, AOPT_TASK, AOPT_FRAMEWORK, AOPT_CKPT, AOPT_ADVISOR, AOPT_ATTENTION,
+	AOPT_COUNT
 };
 
 /* options_apply() names, indexed by enum advisor_opt. */
 static const char *const advisor_opt_names[AOPT_COUNT] = {
 	"model", "layout", "zero", "precision", "seq", "mbs", "gbs",
-	"recompute", "task", "framework", "ckpt", "advisor",
+	"recompute", "task", "framework", "ckpt", "advisor", "attention",
 };
 
 static int advisor_option_cb(int val, const char *optarg, int remote);
@@ -66,6 +67,8 @@ static struct spank_option advisor_options[AOPT_COUNT] = {
 	  " or off", 1, AOPT_CKPT, advisor_option_cb },
 	{ "llm-advisor", "MODE", "advisor: enforce, warn or off for this job (only where the site "
 	  "policy lets users choose)", 1, AOPT_ADVISOR, advisor_option_cb },
+	{ "llm-attention", "A", "advisor: attention implementation: flash (default: fused kernels "
+	  "store no s^2 scores) or eager (unfused)", 1, AOPT_ATTENTION, advisor_option_cb },
 };
 
 static int advisor_option_cb(int val, const char *optarg, int remote)

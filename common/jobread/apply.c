@@ -47,7 +47,8 @@ static const char *const jr_field_names[JR_FIELD_COUNT] = {
 	[JR_ARCH_DENSE_LAYERS] = "dense_layers", [JR_ARCH_Q_LORA] = "q_lora_rank",
 	[JR_ARCH_KV_LORA] = "kv_lora_rank", [JR_ARCH_QK_ROPE] = "qk_rope_dim",
 	[JR_ARCH_QK_HEAD] = "qk_head_dim", [JR_ARCH_V_HEAD] = "v_head_dim",
-	[JR_MAX_SEQS] = "max_seqs",
+	[JR_MAX_SEQS] = "max_seqs", [JR_PREFILL_CHUNK] = "prefill_chunk",
+	[JR_ATTENTION] = "attention",
 };
 
 const char *jobread_field_name(enum jobread_field f)
@@ -74,7 +75,8 @@ bool jobread_options_given(const struct adv_workload *wl)
 	       l->dp != ADV_UNSET || l->sp != ADV_UNSET || wl->zero != ADV_UNSET ||
 	       wl->precision != ADV_UNSET || wl->seq != ADV_UNSET || wl->mbs != ADV_UNSET ||
 	       wl->gbs != ADV_UNSET || wl->recompute != ADV_UNSET || wl->task != ADV_UNSET ||
-	       wl->framework != ADV_UNSET || wl->ckpt.given || wl->mode != ADV_UNSET;
+	       wl->framework != ADV_UNSET || wl->ckpt.given || wl->mode != ADV_UNSET ||
+	       wl->attention != ADV_UNSET;
 }
 
 /* The int fields of the workload the reader fills, with their ranges
@@ -106,6 +108,13 @@ static const struct int_map int_fields[] = {
 	{ JR_RECOMPUTE, WL(recompute), 0, 2, "recompute" },
 	{ JR_TASK, WL(task), 0, 3, "task" },
 	{ JR_FRAMEWORK, WL(framework), 0, 3, "framework" },
+	{ JR_ATTENTION, WL(attention), ADV_ATTN_FLASH, ADV_ATTN_EAGER, "attention" },
+	/* A server's sequences at once (vLLM --max-num-seqs, SGLang
+	 * --max-running-requests) are what --llm-mbs says for task infer:
+	 * KV_CAPACITY_LOW holds them against the KV cache. */
+	{ JR_MAX_SEQS, WL(mbs), 1, 1 << 16, "mbs" },
+	/* The bounds of SGLang's and vLLM's own: a positive token count. */
+	{ JR_PREFILL_CHUNK, WL(prefill_chunk), 1, 1 << 24, "prefill_chunk" },
 };
 
 static int *wl_int(struct adv_workload *wl, const struct int_map *m)
@@ -128,6 +137,9 @@ static void value_name(enum jobread_field f, long long v, char *buf, size_t len)
 		break;
 	case JR_FRAMEWORK:
 		adv_strlcpy(buf, engine_framework_name((int)v), len);
+		break;
+	case JR_ATTENTION:
+		adv_strlcpy(buf, engine_attention_name((int)v), len);
 		break;
 	case JR_SP:
 		adv_strlcpy(buf, v ? "on" : "off", len);
@@ -288,7 +300,8 @@ static void enum_by_name(struct jobread_value *v, enum jobread_field f)
 	const char *const *names = f == JR_PRECISION ? options_precision_names
 				 : f == JR_RECOMPUTE ? options_recompute_names
 				 : f == JR_TASK ? options_task_names
-				 : f == JR_FRAMEWORK ? options_framework_names : NULL;
+				 : f == JR_FRAMEWORK ? options_framework_names
+				 : f == JR_ATTENTION ? options_attention_names : NULL;
 	int e;
 
 	if (!names || !v->s[0] || (v->s[0] >= '0' && v->s[0] <= '9'))
@@ -661,8 +674,8 @@ static void finding_fix(const struct jobread_out *out, const struct adv_result *
 		const char *opt;
 		enum jobread_field f;
 	} simple[] = {
-		{ "seq", JR_SEQ }, { "mbs", JR_MBS }, { "gbs", JR_GBS }, { "zero", JR_ZERO },
-		{ "model", JR_MODEL },
+		{ "seq", JR_SEQ }, { "mbs", JR_MBS }, { "mbs", JR_MAX_SEQS }, { "gbs", JR_GBS },
+		{ "zero", JR_ZERO }, { "model", JR_MODEL },
 	};
 	char val[128];
 

@@ -19,6 +19,10 @@
  * ZeRO 3, "shard_grad_op": ZeRO 2, "hybrid_shard(_zero2)", "no_shard");
  * --deepspeed names a DeepSpeed config (fw_deepspeed.c).
  * PEFT (--use_peft, --lora_r, --peft ...) makes the task lora.
+ * --attn_implementation (TRL's ModelConfig, the from_pretrained argument
+ * of transformers' AttentionInterface): "eager" is unfused attention,
+ * which stores the s x s scores; sdpa, flash_attention_2/3 and flex_attention
+ * are fused (flash).
  */
 #include "config.h"
 
@@ -262,6 +266,21 @@ static void task(const struct hf *h)
 	jr_set_int(h->cx, JR_TASK, ADV_TASK_TRAIN, &src);
 }
 
+static void attn_implementation(const struct hf *h)
+{
+	struct hfval v;
+
+	if (!get(h, NAMES("--attn_implementation"), &v) || !v.text)
+		return;
+	if (v.unknown)
+		jr_set_unknown(h->cx, JR_ATTENTION, &v.src, "a value computed at run time");
+	else if (!strcmp(v.text, "eager"))
+		jr_set_int(h->cx, JR_ATTENTION, ADV_ATTN_EAGER, &v.src);
+	else if (!strncmp(v.text, "flash_attention", 15) || !strcmp(v.text, "sdpa") ||
+		 !strcmp(v.text, "flex_attention"))
+		jr_set_int(h->cx, JR_ATTENTION, ADV_ATTN_FLASH, &v.src);
+}
+
 bool jr_fw_hf(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 {
 	struct hf h = { cx, prog, 1, NULL, NULL };
@@ -310,6 +329,7 @@ bool jr_fw_hf(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 	if (get(&h, NAMES("--gradient_checkpointing"), &v) && !v.unknown && truth(&v) >= 0)
 		jr_set_int(cx, JR_RECOMPUTE, truth(&v) ? ADV_RECOMPUTE_FULL : ADV_RECOMPUTE_NONE, &v.src);
 	precision(&h);
+	attn_implementation(&h);
 	checkpoints(&h);
 	task(&h);
 	return true;

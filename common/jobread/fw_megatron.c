@@ -19,10 +19,16 @@
  *   --num-virtual-stages-per-pipeline-rank;
  * - --recompute-activations means selective recompute and wins over
  *   --recompute-granularity; Megatron-DeepSpeed's --checkpoint-activations
- *   recomputes whole layers;
+ *   recomputes whole layers; without any, nothing is recomputed;
  * - without --bf16/--fp16 Megatron trains in fp32; --fp8-format trains in
  *   fp8 (on top of bf16);
  * - --use-distributed-optimizer shards the optimizer state (ZeRO 1);
+ * - --attention-backend (megatron/core/transformer/enums.py AttnBackend):
+ *   flash, fused and auto (the default) run fused kernels that store no
+ *   s x s scores; unfused (Transformer Engine's unfused attention) and
+ *   local (Megatron's own DotProductAttention) materialise them: eager.
+ *   Older Megatron-LM and Megatron-DeepSpeed say --use-flash-attn: flash;
+ *   its absence is not read as eager (the advisor's default is flash);
  * - checkpoints are written every --save-interval iterations to --save;
  *   without --save nothing is written, and --save without an interval
  *   fails validation.
@@ -262,6 +268,33 @@ static void recompute(struct jr_ctx *cx, const struct jr_cmd *p)
 	}
 	jr_arg_flag(cx, p, 1, JR_RECOMPUTE, ADV_RECOMPUTE_FULL, NAMES("--checkpoint-activations"));
 	jr_arg_flag(cx, p, 1, JR_RECOMPUTE, ADV_RECOMPUTE_SELECTIVE, NAMES("--recompute-activations"));
+	if (!jr_get(cx, JR_RECOMPUTE)->set) {
+		/* Megatron's default: no recompute (recompute_granularity None;
+		 * a DeepSpeed config may have said otherwise). */
+		jr_src_arg(&src, p, NULL, JR_STYLE_FLAG);
+		src.key[0] = '\0';
+		jr_set_int(cx, JR_RECOMPUTE, ADV_RECOMPUTE_NONE, &src);
+	}
+}
+
+static void attention(struct jr_ctx *cx, const struct jr_cmd *p)
+{
+	struct jobread_src src;
+	const char *v, *which;
+	bool eq, unk;
+
+	v = str_of(p, NAMES("--attention-backend"), &which, &eq, &unk);
+	if (v || unk) {
+		jr_src_arg(&src, p, which, eq ? JR_STYLE_FLAG_EQ : JR_STYLE_FLAG);
+		if (unk)
+			jr_set_unknown(cx, JR_ATTENTION, &src, "a value computed at run time");
+		else if (!strcmp(v, "unfused") || !strcmp(v, "local"))
+			jr_set_int(cx, JR_ATTENTION, ADV_ATTN_EAGER, &src);
+		else if (!strcmp(v, "flash") || !strcmp(v, "fused") || !strcmp(v, "auto"))
+			jr_set_int(cx, JR_ATTENTION, ADV_ATTN_FLASH, &src);
+		return;
+	}
+	jr_arg_flag(cx, p, 1, JR_ATTENTION, ADV_ATTN_FLASH, NAMES("--use-flash-attn"));
 }
 
 static void checkpoint(struct jr_ctx *cx, const struct jr_cmd *p)
@@ -322,6 +355,7 @@ bool jr_fw_megatron(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module
 	jr_arg_int(cx, prog, 1, JR_GBS, NAMES("--global-batch-size"));
 	precision(cx, prog);
 	recompute(cx, prog);
+	attention(cx, prog);
 	jr_arg_flag(cx, prog, 1, JR_ZERO, 1, NAMES("--use-distributed-optimizer"));
 	jr_arg_int(cx, prog, 1, JR_ZERO, NAMES("--zero-stage"));
 	checkpoint(cx, prog);

@@ -10,14 +10,17 @@
  * 32000, "32K" 32768), --max-num-seqs, --dtype (auto keeps the model's),
  * --quantization/-q (fp8 serves in fp8), --kv-cache-dtype,
  * --enable-expert-parallel/-ep (experts spread over tp x dp),
- * --gpu-memory-utilization.
+ * --gpu-memory-utilization, --max-num-batched-tokens (the prefill chunk's
+ * token budget; human-readable like --max-model-len).
  *
  * SGLang (python/sglang/srt/server_args.py): `python -m
  * sglang.launch_server --model-path M`; --tensor-parallel-size/--tp-size
  * (and argparse's unique prefix --tp), --data-parallel-size/--dp-size
  * (--dp), --expert-parallel-size/--ep-size (--ep), --pipeline-parallel-
  * size/--pp-size, --nnodes, --context-length, --max-running-requests,
- * --quantization, --dtype, --mem-fraction-static.  With
+ * --quantization, --dtype, --mem-fraction-static, --chunked-prefill-size
+ * (the prefill chunk's token budget; -1 turns chunking off, so a prefill
+ * holds a whole prompt: --context-length tokens).  With
  * --enable-dp-attention the data-parallel attention runs inside the TP
  * group, so it takes no GPUs of its own.
  *
@@ -172,6 +175,29 @@ static void mem_fraction(struct jr_ctx *cx, const struct jr_cmd *p, int from, co
 			"the check uses the site's reserve instead", src.file, src.line, flag, v);
 }
 
+/* SGLang --chunked-prefill-size: a count, or -1 for no chunking (a whole
+ * prompt of the context length per prefill). */
+static void sglang_chunk(struct jr_ctx *cx, const struct jr_cmd *p, int from)
+{
+	struct jobread_src src;
+	const struct jobread_value *seq = jr_get(cx, JR_SEQ);
+	const char *v;
+	bool unk;
+
+	if (!opt(p, from, NAMES("--chunked-prefill-size"), &v, &unk, &src) || unk || !v ||
+	    strcmp(v, "-1") != 0) {
+		set_count(cx, p, from, JR_PREFILL_CHUNK, NAMES("--chunked-prefill-size"), false);
+		return;
+	}
+	if (seq->set && !seq->unknown)
+		jr_set_int(cx, JR_PREFILL_CHUNK, seq->i, &src);
+	else
+		jr_note(cx, "SCRIPT_ASSUMED", NULL,
+			"%s:%d: --chunked-prefill-size -1 prefills whole prompts, but the context length "
+			"is not stated; activations are costed for the default chunk",
+			src.file, src.line);
+}
+
 static long long field_or(const struct jr_ctx *cx, enum jobread_field f, long long dflt)
 {
 	const struct jobread_value *v = jr_get(cx, f);
@@ -271,6 +297,7 @@ bool jr_fw_vllm(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 	set_count(cx, prog, from, JR_DP, NAMES("--data-parallel-size", "-dp"), false);
 	set_count(cx, prog, from, JR_SEQ, NAMES("--max-model-len"), true);
 	set_count(cx, prog, from, JR_MAX_SEQS, NAMES("--max-num-seqs"), false);
+	set_count(cx, prog, from, JR_PREFILL_CHUNK, NAMES("--max-num-batched-tokens"), true);
 	dtype(cx, prog, from);
 	quantization(cx, prog, from, NAMES("--quantization", "-q"));
 	kv_cache(cx, prog, from);
@@ -312,6 +339,7 @@ bool jr_fw_sglang(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 	set_count(cx, prog, 1, JR_EP, NAMES("--expert-parallel-size", "--ep-size", "--ep"), false);
 	set_count(cx, prog, 1, JR_SEQ, NAMES("--context-length"), false);
 	set_count(cx, prog, 1, JR_MAX_SEQS, NAMES("--max-running-requests"), false);
+	sglang_chunk(cx, prog, 1);
 	set_count(cx, prog, 1, JR_NODES, NAMES("--nnodes"), false);
 	dtype(cx, prog, 1);
 	quantization(cx, prog, 1, NAMES("--quantization"));

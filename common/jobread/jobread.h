@@ -33,7 +33,7 @@
 #define JR_CMDLINE_FILE "srun's command"
 
 /* The fields the reader can find, in report order.  Counts are ints;
- * JR_PRECISION, JR_RECOMPUTE, JR_TASK and JR_FRAMEWORK hold the values of
+ * JR_PRECISION, JR_RECOMPUTE, JR_TASK, JR_FRAMEWORK and JR_ATTENTION hold the values of
  * engine.h's enums (adv_precision, ...; a name such as "bf16" set with
  * jr_set_str is accepted too); JR_SP, JR_CKPT_OFF, JR_LAYOUT_EXACT and
  * JR_ARCH_GATED/TIED are 0/1; JR_ARCH_NORM is enum adv_norm;
@@ -59,6 +59,9 @@ enum jobread_field {
 	JR_ARCH_Q_LORA, JR_ARCH_KV_LORA, JR_ARCH_QK_ROPE, JR_ARCH_QK_HEAD, JR_ARCH_V_HEAD,
 	/* Serving. */
 	JR_MAX_SEQS,       /* vLLM --max-num-seqs, SGLang --max-running-requests */
+	JR_PREFILL_CHUNK,  /* vLLM --max-num-batched-tokens, SGLang --chunked-prefill-size */
+	/* Training and serving. */
+	JR_ATTENTION,      /* enum adv_attention: Megatron --attention-backend, HF attn_implementation */
 	JR_FIELD_COUNT
 };
 

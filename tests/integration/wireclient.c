@@ -35,6 +35,20 @@
  *   wireclient SOCKET flood C MS     C connections pipeline catalog requests for
  *                                    MS ms and never read an answer; prints the
  *                                    KiB of requests the daemon took per client
+ *
+ * For test_fair.sh and test_ops.sh (issue 14):
+ *   wireclient SOCKET decide CTX K=V...  one check as the plugin (CTX sbatch, salloc,
+ *                                    srun, step) or advisorctl would send it; K is
+ *                                    gpu, gpus, nodes, gpus_per_node, partition, job
+ *                                    or a workload option (model, layout, zero...);
+ *                                    prints verdict, id, codes; exits 0/1/2 by verdict
+ *   wireclient SOCKET fair MS        one connection pipelines, as fast as it goes for
+ *                                    MS ms, identical what-if queries and identical
+ *                                    sbatch-context checks, alternately; counts the
+ *                                    answers of each kind, the rate-limited ones and
+ *                                    the distinct decision ids
+ *   wireclient SOCKET paced N MS     N sbatch-context checks, one every MS ms, each on
+ *                                    a fresh connection; p50, p99 and max latency
  */
 #include "config.h"
 
@@ -48,6 +62,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -833,6 +848,283 @@ static int run_latency(int clients, int n)
 	return started == clients && errors == 0 ? 0 : 1;
 }
 
+/* ---- issue 14: fairness ------------------------------------------------------- */
+
+static const char *const ctx_names[] = { "advisorctl", "sbatch", "salloc", "srun", "step" };
+
+static int run_decide(int argc, char **argv)
+{
+	Advisor__Request rq = ADVISOR__REQUEST__INIT;
+	struct convert_request_pb buf;
+	struct adv_request ar;
+	Advisor__Response *resp = NULL;
+	uint32_t job = 0;
+	int ctx = -1, fd, rc;
+	char err[256];
+
+	for (int i = 0; i < 5; i++)
+		if (!strcmp(argv[3], ctx_names[i]))
+			ctx = i;
+	if (ctx < 0) {
+		fprintf(stderr, "wireclient: unknown context %s\n", argv[3]);
+		return 64;
+	}
+	engine_request_init(&ar);
+	for (int i = 4; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		const char *k = argv[i], *v;
+
+		if (!eq) {
+			fprintf(stderr, "wireclient: want KEY=VALUE, got %s\n", argv[i]);
+			return 64;
+		}
+		*eq = '\0';
+		v = eq + 1;
+		if (!strcmp(k, "gpu"))
+			adv_strlcpy(ar.res.gpu, v, sizeof(ar.res.gpu));
+		else if (!strcmp(k, "partition"))
+			adv_strlcpy(ar.res.partition, v, sizeof(ar.res.partition));
+		else if (!strcmp(k, "gpus"))
+			ar.res.gpus = atoi(v);
+		else if (!strcmp(k, "nodes"))
+			ar.res.nodes = atoi(v);
+		else if (!strcmp(k, "gpus_per_node"))
+			ar.res.gpus_per_node = atoi(v);
+		else if (!strcmp(k, "job"))
+			job = (uint32_t)strtoul(v, NULL, 10);
+		else if (options_apply(&ar.wl, k, v, err, sizeof(err)) != 0) {
+			fprintf(stderr, "wireclient: %s\n", err);
+			return 64;
+		}
+	}
+	rq.body_case = ADVISOR__REQUEST__BODY_CHECK;
+	rq.check = convert_request_to_pb(&ar, (enum adv_context)ctx, job, NULL, &buf);
+	if (wire_connect(sock, 5000, &fd) != WIRE_OK)
+		return 69;
+	rc = wire_exchange(fd, 5000, &rq, &resp, err, sizeof(err));
+	close(fd);
+	if (rc != WIRE_OK || !resp || !resp->check) {
+		fprintf(stderr, "wireclient: %s\n", resp && resp->error && resp->error->message
+			? resp->error->message : err);
+		if (resp)
+			advisor__response__free_unpacked(resp, NULL);
+		return 3;
+	}
+	printf("verdict=%d\nid=%s\ncodes=", resp->check->verdict,
+	       resp->check->decision_id ? resp->check->decision_id : "");
+	for (size_t i = 0; i < resp->check->n_findings; i++)
+		printf("%s%s", i ? "," : "", resp->check->findings[i]->code);
+	printf("\n");
+	rc = resp->check->verdict;
+	advisor__response__free_unpacked(resp, NULL);
+	return rc >= 0 && rc <= 2 ? rc : 3;
+}
+
+/* Appends rq as a frame to out (size cap); false when it does not fit. */
+static bool frame_append(uint8_t *out, size_t cap, size_t *len, Advisor__Request *rq)
+{
+	size_t n = advisor__request__get_packed_size(rq);
+
+	if (*len + 4 + n > cap)
+		return false;
+	out[*len] = (uint8_t)(n >> 24);
+	out[*len + 1] = (uint8_t)(n >> 16);
+	out[*len + 2] = (uint8_t)(n >> 8);
+	out[*len + 3] = (uint8_t)n;
+	advisor__request__pack(rq, out + *len + 4);
+	*len += 4 + n;
+	return true;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct fair_counts {
+	unsigned long plugin_sent, plugin_ok, query_sent, query_ok, limited, errors;
+	unsigned retry_max;
+	char **ids;                /* plugin answers' decision ids, one per change */
+	size_t n_ids, cap_ids;
+};
+
+static void fair_answer(struct fair_counts *fc, const Advisor__Response *r)
+{
+	bool plugin = r->has_id && (r->id & 1);
+
+	if (r->error && r->error->code == ADVISOR__ERROR_CODE__ERR_RATE_LIMITED && !plugin) {
+		fc->limited++;
+		if (r->error->retry_after_ms > fc->retry_max)
+			fc->retry_max = r->error->retry_after_ms;
+		return;
+	}
+	if (!r->check || !r->check->decision_id || r->error) {
+		fc->errors++;
+		return;
+	}
+	if (!plugin) {
+		fc->query_ok++;
+		return;
+	}
+	fc->plugin_ok++;
+	/* Folded answers repeat the id of their record: keep one per run of equal ids. */
+	if (fc->n_ids && !strcmp(fc->ids[fc->n_ids - 1], r->check->decision_id))
+		return;
+	if (fc->n_ids == fc->cap_ids) {
+		size_t cap = fc->cap_ids ? fc->cap_ids * 2 : 1024;
+		char **p = realloc(fc->ids, cap * sizeof(*p));
+
+		if (!p)
+			exit(2);
+		fc->ids = p;
+		fc->cap_ids = cap;
+	}
+	fc->ids[fc->n_ids++] = strdup(r->check->decision_id);
+}
+
+/*
+ * User A of test_fair.sh: what a broken workflow script or a raw client
+ * does, as fast as one connection goes, with up to WINDOW requests in flight.
+ */
+static int run_fair(int ms)
+{
+	enum { WINDOW = 256 };
+	static uint8_t out[256 * 1024], in[512 * 1024];
+	Advisor__Request q, pl;
+	struct convert_request_pb qb, pb;
+	struct adv_request qa, pa;
+	struct fair_counts fc = { 0 };
+	size_t out_len = 0, out_off = 0, in_len = 0, distinct = 0;
+	unsigned long seq = 0, answered = 0;
+	double t0 = mono_ms(), end = t0 + ms, took;
+	int fd;
+
+	make_check(&q, &qb, &qa, 8);
+	q.check->has_context = 1;
+	q.check->context = ADVISOR__CONTEXT__CTX_ADVISORCTL;
+	make_check(&pl, &pb, &pa, 8);
+	/* A partition of the test policy: no default-partition lookup, the same row each time. */
+	q.check->resources->partition = pl.check->resources->partition = (char *)"h100";
+	q.has_version = pl.has_version = 1;
+	q.version = pl.version = WIRE_VERSION;
+	q.has_id = pl.has_id = 1;
+	if (wire_connect(sock, 5000, &fd) != WIRE_OK)
+		return 2;
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		bool sending = mono_ms() < end;
+
+		while (sending && seq - answered < WINDOW) {
+			Advisor__Request *rq = (seq & 1) ? &pl : &q;
+
+			rq->id = seq;
+			if (!frame_append(out, sizeof(out), &out_len, rq))
+				break;
+			if (seq & 1)
+				fc.plugin_sent++;
+			else
+				fc.query_sent++;
+			seq++;
+		}
+		if (!sending && answered == seq)
+			break;
+		if (out_off < out_len)
+			p.events |= POLLOUT;
+		if (poll(&p, 1, 5000) <= 0) {
+			fprintf(stderr, "wireclient: no answer for 5 s (%lu of %lu answered)\n",
+				answered, seq);
+			break;
+		}
+		if (p.revents & POLLOUT) {
+			ssize_t n = send(fd, out + out_off, out_len - out_off, MSG_NOSIGNAL);
+
+			if (n > 0)
+				out_off += (size_t)n;
+			if (out_off == out_len)
+				out_off = out_len = 0;
+		}
+		if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
+			ssize_t n = recv(fd, in + in_len, sizeof(in) - in_len, 0);
+			size_t off = 0;
+
+			if (n <= 0) {
+				fprintf(stderr, "wireclient: connection closed (%lu of %lu answered)\n",
+					answered, seq);
+				break;
+			}
+			in_len += (size_t)n;
+			while (in_len - off >= 4) {
+				uint32_t len = (uint32_t)in[off] << 24 | (uint32_t)in[off + 1] << 16 |
+					       (uint32_t)in[off + 2] << 8 | in[off + 3];
+				Advisor__Response *r;
+
+				if (in_len - off - 4 < len)
+					break;
+				r = advisor__response__unpack(NULL, len, in + off + 4);
+				if (r) {
+					fair_answer(&fc, r);
+					advisor__response__free_unpacked(r, NULL);
+				} else {
+					fc.errors++;
+				}
+				answered++;
+				off += 4 + len;
+			}
+			memmove(in, in + off, in_len - off);
+			in_len -= off;
+		}
+	}
+	took = (mono_ms() - t0) / 1000;
+	close(fd);
+	if (fc.n_ids) {
+		qsort(fc.ids, fc.n_ids, sizeof(*fc.ids), cmp_str);
+		distinct = 1;
+		for (size_t i = 1; i < fc.n_ids; i++)
+			distinct += strcmp(fc.ids[i], fc.ids[i - 1]) != 0;
+	}
+	printf("seconds=%.1f\nrequests=%lu\nanswered=%lu\nrate=%.0f\nplugin_sent=%lu\n"
+	       "plugin_ok=%lu\nplugin_records=%zu\nquery_sent=%lu\nquery_ok=%lu\n"
+	       "query_limited=%lu\nretry_ms_max=%u\nerrors=%lu\n", took, seq, answered,
+	       took > 0 ? (double)answered / took : 0, fc.plugin_sent, fc.plugin_ok, distinct,
+	       fc.query_sent, fc.query_ok, fc.limited, fc.retry_max, fc.errors);
+	for (size_t i = 0; i < fc.n_ids; i++)
+		free(fc.ids[i]);
+	free(fc.ids);
+	return answered == seq && fc.errors == 0 ? 0 : 1;
+}
+
+/* User B of test_fair.sh: checks at a steady pace, within its budget. */
+static int run_paced(int n, int interval_ms)
+{
+	double *ms = calloc((size_t)n > 0 ? (size_t)n : 1, sizeof(double));
+	double t0 = mono_ms();
+	int errors = 0;
+
+	if (!ms)
+		return 2;
+	for (int i = 0; i < n; i++) {
+		double at = t0 + (double)i * interval_ms, start;
+		int fd, ok = 0;
+
+		while ((start = mono_ms()) < at) {
+			struct timespec ts = { 0, (long)((at - start) * 1e6) };
+
+			nanosleep(&ts, NULL);
+		}
+		if (wire_connect(sock, 5000, &fd) == WIRE_OK) {
+			ok = check_on(fd, 8 * (1 + i % 4), NULL, 0);
+			close(fd);
+		}
+		ms[i] = mono_ms() - start;
+		errors += !ok;
+	}
+	qsort(ms, (size_t)n, sizeof(double), cmp_double);
+	printf("checks=%d\nerrors=%d\np50_ms=%.3f\np99_ms=%.3f\nmax_ms=%.3f\n", n, errors,
+	       n ? ms[n / 2] : 0, n ? ms[(size_t)((double)n * 0.99)] : 0, n ? ms[n - 1] : 0);
+	free(ms);
+	return errors ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode;
@@ -861,6 +1153,9 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "slowread") && argc > 4) return run_slowread(n, atoi(argv[4]));
 	if (!strcmp(mode, "latency") && argc > 4) return run_latency(n, atoi(argv[4]));
 	if (!strcmp(mode, "flood") && argc > 4) return run_flood(n, atoi(argv[4]));
+	if (!strcmp(mode, "decide") && argc > 3) return run_decide(argc, argv);
+	if (!strcmp(mode, "fair")) return run_fair(n);
+	if (!strcmp(mode, "paced") && argc > 4) return run_paced(n, atoi(argv[4]));
 	fprintf(stderr, "wireclient: unknown mode %s\n", mode);
 	return 2;
 }

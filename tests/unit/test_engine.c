@@ -228,11 +228,55 @@ static void test_flops(void **st)
 	job.model = catalog_find_model(s->cat, "llama3-70b");
 	catalog_model_params(job.model, &job.params);
 	job.seq = 8192;
-	/* 6 (Psi - V h) + 12 L h s */
+	/* 6 (Psi - V h) + 6 L a d s: causal attention, half of PaLM's 12 L h s
+	 * (Megatron-Bridge's and Llama 3's count). */
 	assert_true(fabs(estimate_flops_per_token(&job) -
-			 (6 * (job.params.total - 128256.0 * 8192) + 12.0 * 80 * 8192 * 8192)) < 1);
+			 (6 * (job.params.total - 128256.0 * 8192) + 6.0 * 80 * 64 * 128 * 8192)) < 1);
 	assert_true(estimate_peak_flops(catalog_find_gpu(s->cat, "h100"), ADV_PREC_FP8) == 1979e12);
 	assert_true(estimate_peak_flops(catalog_find_gpu(s->cat, "a100"), ADV_PREC_FP8) == 312e12);
+}
+
+/*
+ * Issue 12: expert weights shard over TP unless ETP says otherwise
+ * (Megatron-Core's --expert-tensor-parallel-size defaults to TP; vLLM and
+ * SGLang shard experts over TP without expert parallelism).  DeepSeek-V3
+ * in fp8 on 8 H200 at TP8 is SGLang's and vLLM's standard deployment:
+ * 671B x 1 B / 8 = 78 GiB of weights per GPU, which fits the 137 GiB
+ * usable (it was rejected at 611 GiB with ETP 1).  Mixtral 8x7B at TP8
+ * holds 1/8 of its 46.7B parameters per GPU (2 B each), within 2%.
+ */
+static void test_etp_follows_tp(void **st)
+{
+	struct fixture *s = *st;
+	struct adv_request r;
+	struct adv_result res;
+	double want;
+
+	fixture_req(&r, "h200", 8, "deepseek-v3", "task", "infer", "precision", "fp8", "layout",
+		    "tp8", "seq", "4096", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	print_message("deepseek-v3 fp8 tp8 on 8 h200: %s, weights %.1f GiB, %.1f of %.1f GiB\n",
+		      engine_verdict_name(res.verdict), res.memory.weights_gib,
+		      res.memory.per_gpu_gib, res.memory.usable_gib);
+	assert_null(fixture_finding(&res, "MEM_OVER_CAPACITY"));
+	assert_true(res.memory.weights_gib < 85 && res.memory.weights_gib > 75);
+	assert_int_equal(res.layout.etp, 8);
+
+	fixture_req(&r, "h100", 8, "mixtral-8x7b", "task", "infer", "layout", "tp8", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	want = res.estimate.params_b * 1e9 * 2 / 8 / (1024.0 * 1024 * 1024);
+	print_message("mixtral-8x7b tp8: weights %.2f GiB per GPU, 1/8 of the model is %.2f\n",
+		      res.memory.weights_gib, want);
+	assert_true(fabs(res.memory.weights_gib - want) <= 0.02 * want);
+
+	/* Serving with expert parallelism keeps each expert whole: ETP 1. */
+	fixture_req(&r, "h100", 8, "mixtral-8x7b", "task", "infer", "layout", "tp8,ep8", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_int_equal(res.layout.etp, 1);
+	/* An explicit ETP still wins. */
+	fixture_req(&r, "h100", 8, "mixtral-8x7b", "layout", "tp8,etp1", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_int_equal(res.layout.etp, 1);
 }
 
 static void test_helpers(void **st)
@@ -271,6 +315,7 @@ int main(void)
 		cmocka_unit_test(test_estimate_405b),
 		cmocka_unit_test(test_estimate_monotone),
 		cmocka_unit_test(test_flops),
+		cmocka_unit_test(test_etp_follows_tp),
 		cmocka_unit_test(test_helpers),
 	};
 

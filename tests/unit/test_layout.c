@@ -283,8 +283,15 @@ static void test_soft_rules(void **st)
 	run(s, &res, "h100", 64, "llama3-70b", "layout", "tp8", NULL);
 	assert_null(fixture_finding(&res, "TP_CROSSES_NODE"));
 
-	/* Llama 3 405B: 126 layers on PP=16, as Meta trained it: warn only. */
+	/* Llama 3 405B: 126 layers on PP=16, as Meta trained it: even once the
+	 * embedding and the loss count as layers (Megatron-LM's --account-for-*
+	 * flags), an info that names them; 126 on PP=20 is not: a warning. */
 	run(s, &res, "h100", 16384, "llama3-405b", "layout", "tp8,pp16", "seq", "8192",
+	    "zero", "1", "recompute", "full", NULL);
+	f = expect(&res, "PP_UNEVEN_LAYERS", ADV_SEV_INFO);
+	assert_non_null(strstr(f->fix, "--account-for-embedding-in-pipeline-split"));
+	assert_int_not_equal(res.verdict, ADV_REJECT);
+	run(s, &res, "h100", 16320, "llama3-405b", "layout", "tp8,pp20", "seq", "8192",
 	    "zero", "1", "recompute", "full", NULL);
 	expect(&res, "PP_UNEVEN_LAYERS", ADV_SEV_WARN);
 	assert_int_not_equal(res.verdict, ADV_REJECT);

@@ -5,7 +5,9 @@
  * 2020, figure 1: 120 -> 31.4 -> 16.6 -> 1.9 GB), the Llama-3-70B KV cache
  * (2 * 80 layers * 8 KV heads * 128 * 2 B = 320 KiB per token), GPT-3 175B
  * as trained in Korthikanti et al. 2022 (64 A100 80 GB, TP8 PP8 v=3, SP +
- * selective recompute) and the impossibility of plain-DDP 70B training.
+ * selective recompute) and the impossibility of plain-DDP 70B training;
+ * NeMo's Llama 3 70B layout without recompute, with flash and eager
+ * attention.
  */
 #include "config.h"
 
@@ -26,6 +28,7 @@
 #include "memory.h"
 #include "options.h"
 #include "policy.h"
+#include "util.h"
 
 static int setup(void **st)
 {
@@ -124,14 +127,19 @@ static void test_interleave_factor(void **st)
 			 (1.0 + 7.0 / 24.0)) < 0.05);
 }
 
-/* Each recompute mode is modelled: none > selective > full. */
+/*
+ * Each recompute mode is modelled: none > selective > full with unfused
+ * ("eager") attention, the paper's setting, which stores the s x s scores
+ * unless they are recomputed.
+ */
 static void test_recompute_modes(void **st)
 {
 	struct fixture *s = *st;
 	struct adv_request r;
-	struct adv_result none, sel, full;
+	struct adv_result none, sel, full, flash;
 
 	gpt3_request(&r);
+	r.wl.attention = ADV_ATTN_EAGER;
 	r.wl.recompute = ADV_RECOMPUTE_NONE;
 	check(s, &r, &none);
 	r.wl.recompute = ADV_RECOMPUTE_SELECTIVE;
@@ -143,6 +151,60 @@ static void test_recompute_modes(void **st)
 	/* Korthikanti: selective is 34/(34 + 5as/h) of none at s=2048, a=96, h=12288. */
 	assert_true(fabs(sel.memory.activations_gib / none.memory.activations_gib -
 			 34.0 / (34.0 + 5.0 * 96 * 2048 / 12288)) < 0.05);
+	/* Flash attention stores no scores: recompute none keeps exactly what
+	 * selective recompute keeps (model-math.md, "Activations"). */
+	r.wl.attention = ADV_ATTN_FLASH;
+	r.wl.recompute = ADV_RECOMPUTE_NONE;
+	check(s, &r, &flash);
+	assert_true(fabs(flash.memory.activations_gib - sel.memory.activations_gib) < 1e-9);
+}
+
+/*
+ * NeMo's Llama 3 70B pre-training recipe: TP4 PP4 CP2 VP5 on 64 H100,
+ * seq 8192, mbs 1, gbs 128, no activation recompute, distributed optimizer,
+ * bf16 and fp8 (NVIDIA publishes runs of exactly this layout).  With flash
+ * attention it fits; the stored activations of the first stage are, per
+ * Korthikanti eq. (1) term by term for a no-dropout GQA SwiGLU model,
+ * s b h k / t per layer with s = 8192 / CP = 4096, h 8192, t 4 and
+ * k = 4 + 6 + 4 * 8/64 + 2 + 6 * 28672/8192 = 33.5, times 20 layers, times
+ * min(p, m) = 4 micro-batches in flight (m = 128 / DP 2 = 64), times the
+ * interleaving factor 1 + 3/(4 * 5) = 1.15: 24.08 GiB.  Eager attention
+ * adds 2 a s / h = 64 per layer (the softmax output, no dropout): the old
+ * 70 GiB figure and a rejection.  Tolerance 1%.
+ */
+static void test_nemo_llama70b_no_recompute(void **st)
+{
+	static const char *const precisions[] = { "bf16", "fp8" };
+	struct fixture *s = *st;
+	struct adv_request r;
+	struct adv_result flash, eager;
+	double k = 4 + 6 + 4.0 * 8 / 64 + 2 + 6.0 * 28672 / 8192;
+	double per_layer = 4096.0 * 8192 * k / 4;
+	double expect = per_layer * 20 * 4 * (1 + 3.0 / 20) / (1024.0 * 1024 * 1024);
+	size_t i;
+
+	for (i = 0; i < ADV_ARRAY_SIZE(precisions); i++) {
+		fixture_req(&r, "h100", 64, "llama3-70b", "layout", "tp4,pp4,cp2,vpp5", "seq", "8192",
+			    "mbs", "1", "gbs", "128", "recompute", "none", "zero", "1",
+			    "framework", "megatron", "precision", precisions[i], NULL);
+		check(s, &r, &flash);
+		print_message("nemo 70b %s flash: %.2f GiB (activations %.2f, expected %.2f)\n",
+			      precisions[i], flash.memory.per_gpu_gib, flash.memory.activations_gib,
+			      expect);
+		assert_true(fabs(flash.memory.activations_gib - expect) < 0.01 * expect);
+		assert_false(engine_has_finding(&flash, "MEM_OVER_CAPACITY"));
+		assert_int_not_equal(flash.verdict, ADV_REJECT);
+		assert_int_equal(flash.attention, ADV_ATTN_FLASH);
+
+		r.wl.attention = ADV_ATTN_EAGER;
+		check(s, &r, &eager);
+		print_message("nemo 70b %s eager: %.2f GiB (activations %.2f)\n", precisions[i],
+			      eager.memory.per_gpu_gib, eager.memory.activations_gib);
+		assert_true(fabs(eager.memory.activations_gib - expect * (k + 64) / k) <
+			    0.01 * expect * (k + 64) / k);
+		assert_true(eager.memory.activations_gib > 69 && eager.memory.activations_gib < 71);
+		assert_true(engine_has_finding(&eager, "MEM_OVER_CAPACITY"));
+	}
 }
 
 /* SP divides the 10 sbh that TP alone leaves replicated. */
@@ -387,6 +449,7 @@ int main(void)
 		cmocka_unit_test(test_gpt3_fits),
 		cmocka_unit_test(test_interleave_factor),
 		cmocka_unit_test(test_recompute_modes),
+		cmocka_unit_test(test_nemo_llama70b_no_recompute),
 		cmocka_unit_test(test_sequence_parallel),
 		cmocka_unit_test(test_llama70b_ddp_rejected),
 		cmocka_unit_test(test_over_capacity_fix_fits),

@@ -161,6 +161,36 @@ static void test_enums_and_ints(void **st)
 	assert_non_null(strstr(err, "--llm-colour: unknown option"));
 }
 
+/* --llm-attention: flash (the default when unset) or eager, by name. */
+static void test_attention(void **st)
+{
+	struct adv_workload wl, sb;
+	struct adv_request r;
+	char err[256];
+
+	(void)st;
+	engine_request_init(&r);
+	wl = r.wl;
+	assert_int_equal(wl.attention, ADV_UNSET);
+	assert_int_equal(options_apply(&wl, "llm-attention", "EAGER", err, sizeof(err)), 0);
+	assert_int_equal(wl.attention, ADV_ATTN_EAGER);
+	assert_int_equal(options_apply(&wl, "attention", "flash", err, sizeof(err)), 0);
+	assert_int_equal(wl.attention, ADV_ATTN_FLASH);
+	assert_int_equal(options_apply(&wl, "attention", "sdpa", err, sizeof(err)), -1);
+	assert_string_equal(err, "--llm-attention: 'sdpa' is not valid; accepted values: "
+				 "flash, eager");
+	assert_string_equal(engine_attention_name(ADV_ATTN_EAGER), "eager");
+	/* An #SBATCH line fills what the command line left unset. */
+	sb = r.wl;
+	sb.attention = ADV_ATTN_EAGER;
+	wl = r.wl;
+	options_merge(&wl, &sb);
+	assert_int_equal(wl.attention, ADV_ATTN_EAGER);
+	wl.attention = ADV_ATTN_FLASH;
+	options_merge(&wl, &sb);
+	assert_int_equal(wl.attention, ADV_ATTN_FLASH);
+}
+
 static void test_format_duration(void **st)
 {
 	char b[32];
@@ -186,6 +216,7 @@ int main(void)
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_ckpt),
 		cmocka_unit_test(test_enums_and_ints),
+		cmocka_unit_test(test_attention),
 		cmocka_unit_test(test_format_duration),
 	};
 

@@ -78,9 +78,12 @@ static void assert_defaults(const struct adv_policy *p)
 	assert_float_equal(p->reject_extra_waste, 0.10, 0);
 	assert_int_equal(p->require_above_gpus, 64);
 	assert_float_equal(p->max_pipeline_bubble, 0.25, 0);
-	assert_float_equal(p->mfu, 0.40, 0);
+	assert_float_equal(p->mfu, 0, 0);
 	assert_float_equal(p->pue, 1.2, 0);
 	assert_int_equal(p->retention_days, 90);
+	assert_int_equal(p->log_max_mb, 1024);
+	assert_float_equal(p->requests_per_s, 50, 0);
+	assert_int_equal(p->burst, 500);
 	assert_int_equal(p->n_partitions, 0);
 	assert_int_equal(p->n_admin_users, 0);
 	assert_int_equal(p->n_exempt_users, 0);
@@ -100,7 +103,7 @@ static void test_defaults_and_empty_file(void **st)
 	assert_defaults(p);
 	policy_destroy(p);
 	/* Empty sections mean their defaults. */
-	p = load_ok("memory:\ncheckpoint: {}\npartitions:\nexempt:\n  users:\n");
+	p = load_ok("memory:\ncheckpoint: {}\npartitions:\nexempt:\n  users:\nlimits:\nlog: {}\n");
 	assert_defaults(p);
 	policy_destroy(p);
 }
@@ -133,8 +136,11 @@ static void test_shipped_policy(void **st)
 	assert_string_equal(p->admin_users[0], "root");
 	/* The example spells out the defaults: same values. */
 	assert_float_equal(p->gpu_mtbf_hours, 25000, 0);
-	assert_float_equal(p->mfu, 0.40, 0);
+	assert_float_equal(p->mfu, 0, 0);
 	assert_int_equal(p->retention_days, 90);
+	assert_int_equal(p->log_max_mb, 1024);
+	assert_float_equal(p->requests_per_s, 50, 0);
+	assert_int_equal(p->burst, 500);
 	policy_destroy(p);
 }
 
@@ -155,7 +161,8 @@ static void test_all_keys(void **st)
 		"  require_above_gpus: 128\n"
 		"layout: { max_pipeline_bubble: 0.5 }\n"
 		"estimate: { mfu: 0.35, pue: 1.1 }\n"
-		"log: { retention_days: 30 }\n"
+		"log: { retention_days: 30, max_mb: 64 }\n"
+		"limits: { requests_per_s: 2.5, burst: 10 }\n"
 		"partitions:\n"
 		"  gpu: { gpu: \"NVIDIA H100 80GB HBM3\", mode: off }\n"
 		"exempt: { users: [alice, bob], accounts: [Bench] }\n"
@@ -179,6 +186,9 @@ static void test_all_keys(void **st)
 	assert_float_equal(p->mfu, 0.35, 0);
 	assert_float_equal(p->pue, 1.1, 0);
 	assert_int_equal(p->retention_days, 30);
+	assert_int_equal(p->log_max_mb, 64);
+	assert_float_equal(p->requests_per_s, 2.5, 0);
+	assert_int_equal(p->burst, 10);
 	/* An alias is stored as the catalog's canonical name; "off" is a mode, not false. */
 	assert_string_equal(p->partitions[0].gpu, "h100-sxm");
 	assert_int_equal(policy_mode_for(p, "gpu"), ADV_MODE_OFF);
@@ -237,6 +247,12 @@ static void test_render_round_trip(void **st)
 	assert_float_equal(q->warn_headroom, p->warn_headroom, 0);
 	assert_float_equal(q->pue, p->pue, 0);
 	assert_int_equal(q->retention_days, p->retention_days);
+	assert_int_equal(q->log_max_mb, p->log_max_mb);
+	assert_float_equal(q->requests_per_s, p->requests_per_s, 0);
+	assert_int_equal(q->burst, p->burst);
+	assert_non_null(strstr(buf, "max_mb: 1024"));
+	assert_non_null(strstr(buf, "requests_per_s: 50"));
+	assert_non_null(strstr(buf, "burst: 500"));
 	assert_int_equal(q->n_admin_users, p->n_admin_users);
 	assert_int_equal(policy_render_yaml(p, small, sizeof(small)), -1);
 	policy_destroy(q);
@@ -257,8 +273,14 @@ static void test_err_unknown_key(void **st)
 		     "reserve_gib, warn_headroom, overhead_gib, grad_bytes");
 	expect_error("modes: warn\n", cat, POLICY_ERR_SCHEMA,
 		     "p.yaml:1:1: unknown key 'modes' in the policy; expected one of: mode, "
-		     "user_mode_override, memory, checkpoint, layout, estimate, log, partitions, "
-		     "exempt, admins");
+		     "user_mode_override, memory, checkpoint, layout, estimate, log, limits, "
+		     "partitions, exempt, admins");
+	expect_error("limits:\n  rate: 5\n", cat, POLICY_ERR_SCHEMA,
+		     "p.yaml:2:3: unknown key 'rate' in section 'limits'; expected one of: "
+		     "requests_per_s, burst");
+	expect_error("log: { retention_days: 7, maxmb: 5 }\n", cat, POLICY_ERR_SCHEMA,
+		     "p.yaml:1:27: unknown key 'maxmb' in section 'log'; expected one of: "
+		     "retention_days, max_mb");
 	expect_error("partitions:\n  a: { gpu: h100, max_gpu: 8 }\n", cat, POLICY_ERR_SCHEMA,
 		     "p.yaml:2:19: unknown key 'max_gpu' in partition 'a'; expected one of: gpu, "
 		     "gpus_per_node, mode, max_gpus");
@@ -290,13 +312,44 @@ static void test_err_out_of_range(void **st)
 		     "p.yaml:1:23: 'grad_bytes' must be 2 (bf16) or 4 (fp32), got 3");
 	expect_error("memory: { grad_bytes: 8 }\n", cat, POLICY_ERR_VALUE,
 		     "p.yaml:1:23: 'grad_bytes' must be between 2 and 4, got 8");
-	expect_error("estimate: { mfu: 0 }\n", cat, POLICY_ERR_VALUE,
-		     "p.yaml:1:18: 'mfu' must be greater than 0 and at most 1, got 0");
+	expect_error("estimate: { mfu: 1.5 }\n", cat, POLICY_ERR_VALUE,
+		     "p.yaml:1:18: 'mfu' must be at most 1, got 1.5");
 	expect_error("checkpoint:\n  warn_extra_waste: 0.05\n  reject_extra_waste: 0.01\n", cat,
 		     POLICY_ERR_VALUE,
 		     "p.yaml:3:23: 'reject_extra_waste' (0.01) must not be below 'warn_extra_waste' (0.05)");
 	expect_error("partitions:\n  a: { max_gpus: -8 }\n", cat, POLICY_ERR_VALUE,
 		     "p.yaml:2:18: 'max_gpus' must be at least 0, got -8");
+}
+
+/* Issue 14: the request budget and the log's size bound. */
+static void test_err_limits(void **st)
+{
+	struct adv_policy *p;
+
+	expect_error("limits: { requests_per_s: -1 }\n", cat, POLICY_ERR_VALUE,
+		     "p.yaml:1:27: 'requests_per_s' must be at least 0 and at most 1e+06, got -1");
+	expect_error("limits: { requests_per_s: 2e6 }\n", cat, POLICY_ERR_VALUE,
+		     "p.yaml:1:27: 'requests_per_s' must be at most 1e+06, got 2e6");
+	expect_error("limits: { requests_per_s: lots }\n", cat, POLICY_ERR_SCHEMA,
+		     "p.yaml:1:27: expected a number for 'requests_per_s', got 'lots'");
+	expect_error("limits: { requests_per_s: .nan }\n", cat, POLICY_ERR_SCHEMA,
+		     "p.yaml:1:27: expected a number for 'requests_per_s', got '.nan'");
+	expect_error("limits: { burst: 0 }\n", cat, POLICY_ERR_VALUE,
+		     "p.yaml:1:18: 'burst' must be between 1 and 1000000000, got 0");
+	expect_error("limits:\n  burst: 1.5\n", cat, POLICY_ERR_SCHEMA,
+		     "p.yaml:2:10: expected an integer for 'burst', got '1.5'");
+	expect_error("limits: [50, 500]\n", cat, POLICY_ERR_SCHEMA,
+		     "p.yaml:1:9: expected a mapping for section 'limits', got a list");
+	expect_error("log: { max_mb: -5 }\n", cat, POLICY_ERR_VALUE,
+		     "p.yaml:1:16: 'max_mb' must be between 0 and 16777216, got -5");
+	expect_error("log:\n  retention_days: 7\n  max_mb: 99999999999\n", cat, POLICY_ERR_VALUE,
+		     "p.yaml:3:11: 'max_mb' must be between 0 and 16777216, got 99999999999");
+	/* 0 is no limit and no bound: allowed. */
+	p = load_ok("limits: { requests_per_s: 0 }\nlog: { max_mb: 0 }\n");
+	assert_float_equal(p->requests_per_s, 0, 0);
+	assert_int_equal(p->burst, 500);
+	assert_int_equal(p->log_max_mb, 0);
+	policy_destroy(p);
 }
 
 static void test_err_partition_unknown_gpu(void **st)
@@ -354,6 +407,7 @@ int main(void)
 		cmocka_unit_test(test_err_unknown_key),
 		cmocka_unit_test(test_err_wrong_type),
 		cmocka_unit_test(test_err_out_of_range),
+		cmocka_unit_test(test_err_limits),
 		cmocka_unit_test(test_err_partition_unknown_gpu),
 		cmocka_unit_test(test_err_duplicates),
 		cmocka_unit_test(test_err_unreadable),

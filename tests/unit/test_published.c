@@ -178,7 +178,7 @@ static void test_impossible_rejected(void **st)
 		 * (no flash attention): 2 a s / h = 128 sbh more per layer. */
 		{ "405B table 4 layout without flash attention", "h100", 16384, "llama3-405b",
 		  { "layout", "tp8,pp16,dp128", "seq", "8192", "mbs", "1", "gbs", "2048",
-		    "zero", "1", "recompute", "none", NULL } },
+		    "zero", "1", "recompute", "none", "attention", "eager", NULL } },
 	};
 	struct fixture *s = *st;
 	struct adv_request r;

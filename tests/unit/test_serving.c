@@ -1,0 +1,273 @@
+/*
+ * test_serving.c - serving figures (--llm-task=infer, common/serving.c)
+ * against their sources.
+ *
+ * References: the Llama 3.1 8B and Llama 3 70B configs (32 layers x 8 KV
+ * heads x 128 x 2 (K, V) x 2 B = 128 KiB of KV cache per token; 80 layers:
+ * 320 KiB, model-math.md), vLLM's and SGLang's 8192-token prefill chunk,
+ * the H100's 3.35 TB/s of HBM3 (catalog), and the standard DeepSeek-V3
+ * fp8 deployment on 8 H200 at TP8 (SGLang and vLLM --tp 8).
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "catalog.h"
+#include "convert.h"
+#include "engine.h"
+#include "fixture.h"
+#include "layout.h"
+#include "memory.h"
+#include "policy.h"
+#include "serving.h"
+#include "util.h"
+
+#define KIB 1024.0
+/* The catalog's H100 SXM HBM3 bandwidth (NVIDIA datasheet), bytes/s. */
+#define H100_BW (3.35e12)
+
+static int setup(void **st)
+{
+	return fixture_setup(st, NULL, NULL);
+}
+
+static void check(struct fixture *s, const struct adv_request *r, struct adv_result *res)
+{
+	engine_check(s->cat, s->pol, r, res);
+}
+
+static bool has_code_prefix(const struct adv_result *res, const char *prefix)
+{
+	for (int i = 0; i < res->n_findings; i++)
+		if (!strncmp(res->findings[i].code, prefix, strlen(prefix)))
+			return true;
+	return false;
+}
+
+/*
+ * Llama 3.1 8B serving 128 sequences of 8K on one H100 (issue 12): the
+ * activations are one 8192-token chunk's, s b h k with k = 4 + 6 + 4 * 8/32
+ * + 2 + 6 * 14336/4096 = 34 (no dropout, GQA, SwiGLU) = 1.0625 GiB, plus the
+ * last-token logits of 128 sequences (4 B x 128256 x 128 = 62.6 MiB); before
+ * this change they were 136 GiB (every sequence prefilled at once).  The
+ * KV cache holds floor(free / (8192 x 128 KiB = 1 GiB)) sequences, free
+ * being the usable memory less weights, activations and overhead.
+ */
+static void test_llama8b_128_seqs(void **st)
+{
+	struct fixture *s = *st;
+	struct adv_request r;
+	struct adv_result res;
+	double act = (8192.0 * 4096 * 34 + 4.0 * 128256 * 128) / GIB, fixed, seqs;
+
+	fixture_req(&r, "h100", 1, "llama3.1-8b", "task", "infer", "seq", "8192", "mbs", "128",
+		    NULL);
+	check(s, &r, &res);
+	assert_true(res.has_memory && res.has_serving);
+	print_message("8b x128: act %.3f GiB (expected %.3f), kv %.2f GiB, %.0f seqs, verdict %s\n",
+		      res.memory.activations_gib, act, res.memory.kv_cache_gib,
+		      res.serving.kv_capacity_seqs, engine_verdict_name(res.verdict));
+	assert_true(res.memory.activations_gib < 5.0);
+	assert_true(fabs(res.memory.activations_gib - act) < 0.01 * act);
+	assert_true(res.serving.kv_bytes_per_token == 32 * 8 * 128 * 2 * 2.0);
+	assert_true(res.serving.kv_bytes_per_token == 128 * KIB);
+	fixed = res.memory.weights_gib + res.memory.activations_gib + res.memory.overhead_gib;
+	seqs = floor((res.memory.usable_gib - fixed) / (8192 * 128 * KIB / GIB));
+	assert_true(res.serving.kv_capacity_seqs == seqs);
+	assert_true(seqs >= 55 && seqs <= 62);   /* about 59 on 76.65 usable GiB */
+	/* The KV cache holds what fits, and the job is warned, not rejected. */
+	assert_true(fabs(res.memory.kv_cache_gib - seqs) < 1e-9);
+	assert_non_null(fixture_finding(&res, "KV_CAPACITY_LOW"));
+	assert_non_null(strstr(fixture_finding(&res, "KV_CAPACITY_LOW")->fix, "--llm-mbs="));
+	assert_false(engine_has_finding(&res, "MEM_OVER_CAPACITY"));
+	assert_false(engine_has_finding(&res, "MEM_LOW_HEADROOM"));
+	assert_int_equal(res.verdict, ADV_WARN);
+	/* No checkpoint figures or findings for a server. */
+	assert_false(res.has_checkpoint);
+	assert_false(has_code_prefix(&res, "CKPT_"));
+	/* Decode runs at the sequences that fit. */
+	assert_int_equal(res.serving.decode_batch, (int)seqs);
+	assert_int_equal(res.serving.prefill_chunk, SERVE_DEFAULT_PREFILL_CHUNK);
+	/* As many sequences as fit: no warning. */
+	r.wl.mbs = (int)seqs;
+	check(s, &r, &res);
+	assert_null(fixture_finding(&res, "KV_CAPACITY_LOW"));
+	assert_int_equal(res.verdict, ADV_ACCEPT);
+}
+
+/* A smaller chunk costs proportionally less; a short batch is its own chunk. */
+static void test_prefill_chunk(void **st)
+{
+	struct fixture *s = *st;
+	struct adv_request r;
+	struct adv_result a, b, c;
+	double logits = 4.0 * 128256 / GIB;
+
+	fixture_req(&r, "h100", 1, "llama3.1-8b", "task", "infer", "seq", "8192", NULL);
+	check(s, &r, &a);
+	r.wl.prefill_chunk = 2048;
+	check(s, &r, &b);
+	assert_true(fabs((b.memory.activations_gib - logits) /
+			 (a.memory.activations_gib - logits) - 0.25) < 1e-6);
+	assert_int_equal(b.serving.prefill_chunk, 2048);
+	/* seq 1024 x 1 sequence < the 8192 budget: the chunk is 1024 tokens. */
+	r.wl.prefill_chunk = ADV_UNSET;
+	r.wl.seq = 1024;
+	check(s, &r, &c);
+	assert_true(fabs((c.memory.activations_gib - logits) /
+			 (a.memory.activations_gib - logits) - 0.125) < 1e-6);
+}
+
+/*
+ * Decode of an 8B model at batch 1 on one H100 is bound by reading the
+ * weights (16.06 GB in bf16) and the sequence's KV cache (8192 x 128 KiB =
+ * 1.07 GB) once per token: at most 3.35 TB/s / 17.13 GB = 196 tokens/s,
+ * and 3.35 / 16.06 = 209 tokens/s for the weights alone (the "about 200
+ * tokens/s" upper bound).  The advisor reports that roofline times its
+ * achievable share of the bandwidth: between 60% and 100% of the bound,
+ * and exactly the bound times that share within 1%.
+ */
+static void test_decode_roofline_8b(void **st)
+{
+	struct fixture *s = *st;
+	struct adv_request r;
+	struct adv_result res;
+	double w, kv, bound;
+
+	fixture_req(&r, "h100", 1, "llama3.1-8b", "task", "infer", "seq", "8192", NULL);
+	check(s, &r, &res);
+	w = res.memory.weights_gib * GIB;
+	kv = 8192 * 128 * KIB;
+	bound = H100_BW / (w + kv);
+	print_message("8b decode batch 1: %.1f tokens/s (bound %.1f, weights-only %.1f); prefill %.0f\n",
+		      res.serving.decode_tokens_per_s, bound, H100_BW / w,
+		      res.serving.prefill_tokens_per_s);
+	assert_true(fabs(w - 8.03e9 * 2) < 0.01 * 8.03e9 * 2);
+	assert_true(bound > 190 && bound < 200);
+	assert_int_equal(res.serving.decode_batch, 1);
+	assert_true(res.serving.decode_tokens_per_s <= H100_BW / w);
+	assert_true(res.serving.decode_tokens_per_s >= 0.6 * bound);
+	assert_true(res.serving.decode_tokens_per_s <= bound);
+	/* The job's estimate carries the same decode rate, without MFU. */
+	assert_true(fabs(res.estimate.tokens_per_s - res.serving.decode_tokens_per_s) < 1e-9);
+	assert_true(res.estimate.mfu == 0);
+	/*
+	 * Prefill is compute-bound: 2 x 7.5B multiplied parameters + causal
+	 * attention 2 x 32 x 32 x 256 x 8192 / 2 FLOPs per token, about
+	 * 17.2 GFLOP; 989 TFLOP/s gives at most 57.5K tokens/s.
+	 */
+	assert_true(res.serving.prefill_tokens_per_s < 989e12 / 17.0e9);
+	assert_true(res.serving.prefill_tokens_per_s > 0.4 * 989e12 / 17.5e9);
+}
+
+/*
+ * Llama 3 70B at TP4: 320 KiB of KV cache per token for the replica, 80 KiB
+ * on each GPU; 32 sequences of 8K are 20 GiB per GPU and fit.
+ */
+static void test_llama70b_tp4(void **st)
+{
+	struct fixture *s = *st;
+	struct adv_request r;
+	struct adv_result res;
+	double fixed, seqs;
+
+	fixture_req(&r, "h100", 4, "llama3-70b", "task", "infer", "layout", "tp4", "seq", "8192",
+		    "mbs", "32", NULL);
+	check(s, &r, &res);
+	assert_true(res.serving.kv_bytes_per_token == 320 * KIB);
+	assert_true(fabs(res.memory.kv_cache_gib - 32 * 8192 * 80 * KIB / GIB) < 1e-9);
+	fixed = res.memory.weights_gib + res.memory.activations_gib + res.memory.overhead_gib;
+	seqs = floor((res.memory.usable_gib - fixed) / (8192 * 80 * KIB / GIB));
+	print_message("70b tp4: %.0f sequences of 8K, decode %.0f tokens/s at 32\n",
+		      res.serving.kv_capacity_seqs, res.serving.decode_tokens_per_s);
+	assert_true(res.serving.kv_capacity_seqs == seqs);
+	assert_null(fixture_finding(&res, "KV_CAPACITY_LOW"));
+	assert_false(res.has_checkpoint);
+	/* 128 sequences do not fit on TP4; TP8 is offered and holds them. */
+	fixture_req(&r, "h100", 8, "llama3-70b", "task", "infer", "layout", "tp4", "seq", "8192",
+		    "mbs", "128", NULL);
+	check(s, &r, &res);
+	assert_non_null(fixture_finding(&res, "KV_CAPACITY_LOW"));
+	print_message("fix: %s\n", fixture_finding(&res, "KV_CAPACITY_LOW")->fix);
+	assert_non_null(strstr(fixture_finding(&res, "KV_CAPACITY_LOW")->fix, "--llm-layout=tp8"));
+	r.wl.layout.tp = 8;
+	check(s, &r, &res);
+	assert_null(fixture_finding(&res, "KV_CAPACITY_LOW"));
+}
+
+/*
+ * DeepSeek-V3 in fp8 at TP8 on 8 H200, the standard serving deployment:
+ * with the experts sharded over TP (ETP = TP) it fits, with room for many
+ * 8K sequences of its 70 KB-per-token MLA cache ((512 + 64) x 61 x 1 B).
+ */
+static void test_deepseek_v3_h200(void **st)
+{
+	struct fixture *s = *st;
+	struct adv_request r;
+	struct adv_result res;
+
+	fixture_req(&r, "h200", 8, "deepseek-v3", "task", "infer", "layout", "tp8",
+		    "precision", "fp8", "seq", "8192", NULL);
+	check(s, &r, &res);
+	print_message("deepseek-v3 tp8 fp8 h200: %.1f GiB, %.0f sequences, %s\n",
+		      res.memory.per_gpu_gib, res.serving.kv_capacity_seqs,
+		      engine_verdict_name(res.verdict));
+	assert_false(engine_has_finding(&res, "MEM_OVER_CAPACITY"));
+	assert_int_not_equal(res.verdict, ADV_REJECT);
+	assert_true(res.serving.kv_bytes_per_token == (512 + 64) * 61 * 1.0);
+	assert_true(res.serving.kv_capacity_seqs >= 16);
+}
+
+/* The serving figures survive the wire bit for bit. */
+static void test_serving_wire(void **st)
+{
+	struct fixture *s = *st;
+	struct adv_request r;
+	struct adv_result res, back;
+	struct convert_result_pb *buf = calloc(1, sizeof(*buf));
+	Advisor__CheckResponse *m, *u;
+	uint8_t *bytes;
+	size_t n;
+
+	assert_non_null(buf);
+	fixture_req(&r, "h100", 1, "llama3.1-8b", "task", "infer", "seq", "8192", "mbs", "128",
+		    NULL);
+	check(s, &r, &res);
+	m = convert_result_to_pb(&res, NULL, buf);
+	n = advisor__check_response__get_packed_size(m);
+	bytes = malloc(n);
+	assert_non_null(bytes);
+	advisor__check_response__pack(m, bytes);
+	u = advisor__check_response__unpack(NULL, n, bytes);
+	assert_non_null(u);
+	convert_result_from_pb(u, &back);
+	assert_true(back.has_serving);
+	assert_memory_equal(&back.serving, &res.serving, sizeof(res.serving));
+	assert_false(back.has_checkpoint);
+	assert_int_equal(back.attention, ADV_ATTN_FLASH);
+	advisor__check_response__free_unpacked(u, NULL);
+	free(bytes);
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_llama8b_128_seqs),
+		cmocka_unit_test(test_prefill_chunk),
+		cmocka_unit_test(test_decode_roofline_8b),
+		cmocka_unit_test(test_llama70b_tp4),
+		cmocka_unit_test(test_deepseek_v3_h200),
+		cmocka_unit_test(test_serving_wire),
+	};
+
+	return cmocka_run_group_tests(tests, setup, fixture_teardown);
+}
