@@ -62,7 +62,10 @@
  *              what makes ZeRO-2/3 slower than ZeRO-1 under gradient
  *              accumulation and pipelines (many micro-batches).
  * Pipeline: bubble = (p - 1) / (m v) of the step (Narayanan et al. 2021);
- * the layers of the most loaded stage set the pace.
+ * the slowest stage sets the pace: the one with the most layers, or the
+ * last one with the output layer's logits GEMM (stage_share()); counting
+ * the embedding and loss as layers (Megatron-LM's --account-for-* flags)
+ * evens it out.
  *
  * A site that measured its own end-to-end MFU may set estimate.mfu in the
  * policy: the step is then model FLOPs / (GPUs * peak * mfu), nothing else.
@@ -206,8 +209,9 @@ static double active_expert_params(const struct adv_job *job)
 	return job->params.expert_params * m->moe.top_k / m->moe.experts;
 }
 
-/* Seconds of GPU time per token of one replica, before its TP*PP*CP split. */
-static double compute_per_token(const struct adv_job *job)
+/* Seconds of GPU time per token of one replica, before its TP*PP*CP split;
+ * *t_out is the output layer's share (the logits GEMM). */
+static double compute_per_token(const struct adv_job *job, double *t_out)
 {
 	const struct adv_model *m = job->model;
 	const struct adv_gpu *g = job->gpu;
@@ -225,6 +229,7 @@ static double compute_per_token(const struct adv_job *job)
 	int moe_layers = m->has_moe ? m->layers - m->moe.dense_layers : 0;
 
 	t_gemm = TRAIN_FLOPS_PER_PARAM * (flops_params(job) - ex) * r / gemm_rate;
+	*t_out = TRAIN_FLOPS_PER_PARAM * (double)m->vocab * m->hidden * r / gemm_rate;
 	if (ex > 0) {
 		double f = (double)m->moe.expert_ffn_hidden / (job->lay.etp > 0 ? job->lay.etp : 1);
 
@@ -252,6 +257,34 @@ static double compute_per_token(const struct adv_job *job)
 			((m->layers - moe_layers) * width_h + moe_layers * moe_w) / hbm;
 	}
 	return t_gemm + t_attn + t_mem;
+}
+
+/*
+ * The pipeline moves at the pace of its slowest stage.  The engine places
+ * spare layers on the last stages (memory.c), and the last stage also runs
+ * the output layer, whose logits GEMM (6 V h per token) is worth several
+ * layers for large vocabularies: Nemotron-4's 256K x 6144 is 3.5 layers.
+ * When the embedding and the loss count as layers (layout_pp_accounted(),
+ * Megatron-LM's --account-for-* flags), the last stage holds one layer
+ * fewer to make room for it.  Returns the share of the replica's compute
+ * that one pipeline stage's GPUs carry (1/p when perfectly balanced).
+ */
+static double stage_share(const struct adv_job *job, double t_total, double t_out)
+{
+	int L = job->model->layers, p = job->lay.pp;
+	double t_layer, most, last;
+	int last_layers;
+
+	if (p <= 1 || L <= 0 || t_total <= 0)
+		return 1.0;
+	t_layer = (t_total - t_out) / L;
+	if (layout_pp_accounted(L, p))
+		last_layers = ((L + 2) % p == 0 ? L + 2 : L + 1) / p - 1;
+	else
+		last_layers = L / p + (L % p ? 1 : 0);
+	most = (double)layout_stage_layers(job) * t_layer;
+	last = last_layers * t_layer + t_out;
+	return fmax(most, last) / t_total;
 }
 
 /* Exposed communication per token of one replica, seconds, on each GPU. */
@@ -308,7 +341,7 @@ static void train_terms(const struct adv_job *job, const struct adv_policy *pol,
 	const struct adv_layout_out *l = &job->lay;
 	double tokens = (double)job->gbs * job->seq;
 	double mb_d = (double)job->gbs / job->mbs;   /* micro-batches per step times d */
-	double ex, gb, psi, split = (double)l->tp * l->pp * l->cp;
+	double ex, gb, psi, t_out, t_all, split = (double)l->tp * l->pp * l->cp;
 
 	memset(st, 0, sizeof(*st));
 	st->mb_d = mb_d;
@@ -318,7 +351,9 @@ static void train_terms(const struct adv_job *job, const struct adv_policy *pol,
 			    (split * estimate_peak_flops(job->gpu, job->precision) * pol->mfu);
 		return;
 	}
-	st->per_d = tokens * (compute_per_token(job) / split + comm_per_token(job));
+	t_all = compute_per_token(job, &t_out);
+	st->per_d = tokens * (t_all * stage_share(job, t_all, t_out) / ((double)l->tp * l->cp) +
+			      comm_per_token(job));
 	st->bubble = l->pp > 1 ? st->per_d * (l->pp - 1) / (mb_d * l->vpp) : 0;
 	/* Parameters of one GPU: its share of the stage's. */
 	ex = job->params.expert_params;

@@ -7,7 +7,8 @@
  * heads and KV heads and FFN divisible by TP (Shoeybi et al. 2019), the
  * expert grid ETP*EP*PP dividing the world and EP dividing the experts
  * (Megatron-Core MoE), CP needing s % 2c == 0 (load-balanced causal ring
- * attention), GBS a multiple of b*N_d, interleaving needing p > 2 and
+ * attention), GBS a multiple of b*N_d, interleaving needing p > 1 (Megatron-
+ * Core with its default --overlap-p2p-communication; p > 2 without it) and
  * m % p == 0 (Narayanan et al. 2021), DeepSpeed pipelines only with ZeRO <= 1
  * (DeepSpeed PipelineEngine asserts it), and the partition's max_gpus.
  *
@@ -503,18 +504,18 @@ static int check_batch(const struct adv_job *job, const struct adv_layout *given
 					   job->gbs, job->mbs, l->dp, unit);
 		}
 	}
-	if (l->vpp > 1 && (l->pp <= 2 || m % l->pp)) {
+	if (l->vpp > 1 && (l->pp < 2 || m % l->pp)) {
 		bad++;
 		if (!res)
 			return bad;
 		layout_unset(&over);
 		over.vpp = 1;
-		if (l->pp <= 2) {
+		if (l->pp < 2) {
 			char lay[96];
 			layout_format_option(given, job, &over, lay, sizeof(lay));
 			adv_snprintf(fix, sizeof(fix), "--llm-layout=%s", lay);
 			engine_add_finding(res, "VPP_INVALID", ADV_SEV_REJECT, fix,
-					   "interleaved pipelining (vpp=%d) needs PP > 2 (got PP=%d)",
+					   "interleaved pipelining (vpp=%d) needs PP > 1 (got PP=%d)",
 					   l->vpp, l->pp);
 		} else {
 			gbs_fix(unit * l->pp, job->gbs, fix, sizeof(fix));

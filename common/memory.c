@@ -486,7 +486,7 @@ static void set_pp(struct adv_job *c, const struct adv_job *job, int pp)
 	c->lay.dp = job->lay.gpus / (c->lay.tp * pp * c->lay.cp);
 	if (c->lay.dp < 1)
 		c->lay.dp = 1;
-	if (c->lay.vpp > 1 && pp <= 2)
+	if (c->lay.vpp > 1 && pp < 2)
 		c->lay.vpp = 1;
 	if (!c->gbs_given)
 		c->gbs = layout_default_gbs(c->mbs, c->lay.dp, pp);

@@ -16,7 +16,7 @@
  * - EP over divisors of the experts, ETP 1 or TP (Megatron-Core's two
  *   settings), MoE models only;
  * - VPP 2..PLANNER_VPP_MAX when it divides the stage's layers (counted
- *   as above) and p > 2 (Narayanan et al. 2021);
+ *   as above) and p > 1 (Narayanan et al. 2021; Megatron-Core);
  * - ZeRO 0-3 as the framework allows (DeepSpeed pipelines: 0-1; FSDP: 3;
  *   serving: 0), recompute none/selective/full, micro-batch 1-8.
  *
@@ -28,12 +28,14 @@
  *   most sharded setting is tried first and usually answers at once: ZeRO
  *   and recompute are not monotone at the edges, see base_fits()), and per
  *   setting the micro-batch is found by bisection;
- * - tokens/s never grows with full recompute (4/3 compute), ZeRO-3 (1.5x
- *   gradient traffic) or a larger bubble, and grows with the micro-batch
- *   when the global batch follows it (the DP all-reduce is per step), falls
- *   with it when the global batch is fixed (fewer micro-batches, larger
- *   bubble); so one estimate of the fastest setting bounds a base, and a
- *   base that cannot beat the K-th plan kept is dropped.
+ * - tokens/s never grows with full recompute (4/3 compute), with ZeRO-2/3
+ *   over ZeRO-0/1 (per-micro-batch gathers and reductions against one
+ *   reduction per step) or with a larger bubble, and grows with the
+ *   micro-batch when the global batch follows it (the DP reduction is per
+ *   step); with a fixed global batch ZeRO-0/1 at micro-batch 1 (the most
+ *   micro-batches, the smallest bubble) is the fastest any micro-batch and
+ *   ZeRO stage can be; so one estimate of the fastest setting bounds a
+ *   base, and a base that cannot beat the K-th plan kept is dropped.
  * Each base keeps only its best setting, so the K plans are K different
  * layouts.  The survivors are then checked with the engine itself
  * (engine_evaluate()), which guarantees that a plan passed back to
@@ -54,14 +56,15 @@
 /* Context parallelism is searched from this sequence length on. */
 #define PLANNER_CP_MIN_SEQ 8192
 #define PLANNER_CP_MAX 64
-#define PLANNER_MBS_MAX 8
+/* Published layouts go up to 16 (Narayanan et al. 2021, table 1). */
+#define PLANNER_MBS_MAX 16
 /*
  * Interleaving adds point-to-point transfers that grow with v and that the
  * step-time model leaves out, so v stops where published layouts stop
- * (Megatron-LM's Llama 3 405B recipe: 8 on PP8; NeMo's 70B: 5 to 20 with
- * one to four layers per chunk).
+ * (NeMo's Llama 2 70B: 20 chunks of one layer on PP4; Megatron-LM's Llama 3
+ * 405B recipe: 8 on PP8).
  */
-#define PLANNER_VPP_MAX 8
+#define PLANNER_VPP_MAX 32
 /* A near-divisor PP leaves at most this fraction of stage slots empty. */
 #define PLANNER_NEAR_PP_IDLE 0.10
 /* Candidates kept beyond K in case the engine's verification drops some. */
@@ -247,21 +250,32 @@ static void zero_options(struct search *s, int pp)
 
 /*
  * The best micro-batch of one setting, 0 when none fits.  A global batch
- * that follows the micro-batch makes the largest fitting one the fastest;
- * a fixed one makes the smallest valid one both the fastest and the
- * smallest.
+ * that follows the micro-batch makes the largest fitting one the fastest.
+ * With a fixed one, a larger micro-batch means fewer micro-batches: a
+ * larger bubble, but fewer ZeRO-2/3 gathers and reductions (estimate.c), so
+ * every valid one that fits is tried (memory grows with it: the first that
+ * does not fit ends the scan).
  */
 static int best_mbs(struct search *s, struct cand *c)
 {
-	int lo = 1, hi = PLANNER_MBS_MAX, b;
+	int lo = 1, hi = PLANNER_MBS_MAX, b, best = 0;
+	double t, best_t = 0;
 
 	if (s->job.gbs_given) {
 		for (b = 1; b <= PLANNER_MBS_MAX; b++) {
 			c->mbs = b;
-			if (rules_ok(s, c))
-				return mem_gib(s, c) <= s->mem_limit ? b : 0;
+			if (!rules_ok(s, c))
+				continue;
+			if (mem_gib(s, c) > s->mem_limit)
+				break;
+			t = tokens_per_s(s, c);
+			if (!best || t > best_t * (1 + PLANNER_TIE)) {
+				best = b;
+				best_t = t;
+			}
 		}
-		return 0;
+		c->mbs = best > 0 ? best : 1;
+		return best;
 	}
 	c->mbs = 1;
 	if (!rules_ok(s, c) || mem_gib(s, c) > s->mem_limit)
@@ -285,14 +299,25 @@ static int vpp_options(const struct search *s, int pp, int *v)
 	int L = s->job.model->layers, n = 0, k;
 
 	v[n++] = 1;
-	if (pp > 2 && layout_pp_accounted(L, pp))
+	if (pp > 1 && layout_pp_accounted(L, pp))
 		L = (L + 1) % pp == 0 ? L + 1 : L + 2;
-	if (pp <= 2 || L % pp)
+	if (pp < 2 || L % pp)
 		return n;
 	for (k = 2; k <= PLANNER_VPP_MAX; k++)
 		if ((L / pp) % k == 0)
 			v[n++] = k;
 	return n;
+}
+
+/*
+ * The fastest a setting could be at any micro-batch: ZeRO-2/3 move more per
+ * micro-batch than ZeRO-0/1 move per step (estimate.c), so ZeRO at most 1
+ * at the micro-batch that minimises the bubble (1 with a fixed global batch)
+ * bounds every ZeRO stage and micro-batch.
+ */
+static int bound_zero(int zero)
+{
+	return zero < 1 ? zero : 1;
 }
 
 /* The fastest setting any configuration of the base could reach. */
@@ -301,7 +326,7 @@ static double base_bound(struct search *s, const struct cand *base, int vmax)
 	struct cand c = *base;
 
 	c.vpp = vmax;
-	c.zero = s->zeros[0];
+	c.zero = bound_zero(s->zeros[0]);
 	c.recompute = s->rcs[0];
 	c.mbs = s->job.gbs_given ? 1 : PLANNER_MBS_MAX;
 	return tokens_per_s(s, &c);
@@ -340,6 +365,7 @@ static bool setting_may_win(struct search *s, const struct cand *set, const stru
 	struct cand c = *set;
 
 	c.mbs = s->job.gbs_given ? 1 : PLANNER_MBS_MAX;
+	c.zero = bound_zero(c.zero);
 	c.tokens_per_s = tokens_per_s(s, &c);
 	c.per_gpu_gib = 0;
 	if (best && !ranks_before(&c, best))
@@ -480,7 +506,7 @@ static int setup(const catalog_t *cat, const struct adv_request *req, struct sea
 	/* The job only: engine_evaluate() would also judge (and fix) the base request. */
 	int rc = engine_resolve(cat, req, s->part, j, NULL);
 
-	if (!req->wl.model[0]) {
+	if (!req->wl.model[0] && !req->wl.has_arch) {
 		fail(err, errlen, "no model: give --model NAME (advisorctl catalog models lists them)");
 		return PLANNER_ERR_MODEL_NOT_GIVEN;
 	}
@@ -689,7 +715,11 @@ static void explain(struct planner_plan *plans, int n)
 
 		adv_snprintf(tail, sizeof(tail), "%.1f GiB headroom%s", p->headroom_gib,
 			     p->verdict == ADV_WARN ? ", draws warnings" : "");
-		if (i == 0) {
+		if (i == 0 && p->task == ADV_TASK_INFER) {
+			/* Serving: decode throughput; MFU and bubbles are training figures. */
+			adv_snprintf(p->why, sizeof(p->why), "fastest that fits: %.0f decode tokens/s, %s",
+				     p->estimate.tokens_per_s, tail);
+		} else if (i == 0) {
 			adv_snprintf(p->why, sizeof(p->why), "fastest that fits: bubble %.1f%%, MFU %.0f%%, %s",
 				     p->estimate.bubble * 100, p->estimate.mfu * 100, tail);
 		} else if (rel <= PLANNER_TIE) {

@@ -46,6 +46,7 @@
 struct totals {
 	int rows, within10, within20, skipped;
 	double log_err_sum;
+	int planned, plan_slower;      /* --plan: rows planned, plans slower than published */
 };
 
 static const char *jstr(json_object *o, const char *key)
@@ -213,6 +214,58 @@ static void request_of(json_object *r, struct adv_request *req)
 			  ? ADV_ATTN_EAGER : ADV_ATTN_FLASH;
 }
 
+/*
+ * --plan: the planner's first plan for the row's GPUs, model and batch must
+ * be at least as fast, by the engine's own estimate, as the published
+ * layout (issue 12: the planner sees every layout check accepts).  Rows
+ * whose published layout check rejects for memory or layout are skipped:
+ * the planner owes nothing there.
+ */
+static void plan_row(json_object *r, const catalog_t *cat, const struct adv_policy *pol,
+		     const struct adv_request *req, const struct adv_result *res, struct totals *t)
+{
+	struct planner_plan *plans = calloc(PLANNER_MAX_PLANS, sizeof(*plans));
+	struct planner_opts o;
+	struct adv_request base = *req;
+	char err[256] = "", opt[PLANNER_OPTS_MAX] = "";
+	int n = 0, k;
+
+	if (!plans) {
+		perror("accuracy");
+		exit(2);
+	}
+	for (k = 0; k < res->n_findings; k++)
+		if (res->findings[k].severity == ADV_SEV_REJECT &&
+		    strncmp(res->findings[k].code, "CKPT_", 5)) {
+			printf("        plan: skipped, check rejects the published layout (%s)\n",
+			       res->findings[k].code);
+			free(plans);
+			return;
+		}
+	planner_opts_init(&o);
+	o.top = 1;
+	o.allow_warnings = true;
+	base.wl.ckpt.given = true;
+	base.wl.ckpt.interval_s = 3600;
+	if (planner_plan(cat, pol, &base, &o, plans, 1, &n, err, sizeof(err)) != PLANNER_OK ||
+	    n < 1) {
+		printf("        plan: none (%s)\n", err[0] ? err : "nothing fits");
+		t->planned++;
+		t->plan_slower++;
+		free(plans);
+		return;
+	}
+	planner_plan_options(&plans[0], opt, sizeof(opt));
+	t->planned++;
+	if (plans[0].estimate.tokens_per_s < res->estimate.tokens_per_s * (1 - 1e-9))
+		t->plan_slower++;
+	printf("        plan: %.2fx the published layout's estimate: %s\n",
+	       res->estimate.tokens_per_s > 0 ? plans[0].estimate.tokens_per_s /
+						res->estimate.tokens_per_s : 0, opt);
+	(void)r;
+	free(plans);
+}
+
 static double published(json_object *r)
 {
 	double v = jnum(r, "pub_tokens_per_s_per_gpu", 0);
@@ -221,7 +274,7 @@ static double published(json_object *r)
 }
 
 static void run_file(const char *path, const catalog_t *cat, const struct adv_policy *pol,
-		     bool verbose, struct totals *t)
+		     bool verbose, bool plan, struct totals *t)
 {
 	json_object *all = json_object_from_file(path);
 	size_t i, n;
@@ -271,6 +324,8 @@ static void run_file(const char *path, const catalog_t *cat, const struct adv_po
 				if (res->findings[k].severity == ADV_SEV_REJECT)
 					printf("        %s: %s\n", res->findings[k].code,
 					       res->findings[k].message);
+		if (plan)
+			plan_row(r, cat, pol, &req, res, t);
 		t->rows++;
 		t->within10 += fabs(ratio - 1) <= 0.1;
 		t->within20 += fabs(ratio - 1) <= 0.2;
@@ -284,15 +339,20 @@ static void run_file(const char *path, const catalog_t *cat, const struct adv_po
 		       path, t->rows, t->within10, 100.0 * t->within10 / t->rows, t->within20,
 		       100.0 * t->within20 / t->rows, 100 * (exp(t->log_err_sum / t->rows) - 1),
 		       t->skipped ? " (some rows skipped)" : "");
+	if (plan)
+		printf("%s: %d rows planned, %d first plans slower than the published layout\n\n",
+		       path, t->planned, t->plan_slower);
 }
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: accuracy [--catalog FILE] [--min-within20 F] [--verbose] FILE.json...\n"
+	fprintf(f, "usage: accuracy [--catalog FILE] [--min-within20 F] [--verbose] [--plan] FILE.json...\n"
 		   "  --catalog FILE      catalog (default: the source tree's etc/catalog.yaml)\n"
 		   "  --min-within20 F    exit 1 when fewer than F (0..1) of a file's rows\n"
 		   "                      are within +-20%% of the published figure\n"
-		   "  --verbose           print the engine's reject findings for each row\n");
+		   "  --verbose           print the engine's reject findings for each row\n"
+		   "  --plan              also plan each row; exit 1 when a first plan is\n"
+		   "                      slower than the published layout by the estimate\n");
 }
 
 int main(int argc, char **argv)
@@ -301,18 +361,19 @@ int main(int argc, char **argv)
 		{ "catalog", required_argument, NULL, 'c' },
 		{ "min-within20", required_argument, NULL, 'm' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "plan", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *catalog_path = SRCDIR "/etc/catalog.yaml";
 	double min_within = -1;
-	bool verbose = false, failed = false;
+	bool verbose = false, failed = false, plan = false;
 	struct adv_policy pol;
 	catalog_t *cat;
 	char err[512], *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:m:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:m:vph", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			catalog_path = optarg;
@@ -327,6 +388,9 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			verbose = true;
+			break;
+		case 'p':
+			plan = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -350,7 +414,12 @@ int main(int argc, char **argv)
 	for (; optind < argc; optind++) {
 		struct totals t;
 
-		run_file(argv[optind], cat, &pol, verbose, &t);
+		run_file(argv[optind], cat, &pol, verbose, plan, &t);
+		if (plan && t.plan_slower > 0) {
+			fprintf(stderr, "accuracy: %s: %d first plans slower than the published layout\n",
+				argv[optind], t.plan_slower);
+			failed = true;
+		}
 		if (min_within >= 0 && (t.rows == 0 || (double)t.within20 / t.rows < min_within)) {
 			fprintf(stderr, "accuracy: %s: %d of %d rows within +-20%%, fewer than %.0f%%\n",
 				argv[optind], t.within20, t.rows, 100 * min_within);

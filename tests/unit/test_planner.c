@@ -204,10 +204,10 @@ static double brute_base(const struct fixture *s, const struct adv_request *base
 
 	/* Layers counted as the planner counts them (embedding and loss as
 	 * layers when that evens the stages). */
-	if (pp > 2 && layout_pp_accounted(L, pp))
+	if (pp > 1 && layout_pp_accounted(L, pp))
 		L = (L + 1) % pp == 0 ? L + 1 : L + 2;
-	for (v = 1; v <= 8; v++) {
-		if (v > 1 && (pp <= 2 || L % pp || (L / pp) % v))
+	for (v = 1; v <= 32; v++) {
+		if (v > 1 && (pp < 2 || L % pp || (L / pp) % v))
 			continue;
 		for (z = 0; z <= 3; z++)
 			for (rc = 0; rc <= 2; rc++)
