@@ -211,7 +211,7 @@ static double brute_base(const struct fixture *s, const struct adv_request *base
 			continue;
 		for (z = 0; z <= 3; z++)
 			for (rc = 0; rc <= 2; rc++)
-				for (b = 1; b <= 8; b++) {
+				for (b = 1; b <= 16; b++) {
 					struct adv_request r = *base;
 					struct adv_result res;
 
@@ -272,6 +272,47 @@ static void test_bounds_match_brute_force(void **st)
 	best = brute_best(s, &r, 64);
 	print_message("brute force %.1f tokens/s, planner %.1f\n", best, p[0].estimate.tokens_per_s);
 	assert_true(fabs(best - p[0].estimate.tokens_per_s) <= 1e-9 * best);
+}
+
+/*
+ * Issue 12: plan against check, brute force, on small models and GPU
+ * counts, with the global batch free and fixed: the planner's first plan is
+ * the fastest layout check accepts.
+ */
+static void test_plan_matches_check(void **st)
+{
+	static const struct {
+		const char *gpu, *model, *gbs;
+		int gpus;
+	} cases[] = {
+		{ "h100", "llama3-8b", NULL, 8 },
+		{ "h100", "llama3-8b", "256", 16 },
+		{ "a100-80gb", "mistral-7b", NULL, 4 },
+		{ "a100-80gb", "qwen2.5-7b", "96", 24 },
+		{ "h100", "gemma2-27b", "128", 32 },
+	};
+	struct fixture *s = *st;
+	struct planner_plan p[1];
+	struct adv_request r;
+	char title[96];
+	double best;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].gbs)
+			fixture_req(&r, cases[i].gpu, cases[i].gpus, cases[i].model, "gbs",
+				    cases[i].gbs, "ckpt", "30m", NULL);
+		else
+			fixture_req(&r, cases[i].gpu, cases[i].gpus, cases[i].model, "ckpt", "30m",
+				    NULL);
+		snprintf(title, sizeof(title), "%s on %d %s, gbs %s", cases[i].model, cases[i].gpus,
+			 cases[i].gpu, cases[i].gbs ? cases[i].gbs : "free");
+		assert_int_equal(plan(s, &r, NULL, p, 1, title), 1);
+		best = brute_best(s, &r, cases[i].gpus);
+		print_message("brute force %.1f tokens/s, planner %.1f\n", best,
+			      p[0].estimate.tokens_per_s);
+		assert_true(fabs(best - p[0].estimate.tokens_per_s) <= 1e-9 * best);
+	}
 }
 
 /* Framework rules: DeepSpeed pipelines keep ZeRO <= 1, FSDP is ZeRO-3. */
@@ -620,6 +661,7 @@ int main(void)
 		cmocka_unit_test(test_warnings_allowed),
 		cmocka_unit_test(test_cross_node_tp),
 		cmocka_unit_test(test_published_layouts_planned),
+		cmocka_unit_test(test_plan_matches_check),
 		cmocka_unit_test(test_nothing_fits),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_reject_carries_plan),
