@@ -1,5 +1,6 @@
 /*
- * wire.c - framing of the advisor protocol on a unix stream socket.
+ * wire.c - framing of the advisor protocol on a unix stream socket, or on
+ * TCP to a list of servers with a MUNGE credential (issue 13).
  *
  * A frame is a 4-byte big-endian length and a protobuf-c message (design.md,
  * "Wire").  Every call is bounded by a deadline on the monotonic clock and
@@ -7,11 +8,21 @@
  * the other: the plugin runs inside sbatch and must answer within its
  * timeout_ms whatever happens on the socket.  Sends use MSG_NOSIGNAL so a
  * daemon that goes away never kills the caller with SIGPIPE.
+ *
+ * TCP: "HOST:PORT[,HOST:PORT]" is tried in order, each server getting an
+ * equal share of what is left of the timeout, so that a first server that
+ * drops packets (no RST) still leaves time for the second.  Every request
+ * sent over TCP carries a fresh MUNGE credential (auth.c): the daemon takes
+ * the caller's uid and gid from it as it takes them from SO_PEERCRED on the
+ * unix socket.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +32,9 @@
 #include <unistd.h>
 
 #include "advisor.pb-c.h"
+#include "auth.h"
 #include "convert.h"
+#include "endpoint.h"
 #include "jobship.h"
 #include "util.h"
 #include "wire.h"
@@ -38,6 +51,7 @@ const char *wire_strerror(int code)
 	case WIRE_ERR_MALFORMED: return "malformed message";
 	case WIRE_ERR_REMOTE: return "the daemon answered with an error";
 	case WIRE_ERR_NOMEM: return "out of memory";
+	case WIRE_ERR_AUTH: return "cannot mint a MUNGE credential (is munged running?)";
 	default: return "unknown wire error";
 	}
 }
@@ -86,6 +100,89 @@ static int wait_fd(int fd, short events, long long deadline)
 	}
 }
 
+/* One TCP address, non-blocking connect bounded by deadline. */
+static int connect_addr(const struct addrinfo *ai, long long deadline, int *fd_out)
+{
+	int fd, rc, one = 1, soerr = 0;
+	socklen_t sl = sizeof(soerr);
+
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+	if (fd < 0)
+		return WIRE_ERR_IO;
+	/* Requests are one small frame each: no Nagle delay. */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+		if (errno != EINPROGRESS && errno != EINTR) {
+			rc = errno;
+			close(fd);
+			errno = rc;
+			return WIRE_ERR_CONNECT;
+		}
+		rc = wait_fd(fd, POLLOUT, deadline);
+		if (rc != WIRE_OK) {
+			close(fd);
+			return rc;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0 || soerr) {
+			close(fd);
+			errno = soerr ? soerr : errno;
+			return WIRE_ERR_CONNECT;
+		}
+	}
+	*fd_out = fd;
+	return WIRE_OK;
+}
+
+/* The servers of list in order, each within its share of the deadline. */
+static int connect_tcp(const char *list, long long deadline, int *fd_out)
+{
+	struct endpoint eps[ENDPOINT_MAX];
+	char why[160], port[8];
+	int n, i, rc = WIRE_ERR_CONNECT, saved = ECONNREFUSED;
+
+	n = endpoint_list(list, eps, ENDPOINT_MAX, why, sizeof(why));
+	if (n <= 0) {
+		errno = EINVAL;
+		return WIRE_ERR_CONNECT;
+	}
+	for (i = 0; i < n; i++) {
+		struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG };
+		struct addrinfo *res = NULL, *ai;
+		long long left = deadline < 0 ? -1 : remaining(deadline);
+		long long share = left < 0 ? -1 : now_ms() + left / (n - i);
+
+		if (left == 0)
+			return WIRE_ERR_TIMEOUT;
+		adv_snprintf(port, sizeof(port), "%d", eps[i].port);
+		if (getaddrinfo(eps[i].host, port, &hints, &res) != 0) {
+			saved = EHOSTUNREACH;
+			continue;
+		}
+		for (ai = res; ai; ai = ai->ai_next) {
+			rc = connect_addr(ai, share, fd_out);
+			if (rc == WIRE_OK)
+				break;
+			saved = rc == WIRE_ERR_TIMEOUT ? ETIMEDOUT : errno;
+		}
+		freeaddrinfo(res);
+		if (rc == WIRE_OK)
+			return WIRE_OK;
+	}
+	errno = saved;
+	return rc == WIRE_ERR_TIMEOUT ? WIRE_ERR_TIMEOUT : WIRE_ERR_CONNECT;
+}
+
+/* Is fd a TCP connection (its requests carry a credential)? */
+static bool is_tcp(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0)
+		return false;
+	return ss.ss_family == AF_INET || ss.ss_family == AF_INET6;
+}
+
 int wire_connect(const char *path, int timeout_ms, int *fd_out)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -93,6 +190,8 @@ int wire_connect(const char *path, int timeout_ms, int *fd_out)
 	int fd, rc;
 
 	*fd_out = -1;
+	if (path && !endpoint_is_path(path) && strchr(path, ':'))
+		return connect_tcp(path, deadline, fd_out);
 	if (!path || strlen(path) >= sizeof(sa.sun_path)) {
 		errno = ENAMETOOLONG;
 		return WIRE_ERR_CONNECT;
@@ -288,7 +387,25 @@ int wire_exchange(int fd, int timeout_ms, struct Advisor__Request *req,
 		req->has_id = 1;
 		req->id = 1;
 	}
-	rc = wire_write_message(fd, &req->base, remaining(deadline));
+	if (!req->has_auth && is_tcp(fd)) {
+		char *cred = NULL, why[256];
+
+		if (auth_encode(NULL, &cred, why, sizeof(why)) != AUTH_OK) {
+			if (err && errlen)
+				adv_snprintf(err, errlen, "cannot authenticate to the daemon: %s", why);
+			return WIRE_ERR_AUTH;
+		}
+		req->has_auth = 1;
+		req->auth.data = (uint8_t *)cred;
+		req->auth.len = strlen(cred);
+		rc = wire_write_message(fd, &req->base, remaining(deadline));
+		req->has_auth = 0;
+		req->auth.data = NULL;
+		req->auth.len = 0;
+		free(cred);
+	} else {
+		rc = wire_write_message(fd, &req->base, remaining(deadline));
+	}
 	if (rc != WIRE_OK)
 		return rc;
 	rc = wire_read_frame(fd, &buf, &len, remaining(deadline));

@@ -27,11 +27,14 @@ enum wire_err {
 	WIRE_ERR_MALFORMED,    /* cannot decode */
 	WIRE_ERR_REMOTE,       /* the daemon answered with an error */
 	WIRE_ERR_NOMEM,
+	WIRE_ERR_AUTH,         /* TCP: no MUNGE credential could be minted */
 };
 const char *wire_strerror(int code);
 
 /*
- * Connects to path; the whole connect is bounded by timeout_ms (<0: none).
+ * Connects to path, a unix socket, or "HOST:PORT[,HOST:PORT]" (TCP, tried
+ * in order; requests on it carry a MUNGE credential); the whole connect is
+ * bounded by timeout_ms (<0: none).
  * The socket is non-blocking and close-on-exec; the wire_* calls wait with
  * poll().  On WIRE_ERR_CONNECT errno says why (ENOENT, ECONNREFUSED, ...).
  */

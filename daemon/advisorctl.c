@@ -24,6 +24,7 @@
 #include "advisor.pb-c.h"
 #include "arena.h"
 #include "convert.h"
+#include "endpoint.h"
 #include "jobread.h"
 #include "jobreq.h"
 #include "jobship.h"
@@ -88,6 +89,7 @@ static int usage_error(const char *cmd, const char *fmt, ...)
 
 enum {
 	OPT_SOCKET = 1000, OPT_JSON, OPT_LOCAL, OPT_CATALOG, OPT_POLICY, OPT_TIMEOUT, OPT_HELP,
+	OPT_SERVER,
 	/* resources */
 	OPT_GPU, OPT_GPUS, OPT_NODES, OPT_GPN, OPT_PARTITION, OPT_ACCOUNT,
 	/* workload, applied by options_apply() by name */
@@ -99,6 +101,7 @@ enum {
 
 #define COMMON_OPTS \
 	{ "socket", required_argument, NULL, OPT_SOCKET }, \
+	{ "server", required_argument, NULL, OPT_SERVER }, \
 	{ "json", no_argument, NULL, OPT_JSON }, \
 	{ "local", no_argument, NULL, OPT_LOCAL }, \
 	{ "catalog", required_argument, NULL, OPT_CATALOG }, \
@@ -131,6 +134,9 @@ enum {
 static const char common_help[] =
 	"Common options:\n"
 	"      --socket PATH     daemon socket (default " ADV_SOCKET_PATH ")\n"
+	"      --server HOST:PORT[,HOST:PORT]\n"
+	"                        advisord over MUNGE-authenticated TCP instead, tried\n"
+	"                        in order within --timeout\n"
 	"      --json            print JSON for scripts\n"
 	"      --local           answer in-process from --catalog/--policy, no daemon\n"
 	"      --catalog FILE    catalog for --local; repeat to add files\n"
@@ -167,6 +173,15 @@ static int common_opt(struct ctl *c, int opt, const char *arg)
 
 	switch (opt) {
 	case OPT_SOCKET: c->socket = arg; return 0;
+	case OPT_SERVER: {
+		struct endpoint eps[ENDPOINT_MAX];
+		char why[200];
+
+		if (endpoint_list(arg, eps, ENDPOINT_MAX, why, sizeof(why)) < 0)
+			return usage_error(c->cmd, "--server: %s", why);
+		c->socket = arg;
+		return 0;
+	}
 	case OPT_JSON: c->json = true; return 0;
 	case OPT_LOCAL: c->local = true; return 0;
 	case OPT_POLICY: c->policy = arg; return 0;

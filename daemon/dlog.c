@@ -161,7 +161,6 @@ static struct {
 	atomic_uint_fast64_t logged, dropped;
 	atomic_int retention_days;
 	atomic_int max_mb;
-	atomic_uint_fast64_t bytes;
 	atomic_uint_fast64_t id_counter;
 	/* Aggregation (under lock). */
 	struct agg_slot *agg;
@@ -438,7 +437,6 @@ static void enforce_size(void)
 	double max = mb * MIB, used, before;
 	long q, d = 0;
 
-	atomic_store(&D.bytes, file_size(D.path, "") + file_size(D.path, "-wal"));
 	if (!D.db)
 		return;
 	if (mb != F.wal_mb)
@@ -462,7 +460,6 @@ static void enforce_size(void)
 			"which are kept (raise max_mb or lower retention_days)" : "");
 		F.prune_warned = now;
 	}
-	atomic_store(&D.bytes, file_size(D.path, "") + file_size(D.path, "-wal"));
 }
 
 /* The disk is full: the oldest rows go, queries first, whatever their age. */
@@ -989,7 +986,7 @@ static bool agg_repeat(struct agg_slot *s)
 	return true;
 }
 
-bool dlog_aggregate(struct dlog_rec *rec)
+bool dlog_aggregate(struct dlog_rec *rec, bool open)
 {
 	int64_t now = rec->time;
 	struct hash2 k = rec_key(rec, false), ck;
@@ -1002,13 +999,19 @@ bool dlog_aggregate(struct dlog_rec *rec)
 		pthread_mutex_unlock(&D.lock);
 		return false;
 	}
-	if (!D.agg && !(D.agg = calloc(AGG_SLOTS, sizeof(*D.agg)))) {
+	/* Within budget, a check only joins a row its user's flood opened. */
+	if ((!open && !D.agg) || (!D.agg && !(D.agg = calloc(AGG_SLOTS, sizeof(*D.agg))))) {
 		append_locked(rec);
 		pthread_mutex_unlock(&D.lock);
 		return false;
 	}
 	agg_compact(now);
 	s = agg_find(k, now, &room);
+	if (!s && !open) {
+		append_locked(rec);
+		pthread_mutex_unlock(&D.lock);
+		return false;
+	}
 	if (!s) {
 		/* A new row for this uid: past DLOG_AGG_DISTINCT of them, only the report's fields count. */
 		ck = hash_init('u');
@@ -1050,7 +1053,8 @@ void dlog_set_limits(int max_mb)
 
 uint64_t dlog_bytes(void)
 {
-	return atomic_load(&D.bytes);
+	/* stat() at the scrape: a daemon that has not written yet has a size too. */
+	return D.path ? file_size(D.path, "") + file_size(D.path, "-wal") : 0;
 }
 
 void dlog_counters(uint64_t *queued, uint64_t *logged, uint64_t *dropped)

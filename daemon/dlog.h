@@ -77,9 +77,12 @@ void dlog_append(const struct dlog_rec *rec);
  * DLOG_AGG_DISTINCT distinct records of one uid in a window, the content
  * compared is only what `report` counts (context, partition, verdict, mode,
  * findings), so a flood of varied checks cannot grow the log either.
- * Returns true when rec was folded into an earlier record.
+ * Returns true when rec was folded into an earlier record.  open = false
+ * (a check within budget): rec only joins a row that is still open for its
+ * exact content, else it is queued as a new record: a flooder's checks
+ * that find a token between the refused ones do not make a row each.
  */
-bool dlog_aggregate(struct dlog_rec *rec);
+bool dlog_aggregate(struct dlog_rec *rec, bool open);
 #define DLOG_AGG_DISTINCT 64
 /* Retention in days from the policy (0 = keep forever); pruned in the background. */
 void dlog_set_retention(int days);
@@ -89,7 +92,7 @@ void dlog_set_retention(int days);
  * retention_days of decisions only when the disk is full.
  */
 void dlog_set_limits(int max_mb);
-/* Bytes of the log on disk (database and WAL), as of the last batch. */
+/* Bytes of the log on disk (database and WAL), now. */
 uint64_t dlog_bytes(void);
 /*
  * Newest first; *out is malloc'ed (free()).  Waits for the writer to commit

@@ -334,12 +334,10 @@ static bool record(const struct peer *p, const char *user, const Advisor__CheckR
 		dlog_append(&r);
 		return false;
 	}
-	if (over && dlog_aggregate(&r)) {
+	if (dlog_aggregate(&r, over)) {
 		adv_strlcpy(id, r.id, DLOG_ID_MAX);
 		return false;
 	}
-	if (!over)
-		dlog_append(&r);
 	/* A repeat is not a new record: the JSON line and log line go once per record. */
 	jsonlog_decision(&r);
 	return true;

@@ -1,8 +1,10 @@
 /*
  * args.c - the plugin's plugstack.conf arguments (design.md):
  *   required spank_advisor.so socket=PATH timeout_ms=N on_unavailable=allow|deny quiet=0|1
- *                             resources=slurm|parse
- * Each word is split with getsubopt(3).  An unknown key or a bad value is
+ *                             resources=slurm|parse server=HOST:PORT[,HOST:PORT]
+ * Each word is split with getsubopt(3), except server=, whose value is a
+ * comma-separated list of its own (issue 13: advisord over MUNGE-
+ * authenticated TCP, tried in order; it replaces the socket).  An unknown key or a bad value is
  * reported (the caller logs it) and ignored, so that a typo in
  * plugstack.conf never stops every job on the cluster.
  */
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "endpoint.h"
 #include "plugin.h"
 #include "util.h"
 
@@ -92,6 +95,19 @@ int args_parse(int argc, char *const argv[], struct plugin_args *a, char *err, s
 		char *opt = word, *value;
 		int key;
 
+		if (!strncmp(argv[i], "server=", 7)) {
+			struct endpoint eps[ENDPOINT_MAX];
+			char why[200];
+
+			if (endpoint_list(argv[i] + 7, eps, ENDPOINT_MAX, why, sizeof(why)) < 0 ||
+			    strlen(argv[i] + 7) >= sizeof(a->socket))
+				args_complain(err, errlen, &problems,
+					      "bad value in plugstack.conf argument (server=HOST:PORT"
+					      "[,HOST:PORT])", argv[i]);
+			else
+				adv_strlcpy(a->socket, argv[i] + 7, sizeof(a->socket));
+			continue;
+		}
 		/* getsubopt splits on ',' too: a socket path may not contain one. */
 		adv_strlcpy(word, argv[i], sizeof(word));
 		while (*opt) {
@@ -101,8 +117,9 @@ int args_parse(int argc, char *const argv[], struct plugin_args *a, char *err, s
 			if (key < 0)
 				args_complain(err, errlen, &problems,
 					      "unknown plugstack.conf argument (accepted: socket=PATH "
-					      "timeout_ms=N on_unavailable=allow|deny quiet=0|1 "
-					      "resources=slurm|parse)", start);
+					      "server=HOST:PORT[,HOST:PORT] timeout_ms=N "
+					      "on_unavailable=allow|deny quiet=0|1 resources=slurm|parse)",
+					      start);
 			else if (args_apply(a, key, value) != 0)
 				args_complain(err, errlen, &problems, "bad value in plugstack.conf argument",
 					      argv[i]);

@@ -68,8 +68,8 @@ fi
 # Keep the old file (and its time stamp) when nothing changed.
 if cmp -s "$gen/config.h.new" "$gen/config.h"; then rm -f "$gen/config.h.new"; else mv "$gen/config.h.new" "$gen/config.h"; fi
 
-deps_cflags=$(pkg-config --cflags yaml-0.1 libprotobuf-c sqlite3 json-c)
-deps_libs="$(pkg-config --libs yaml-0.1 libprotobuf-c sqlite3 json-c) -lslurm -lpthread -lm"
+deps_cflags=$(pkg-config --cflags yaml-0.1 libprotobuf-c sqlite3 json-c munge libmariadb)
+deps_libs="$(pkg-config --libs yaml-0.1 libprotobuf-c sqlite3 json-c munge libmariadb) -lslurm -lpthread -lm"
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 cflags="-std=gnu11 -g -O1 $san -fsanitize=fuzzer-no-link -I$gen -I$top/common -I$top/common/jobread -I$top/plugin -I$top/daemon \
  -DADV_CONFDIR=\"/etc/advisor\" -DADV_SOCKET_PATH=\"/run/advisor/advisord.sock\" \

@@ -157,7 +157,11 @@ pass "non-admin reload refused (exit 77)"
 expect_status 0 "check as nobody" as_nobody "$ADVISORCTL" --socket "$SOCK" check --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1
 expect_status 0 "history" ctl --json history --limit 5000
 jq -e '.decisions | length > 300' "$SCRATCH/out" > /dev/null || fail "history lacks decisions"
+# An advisorctl check is a what-if query (issue 14): only --include-queries shows it.
 expect_status 0 "own history as nobody" as_nobody "$ADVISORCTL" --socket "$SOCK" --json history
+jq -e '.decisions | length == 0' "$SCRATCH/out" > /dev/null ||
+	fail "nobody's what-if query shown as a decision: $(cat "$SCRATCH/out")"
+expect_status 0 "own history as nobody" as_nobody "$ADVISORCTL" --socket "$SOCK" --json history --include-queries
 jq -e '(.decisions | length) == 1 and .decisions[0].user == "nobody"' "$SCRATCH/out" > /dev/null ||
 	fail "nobody should see exactly its own decision: $(cat "$SCRATCH/out")"
 expect_status 77 "root's history as nobody" as_nobody "$ADVISORCTL" --socket "$SOCK" history --user root

@@ -173,19 +173,20 @@ done
 expect_status 77 "reload as $TEST_USER" as_test reload
 grep -q "admins" "$SCRATCH/err" || fail "refused reload does not say why: $(cat "$SCRATCH/err")"
 expect_status 77 "root's history as $TEST_USER" as_test history --user root
-expect_status 0 "own history as $TEST_USER" as_test --json history
+# advisorctl checks are what-if queries (issue 14): history shows them with --include-queries.
+expect_status 0 "own history as $TEST_USER" as_test --json history --include-queries
 jq -e --arg u "$TEST_USER" '(.decisions | length) == 3 and all(.decisions[]; .user == $u)' "$SCRATCH/out" > /dev/null ||
 	fail "$TEST_USER should see exactly its 3 decisions: $(cat "$SCRATCH/out")"
-expect_status 0 "own history by name" as_test --json history --user "$TEST_USER"
+expect_status 0 "own history by name" as_test --json history --include-queries --user "$TEST_USER"
 jq -e '(.decisions | length) == 3' "$SCRATCH/out" > /dev/null || fail "history --user $TEST_USER"
-ctl --json history --user "$TEST_USER" > "$SCRATCH/out" || fail "root reading $TEST_USER's history"
+ctl --json history --include-queries --user "$TEST_USER" > "$SCRATCH/out" || fail "root reading $TEST_USER's history"
 jq -e '(.decisions | length) == 3' "$SCRATCH/out" > /dev/null || fail "root sees $(cat "$SCRATCH/out")"
 # An admin group in the policy makes the same user an admin.
 sed "s/admins: { users: \[root\], groups: \[\] }/admins: { users: [root], groups: [$TEST_USER] }/" "$POLICY" > "$SCRATCH/p.tmp"
 mv "$SCRATCH/p.tmp" "$POLICY"
 expect_status 0 "reload by root" ctl reload
 expect_status 0 "reload as a member of an admin group" as_test reload
-expect_status 0 "root's history as an admin" as_test --json history --user root
+expect_status 0 "root's history as an admin" as_test --json history --include-queries --user root
 jq -e '(.decisions | length) >= 1 and all(.decisions[]; .user == "root")' "$SCRATCH/out" > /dev/null ||
 	fail "admin group member should see root's decisions: $(cat "$SCRATCH/out")"
 stop_daemon TERM

@@ -63,17 +63,27 @@ buckets_sane() {
 	}' "$1"
 }
 
+# decide K=V...: a check as the plugin sends it at sbatch: a decision.  An
+# advisorctl check is a what-if query, kept out of the decisions (issue 14).
+decide() {
+	"$WIRECLIENT" "$SOCK" decide sbatch "$@"
+}
+
 # --- decisions with known verdicts --------------------------------------------------
 start_daemon --log-json
 t0=$(date +%s)
-expect_status 2 "enforce: reject" ctl check --partition h100 --gpus 32 --model llama3-70b --layout tp3
-expect_status 2 "enforce: reject" ctl check --partition h100 --gpus 32 --model llama3-70b --layout tp3
-expect_status 0 "enforce: accept" ctl check --partition h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1
+expect_status 2 "enforce: reject" decide partition=h100 gpus=32 model=llama3-70b layout=tp3
+expect_status 2 "enforce: reject" decide partition=h100 gpus=32 model=llama3-70b layout=tp3
+expect_status 0 "enforce: accept" decide partition=h100 gpus=8 model=llama3-8b layout=tp2 zero=1
 expect_status 1 "warn mode: what enforce rejects is a warning" \
-	ctl check --partition debug --gpus 8 --model llama3-70b --layout tp3
+	decide partition=debug gpus=8 model=llama3-70b layout=tp3
 grep -q "TP_NOT_DIVIDE_HEADS" "$SCRATCH/out" || fail "warn-mode answer lacks TP_NOT_DIVIDE_HEADS"
-as_nobody "$ADVISORCTL" --socket "$SOCK" check --gpu h100 --gpus 8 --model llama3-8b \
-	--layout tp2 --zero 1 > /dev/null || fail "check as nobody"
+as_nobody "$WIRECLIENT" "$SOCK" decide sbatch gpu=h100 gpus=8 model=llama3-8b layout=tp2 \
+	zero=1 > /dev/null || fail "check as nobody"
+# What-if queries: answered, in no figure below.
+expect_status 2 "a what-if query" ctl check --partition h100 --gpus 32 --model llama3-70b --layout tp3
+expect_status 0 "a what-if query as nobody" as_nobody "$ADVISORCTL" --socket "$SOCK" check \
+	--partition h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1
 pass "5 checks: 2 rejected and 1 accepted in enforce partition h100, 1 unenforced in warn partition debug, 1 without partition"
 
 # --- stats --prometheus -------------------------------------------------------------
@@ -87,7 +97,7 @@ if command -v promtool > /dev/null; then
 		fail "promtool: $(cat "$SCRATCH/why")"
 fi
 expect_metric 'advisor_up' 1 "$SCRATCH/prom"
-expect_metric 'advisor_requests_total{kind="check"}' 5 "$SCRATCH/prom"
+expect_metric 'advisor_requests_total{kind="check"}' 7 "$SCRATCH/prom"
 expect_metric 'advisor_decisions_total{partition="h100",verdict="reject"}' 2 "$SCRATCH/prom"
 expect_metric 'advisor_decisions_total{partition="h100",verdict="accept"}' 1 "$SCRATCH/prom"
 expect_metric 'advisor_decisions_total{partition="debug",verdict="warn"}' 1 "$SCRATCH/prom"
@@ -96,7 +106,7 @@ expect_metric 'advisor_unenforced_rejects_total{partition="debug"}' 1 "$SCRATCH/
 expect_metric 'advisor_unenforced_rejects_total{partition="h100"}' 0 "$SCRATCH/prom"
 expect_metric 'advisor_findings_total{code="TP_NOT_DIVIDE_HEADS",severity="reject"}' 2 "$SCRATCH/prom"
 expect_metric 'advisor_findings_total{code="TP_NOT_DIVIDE_HEADS",severity="warn"}' 1 "$SCRATCH/prom"
-expect_metric 'advisor_request_duration_seconds_count{kind="check"}' 5 "$SCRATCH/prom"
+expect_metric 'advisor_request_duration_seconds_count{kind="check"}' 7 "$SCRATCH/prom"
 expect_metric 'advisor_reloads_total' 0 "$SCRATCH/prom"
 expect_metric 'advisor_last_reload_success' 1 "$SCRATCH/prom"
 expect_metric 'advisor_decision_log_dropped_total' 0 "$SCRATCH/prom"
@@ -115,7 +125,7 @@ pass "stats --prometheus: valid exposition, counters by partition, verdict, code
 ctl --json stats > "$SCRATCH/stats.json" || fail "stats --json"
 jq -e '(.decisions[] | select(.partition == "h100" and .verdict == "reject") | .count) == 2
 	and (.unenforced[] | select(.partition == "debug") | .count) == 1
-	and (.latency[] | select(.kind == "check") | .count) == 5' "$SCRATCH/stats.json" > /dev/null ||
+	and (.latency[] | select(.kind == "check") | .count) == 7' "$SCRATCH/stats.json" > /dev/null ||
 	fail "stats --json lacks the labelled counters: $(cat "$SCRATCH/stats.json")"
 pass "stats --json carries the same labelled counters"
 
@@ -157,7 +167,7 @@ jq -e -s 'all(.[]; has("id") and has("time") and has("user") and has("uid") and 
 	and has("ckpt_interval_s"))' "$SCRATCH/json.log" > /dev/null || fail "JSON line lacks a field"
 jq -e -s '[.[] | select(.partition == "debug")][0]
 	| .verdict == "warn" and .mode == "warn" and (.unenforced | index("TP_NOT_DIVIDE_HEADS")) != null
-	  and .model == "llama3-70b" and .gpus == 8 and .context == "advisorctl"' "$SCRATCH/json.log" > /dev/null ||
+	  and .model == "llama3-70b" and .gpus == 8 and .context == "sbatch"' "$SCRATCH/json.log" > /dev/null ||
 	fail "warn-mode JSON line wrong: $(grep debug "$SCRATCH/json.log")"
 jq -e -s '[.[] | select(.user == "nobody")] | length == 1' "$SCRATCH/json.log" > /dev/null ||
 	fail "no JSON line for nobody's check"
@@ -224,7 +234,7 @@ DB=$OLD
 start_daemon
 [ "$(sqlite3 "$OLD" "SELECT count(*) FROM pragma_table_info('decisions') WHERE name IN ('mode','severities','unenforced')")" = 3 ] ||
 	fail "the old log did not gain the new columns"
-expect_status 1 "a warn-mode check on the old log" ctl check --partition debug --gpus 8 --model llama3-70b --layout tp3
+expect_status 1 "a warn-mode check on the old log" decide partition=debug gpus=8 model=llama3-70b layout=tp3
 ctl --json report > "$SCRATCH/old.json" || fail "report on the migrated log"
 jq -e '.decisions == 2 and .unenforced == 1
 	and ([.modes[] | select(has("mode") | not) | .count][0] == 1)
@@ -253,8 +263,8 @@ i=0
 while ! ctl status > /dev/null 2>&1; do
 	i=$((i + 1)); [ $i -lt 200 ] || fail "advisord with --syslog-json did not start"; sleep 0.05
 done
-ctl check --partition h100 --gpus 32 --model llama3-70b --layout tp3 > /dev/null
-ctl check --partition h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1 > /dev/null
+decide partition=h100 gpus=32 model=llama3-70b layout=tp3 > /dev/null
+decide partition=h100 gpus=8 model=llama3-8b layout=tp2 zero=1 > /dev/null
 stop_daemon TERM
 kill "$LISTENER" 2> /dev/null
 wait "$LISTENER" 2> /dev/null

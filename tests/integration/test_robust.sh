@@ -94,7 +94,7 @@ if command -v sqlite3 > /dev/null && command -v jq > /dev/null; then
 	LOCKER=$!
 	sleep 0.2
 	id=$(ctl check --json --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1 | jq -r .decision_id)
-	expect_status 0 "history while another process holds the write lock" ctl history --json --limit 5
+	expect_status 0 "history while another process holds the write lock" ctl history --json --include-queries --limit 5
 	wait "$LOCKER"
 	grep -q . "$SCRATCH/locker" && ! grep -q '^[0-9]' "$SCRATCH/locker" && fail "the lock holder failed: $(cat "$SCRATCH/locker")"
 	jq -e --arg id "$id" '.decisions | map(.id) | index($id) != null' "$SCRATCH/out" > /dev/null ||
@@ -147,7 +147,7 @@ if command -v jq > /dev/null && unshare --pid --fork true 2> /dev/null; then
 	done
 	[ "$same" -eq 1 ] || echo "# no two restarts fell in the same second; ids $a $b"
 	start_daemon
-	n=$(ctl history --json --limit 100 | jq "[.decisions[] | select(.id == \"$a\" or .id == \"$b\")] | length")
+	n=$(ctl history --json --include-queries --limit 100 | jq "[.decisions[] | select(.id == \"$a\" or .id == \"$b\")] | length")
 	[ "$n" -eq 2 ] || fail "history holds $n of the decisions $a and $b, want 2 (one overwrote the other)"
 	pass "decision ids unique across restarts as pid 1 ($a, $b)"
 	stop_daemon TERM

@@ -67,7 +67,7 @@ done
 pass "--local gives the same verdict, layout, findings and sources"
 
 # A file request is not a decision: exactly one decision was logged.
-n=$(ctl --json history --limit 100 | jq '.decisions | length')
+n=$(ctl --json history --include-queries --limit 100 | jq '.decisions | length')
 [ "$n" = 1 ] || fail "$n decisions logged for one check, want 1"
 pass "one check, one decision (the file round trip is not logged)"
 

@@ -1,0 +1,138 @@
+/*
+ * auth.c - MUNGE credentials (libmunge) for the TCP side of the protocol
+ * (issue 13).  Errors keep munge's own wording (munge_strerror: "Expired
+ * credential", "Replayed credential", ...), so a refused client reads what
+ * munge itself would report.  The payload names the service, so that a
+ * credential minted for something else (an srun's, say) is not accepted.
+ */
+#include "config.h"
+
+#include <munge.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth.h"
+#include "util.h"
+
+/* Credentials are short (a few hundred bytes); anything longer is not one. */
+#define AUTH_CRED_MAX 4096
+
+static const char *const auth_errors[] = {
+	[AUTH_OK] = "success",
+	[AUTH_ERR_SOCKET] = "munged is not reachable",
+	[AUTH_ERR_INVALID] = "invalid credential",
+	[AUTH_ERR_EXPIRED] = "expired credential",
+	[AUTH_ERR_REWOUND] = "rewound credential (clock skew)",
+	[AUTH_ERR_REPLAYED] = "replayed credential",
+	[AUTH_ERR_OTHER] = "munge error",
+};
+
+const char *auth_strerror(int code)
+{
+	if (code < 0 || (size_t)code >= ADV_ARRAY_SIZE(auth_errors))
+		return "unknown auth error";
+	return auth_errors[code];
+}
+
+static int auth_code(munge_err_t e)
+{
+	switch (e) {
+	case EMUNGE_SUCCESS:
+		return AUTH_OK;
+	case EMUNGE_SOCKET:
+		return AUTH_ERR_SOCKET;
+	case EMUNGE_CRED_EXPIRED:
+		return AUTH_ERR_EXPIRED;
+	case EMUNGE_CRED_REWOUND:
+		return AUTH_ERR_REWOUND;
+	case EMUNGE_CRED_REPLAYED:
+		return AUTH_ERR_REPLAYED;
+	case EMUNGE_BAD_ARG:
+	case EMUNGE_BAD_LENGTH:
+	case EMUNGE_BAD_CRED:
+	case EMUNGE_BAD_VERSION:
+	case EMUNGE_BAD_CIPHER:
+	case EMUNGE_BAD_MAC:
+	case EMUNGE_BAD_ZIP:
+	case EMUNGE_BAD_REALM:
+	case EMUNGE_CRED_INVALID:
+	case EMUNGE_CRED_UNAUTHORIZED:
+		return AUTH_ERR_INVALID;
+	default:
+		return AUTH_ERR_OTHER;
+	}
+}
+
+static munge_ctx_t auth_ctx(const char *socket)
+{
+	munge_ctx_t ctx = munge_ctx_create();
+
+	if (ctx && socket && *socket && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, socket) != EMUNGE_SUCCESS) {
+		munge_ctx_destroy(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+int auth_encode(const char *socket, char **cred, char *err, size_t errlen)
+{
+	munge_ctx_t ctx = auth_ctx(socket);
+	munge_err_t e;
+
+	*cred = NULL;
+	if (!ctx) {
+		adv_snprintf(err, errlen, "munge: cannot set up a context (socket %s)",
+			     socket ? socket : "default");
+		return AUTH_ERR_OTHER;
+	}
+	e = munge_encode(cred, ctx, AUTH_PAYLOAD, (int)strlen(AUTH_PAYLOAD));
+	if (e != EMUNGE_SUCCESS) {
+		adv_snprintf(err, errlen, "munge: %s", munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx)
+								 : munge_strerror(e));
+		free(*cred);
+		*cred = NULL;
+	}
+	munge_ctx_destroy(ctx);
+	return auth_code(e);
+}
+
+int auth_decode(const char *socket, const char *cred, size_t len, uid_t *uid, gid_t *gid,
+		char *err, size_t errlen)
+{
+	munge_ctx_t ctx;
+	munge_err_t e;
+	void *payload = NULL;
+	int plen = 0, rc;
+	char *text;
+
+	if (!cred || len == 0 || len > AUTH_CRED_MAX || memchr(cred, '\0', len)) {
+		adv_snprintf(err, errlen, "munge: %s", munge_strerror(EMUNGE_BAD_CRED));
+		return AUTH_ERR_INVALID;
+	}
+	text = malloc(len + 1);
+	if (!text) {
+		adv_snprintf(err, errlen, "out of memory");
+		return AUTH_ERR_OTHER;
+	}
+	memcpy(text, cred, len);
+	text[len] = '\0';
+	ctx = auth_ctx(socket);
+	if (!ctx) {
+		free(text);
+		adv_snprintf(err, errlen, "munge: cannot set up a context");
+		return AUTH_ERR_OTHER;
+	}
+	e = munge_decode(text, ctx, &payload, &plen, uid, gid);
+	rc = auth_code(e);
+	if (e != EMUNGE_SUCCESS) {
+		adv_snprintf(err, errlen, "munge: %s", munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx)
+								 : munge_strerror(e));
+	} else if (plen != (int)strlen(AUTH_PAYLOAD) || memcmp(payload, AUTH_PAYLOAD, (size_t)plen)) {
+		adv_snprintf(err, errlen, "munge: the credential was not minted for advisor");
+		rc = AUTH_ERR_INVALID;
+	}
+	free(payload);
+	free(text);
+	munge_ctx_destroy(ctx);
+	return rc;
+}
