@@ -439,7 +439,8 @@ static int check_experts(const struct adv_job *job, const struct adv_layout *giv
 						   "%s is a dense model without experts; EP must be 1 (got %d)",
 						   m->name, l->ep);
 		}
-	} else if (l->gpus % grid) {
+	} else if (m->has_moe && l->gpus % grid) {
+		/* Dense models have no expert grid: the TP/PP count check covers it. */
 		bad++;
 		if (res) {
 			nearest(job, ep_ok, l->ep, experts, &above, &below);

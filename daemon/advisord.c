@@ -1,10 +1,12 @@
 /*
  * advisord.c - the advisor daemon: answers the SPANK plugin and advisorctl
- * on a unix socket and keeps the decision log (design.md, issue 4).
+ * on a unix socket, and with --listen on MUNGE-authenticated TCP (issue 13),
+ * and keeps the decision log (design.md, issue 4).
  *
- * main() reads top to bottom: options, log, configuration, decision log,
- * socket, workers, then the signal loop (SIGHUP reloads, SIGTERM/SIGINT
- * drain and stop), and the teardown in reverse order.
+ * main() reads top to bottom: options, log, configuration (catalog, policy
+ * and advisord.conf), decision log, sockets, workers, then the signal loop
+ * (SIGHUP reloads, SIGTERM/SIGINT drain and stop), and the teardown in
+ * reverse order.
  */
 #include "config.h"
 
@@ -21,6 +23,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "advconf.h"
 #include "dlog.h"
 #include "handler.h"
 #include "jsonlog.h"
@@ -40,6 +43,9 @@ struct opts {
 	const char *policy;
 	const char *socket;
 	const char *db;
+	const char *config;            /* advisord.conf; NULL: the default when it exists */
+	const char *listen;            /* --listen, over advisord.conf's listen: */
+	bool db_given;
 	bool use_syslog;
 	bool syslog_json;
 	bool log_json;
@@ -61,6 +67,12 @@ static void usage(FILE *f)
 		"  -p, --policy FILE        site policy (default " ADV_CONFDIR "/policy.yaml)\n"
 		"  -s, --socket PATH        socket to serve (default " ADV_SOCKET_PATH ")\n"
 		"  -d, --db PATH            decision log (default " ADV_DB_PATH ")\n"
+		"      --config FILE        advisord.conf: decision-log storage (SQLite or the\n"
+		"                           site's MariaDB) and TCP address (default\n"
+		"                           " ADV_CONFDIR "/advisord.conf when it exists; mode 0600\n"
+		"                           when it holds a password)\n"
+		"      --listen ADDR:PORT   also serve MUNGE-authenticated TCP (0.0.0.0:6830,\n"
+		"                           [::]:6830); over advisord.conf's listen:\n"
 		"      --syslog             log to syslog instead of stderr\n"
 		"      --syslog-json        also send every decision to syslog as one JSON line\n"
 		"      --log-json           write decisions to stderr as JSON lines (instead of\n"
@@ -116,7 +128,7 @@ static void free_paths(struct opts *o)
 }
 
 enum { OPT_SYSLOG = 256, OPT_CHECK, OPT_WORKERS, OPT_READ_TO, OPT_IDLE_TO, OPT_SYSLOG_JSON,
-       OPT_LOG_JSON };
+       OPT_LOG_JSON, OPT_CONFIG, OPT_LISTEN };
 
 static int parse_options(int argc, char **argv, struct opts *o)
 {
@@ -125,6 +137,8 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		{ "policy", required_argument, NULL, 'p' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "db", required_argument, NULL, 'd' },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "syslog", no_argument, NULL, OPT_SYSLOG },
 		{ "syslog-json", no_argument, NULL, OPT_SYSLOG_JSON },
 		{ "log-json", no_argument, NULL, OPT_LOG_JSON },
@@ -149,6 +163,7 @@ static int parse_options(int argc, char **argv, struct opts *o)
 	o->server.idle_timeout_ms = 60000;
 	o->server.max_conns = 16384;
 	o->server.drain_ms = 2000;
+	o->server.tcp_fd = -1;
 	while ((c = getopt_long(argc, argv, "c:p:s:d:fhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -160,7 +175,9 @@ static int parse_options(int argc, char **argv, struct opts *o)
 			break;
 		case 'p': o->policy = optarg; break;
 		case 's': o->socket = optarg; break;
-		case 'd': o->db = optarg; break;
+		case 'd': o->db = optarg; o->db_given = true; break;
+		case OPT_CONFIG: o->config = optarg; break;
+		case OPT_LISTEN: o->listen = optarg; break;
 		case OPT_SYSLOG: o->use_syslog = true; break;
 		case OPT_SYSLOG_JSON: o->syslog_json = true; break;
 		case OPT_LOG_JSON: o->log_json = true; break;
@@ -202,6 +219,30 @@ static int parse_options(int argc, char **argv, struct opts *o)
 	if (o->n_catalogs == 0)
 		o->catalogs[o->n_catalogs++] = ADV_CONFDIR "/catalog.yaml";
 	absolute_paths(o);
+	return 0;
+}
+
+/*
+ * advisord.conf: the named file, or the default one when it exists (a site
+ * that never wrote one keeps SQLite and the unix socket only).  --listen
+ * wins over its listen:, --db over its sqlite path:.
+ */
+static int load_config(const struct opts *o, struct advconf *conf, char *err, size_t errlen)
+{
+	const char *path = o->config ? o->config : ADV_CONFDIR "/advisord.conf";
+	char why[ADV_ERR_MAX];
+
+	advconf_defaults(conf);
+	if (o->config || access(path, F_OK) == 0) {
+		if (advconf_load(path, conf, why, sizeof(why)) != ADVCONF_OK) {
+			adv_snprintf(err, errlen, "%s", why);
+			return -1;
+		}
+	}
+	if (o->listen)
+		adv_strlcpy(conf->listen, o->listen, sizeof(conf->listen));
+	if (conf->storage == ADVCONF_SQLITE && o->db_given)
+		conf->path[0] = '\0';
 	return 0;
 }
 
@@ -297,10 +338,11 @@ static int run(struct opts *op)
 	struct snapshot_files files;
 	struct snapshot *snap;
 	struct handler_info info;
+	struct advconf conf;
 	char err[ADV_ERR_MAX];
 	sigset_t set;
 	size_t n_gpus, n_models;
-	int lfd, lock_fd;
+	int lfd, lock_fd, tfd = -1;
 
 	msg_open("advisord", o.use_syslog || !o.foreground);
 	files = (struct snapshot_files){ o.catalogs, o.n_catalogs, o.policy };
@@ -309,12 +351,25 @@ static int run(struct opts *op)
 		msg_log(LOG_ERR, "%s", err);
 		return EXIT_DATAERR;
 	}
+	if (load_config(&o, &conf, err, sizeof(err)) != 0) {
+		fprintf(stderr, "advisord: %s\n", err);
+		msg_log(LOG_ERR, "%s", err);
+		snapshot_put(snap);
+		return EXIT_DATAERR;
+	}
+	if (conf.storage == ADVCONF_SQLITE && conf.path[0])
+		o.db = conf.path;
 	if (o.check_config) {
 		printf("advisord: configuration OK: %zu GPUs and %zu models from %zu catalog "
-		       "file%s, policy %s\n", catalog_gpu_count(snap->cat),
+		       "file%s, policy %s, decision log %s%s%s\n", catalog_gpu_count(snap->cat),
 		       catalog_model_count(snap->cat), o.n_catalogs, o.n_catalogs == 1 ? "" : "s",
-		       o.policy);
+		       o.policy, conf.storage == ADVCONF_MARIADB ? "mariadb " : "",
+		       conf.storage == ADVCONF_MARIADB ? conf.database : o.db,
+		       conf.listen[0] ? ", TCP " : "");
+		if (conf.listen[0])
+			printf("advisord: TCP %s (MUNGE)\n", conf.listen);
 		snapshot_put(snap);
+		memset(conf.password, 0, sizeof(conf.password));
 		return 0;
 	}
 	raise_fd_limit();
@@ -357,7 +412,22 @@ static int run(struct opts *op)
 		snapshot_uninstall();
 		return 1;
 	}
-	info = (struct handler_info){ o.socket, o.db, time(NULL) };
+	if (conf.listen[0]) {
+		tfd = server_listen_tcp(conf.listen, err, sizeof(err));
+		if (tfd < 0) {
+			msg_log(LOG_ERR, "%s", err);
+			close(lfd);
+			unlink(o.socket);
+			close(lock_fd);
+			handler_cleanup();
+			dlog_close();
+			snapshot_uninstall();
+			return 1;
+		}
+	}
+	o.server.tcp_fd = tfd;
+	info = (struct handler_info){ o.socket, o.db, time(NULL),
+				      conf.munge_socket[0] ? conf.munge_socket : NULL };
 	handler_set_info(&info);
 	/* Counted now: once the workers run, a reload may free snap. */
 	n_gpus = catalog_gpu_count(snap->cat);
@@ -365,6 +435,8 @@ static int run(struct opts *op)
 	snap = NULL;
 	if (server_start(lfd, &o.server, err, sizeof(err)) != 0) {
 		msg_log(LOG_ERR, "%s", err);
+		if (tfd >= 0)
+			close(tfd);
 		close(lfd);
 		unlink(o.socket);
 		close(lock_fd);
@@ -373,8 +445,9 @@ static int run(struct opts *op)
 		snapshot_uninstall();
 		return 1;
 	}
-	msg_log(LOG_INFO, "advisord %s serving %s with %d worker%s (%zu GPUs, %zu models, "
-		"policy %s, decision log %s)", PACKAGE_VERSION, o.socket, o.server.workers,
+	msg_log(LOG_INFO, "advisord %s serving %s%s%s with %d worker%s (%zu GPUs, %zu models, "
+		"policy %s, decision log %s)", PACKAGE_VERSION, o.socket,
+		tfd >= 0 ? " and TCP " : "", tfd >= 0 ? conf.listen : "", o.server.workers,
 		o.server.workers == 1 ? "" : "s", n_gpus, n_models, o.policy, o.db);
 	notify_systemd("READY=1");
 
@@ -382,6 +455,8 @@ static int run(struct opts *op)
 
 	notify_systemd("STOPPING=1");
 	server_stop();
+	if (tfd >= 0)
+		close(tfd);
 	close(lfd);
 	unlink(o.socket);
 	handler_cleanup();

@@ -33,6 +33,7 @@
 
 #include "advisor.pb-c.h"
 #include "dlog.h"
+#include "auth.h"
 #include "handler.h"
 #include "jsonlog.h"
 #include "msg.h"
@@ -848,7 +849,41 @@ static int dispatch(struct handler *h, const struct peer *p, const struct snapsh
 	}
 }
 
-bool handler_frame(struct handler *h, const struct peer *p, const uint8_t *frame, size_t len,
+/*
+ * TCP (issue 13): the credential of a connection's first request names its
+ * caller; a later one may name it again (each is decoded, so replays are
+ * refused), never a connection without one.  munge's own words explain a
+ * refusal, and the connection is closed after it, as slurmctld does.
+ */
+static int authenticate(struct peer *p, const Advisor__Request *req, char *err, size_t errlen)
+{
+	char why[256];
+	uid_t uid;
+	gid_t gid;
+	int rc;
+
+	if (!req->has_auth) {
+		if (p->authed)
+			return 0;
+		adv_snprintf(err, errlen, "a TCP connection must present a MUNGE credential "
+			     "(is the client older than the daemon?)");
+		return ADVISOR__ERROR_CODE__ERR_AUTH;
+	}
+	rc = auth_decode(info.munge_socket, (const char *)req->auth.data, req->auth.len, &uid, &gid,
+			 why, sizeof(why));
+	if (rc != AUTH_OK) {
+		adv_snprintf(err, errlen, "credential refused: %s", why);
+		msg_log(LOG_WARNING, "TCP client %s: credential refused: %s", p->addr, why);
+		return rc == AUTH_ERR_SOCKET || rc == AUTH_ERR_OTHER ? ADVISOR__ERROR_CODE__ERR_UNAVAILABLE
+								      : ADVISOR__ERROR_CODE__ERR_AUTH;
+	}
+	p->uid = uid;
+	p->gid = gid;
+	p->authed = true;
+	return 0;
+}
+
+bool handler_frame(struct handler *h, struct peer *p, const uint8_t *frame, size_t len,
 		   struct outbuf *out)
 {
 	Advisor__Response resp = ADVISOR__RESPONSE__INIT;
@@ -875,6 +910,9 @@ bool handler_frame(struct handler *h, const struct peer *p, const uint8_t *frame
 		adv_snprintf(err, sizeof(err), "protocol version %u is not supported; this daemon "
 			     "speaks version %u", req->has_version ? req->version : 0, WIRE_VERSION);
 		rc = ADVISOR__ERROR_CODE__ERR_VERSION;
+		close_after = true;
+		s = NULL;
+	} else if (p->tcp && (rc = authenticate(p, req, err, sizeof(err))) != 0) {
 		close_after = true;
 		s = NULL;
 	} else {

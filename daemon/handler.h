@@ -22,6 +22,11 @@ struct peer {
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
+	/* TCP (issue 13): uid and gid come from the MUNGE credential of the
+	 * connection's first request (authed), never from the socket. */
+	bool tcp;
+	bool authed;
+	char addr[64];                 /* the client's address, for the log */
 };
 
 struct outbuf {
@@ -51,6 +56,7 @@ struct handler_info {
 	const char *socket;
 	const char *db;
 	time_t started;
+	const char *munge_socket;      /* munged's socket for TCP credentials; NULL: default */
 };
 
 void handler_set_info(const struct handler_info *info);
@@ -73,8 +79,12 @@ void handler_cleanup(void);
  */
 int handler_reload(char *msg, size_t len);
 
-/* Returns true when the connection must be closed once the answer is sent. */
-bool handler_frame(struct handler *h, const struct peer *p, const uint8_t *frame, size_t len,
+/*
+ * Returns true when the connection must be closed once the answer is sent.
+ * On a TCP connection the first request must carry a MUNGE credential,
+ * which sets p's uid and gid (and p->authed) for it and every later request.
+ */
+bool handler_frame(struct handler *h, struct peer *p, const uint8_t *frame, size_t len,
 		   struct outbuf *out);
 /* Whether uid is over its request budget now (takes nothing from it). */
 bool handler_over_budget(uid_t uid);

@@ -1,5 +1,9 @@
 /*
- * server.c - epoll event loops on the daemon's unix socket.
+ * server.c - epoll event loops on the daemon's unix socket and, with
+ * --listen, on a TCP socket whose clients authenticate with MUNGE (issue 13:
+ * the credential's uid and gid replace SO_PEERCRED; handler.c decodes it).
+ * TCP connections get the same frame limits, timeouts, turns and budgets as
+ * unix ones: they are the same struct conn with peer.tcp set.
  *
  * A few worker threads (one per core by default) each run an epoll loop.
  * All of them watch the listening socket with EPOLLEXCLUSIVE, so the kernel
@@ -54,6 +58,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
@@ -64,6 +72,7 @@
 #include <unistd.h>
 
 #include "advisor.pb-c.h"
+#include "endpoint.h"
 #include "handler.h"
 #include "msg.h"
 #include "server.h"
@@ -130,17 +139,18 @@ struct worker {
 
 static struct {
 	int lfd;
+	int tfd;                   /* TCP listener, -1 without --listen */
 	struct server_opts o;
 	struct worker *w;
 	int nw;
-} S = { .lfd = -1 };
+} S = { .lfd = -1, .tfd = -1 };
 
 /* Out-of-descriptor reports, shared by the workers: the last one and the failures since. */
 static atomic_llong accept_reported_at = -ACCEPT_REPORT_MS;
 static atomic_ulong accept_failures;
 
-/* Tags for the two fds that are not connections. */
-static char tag_listen, tag_wake;
+/* Tags for the fds that are not connections. */
+static char tag_listen, tag_listen_tcp, tag_wake;
 
 static long long now_ms(void)
 {
@@ -246,6 +256,44 @@ int server_listen(const char *path, int *lock_fd, char *err, size_t errlen)
 fail:
 	close(lfd);
 	return -1;
+}
+
+int server_listen_tcp(const char *addr, char *err, size_t errlen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	struct addrinfo *res = NULL, *ai;
+	struct endpoint ep;
+	char port[8], why[160];
+	int fd = -1, one = 1, rc;
+
+	if (endpoint_split(addr, &ep, why, sizeof(why)) != 0) {
+		adv_snprintf(err, errlen, "--listen: %s", why);
+		return -1;
+	}
+	adv_snprintf(port, sizeof(port), "%d", ep.port);
+	rc = getaddrinfo(ep.host, port, &hints, &res);
+	if (rc != 0) {
+		adv_snprintf(err, errlen, "--listen %s: %s", addr, gai_strerror(rc));
+		return -1;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			    ai->ai_protocol);
+		if (fd < 0)
+			continue;
+		/* A restarted daemon rebinds while old connections sit in TIME_WAIT. */
+		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0)
+			break;
+		rc = errno;
+		close(fd);
+		fd = -1;
+		errno = rc;
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		adv_snprintf(err, errlen, "cannot listen on %s: %s", addr, strerror(errno));
+	return fd;
 }
 
 /* ---- connection lists -------------------------------------------------------- */
@@ -668,8 +716,11 @@ static void on_readable(struct worker *w, struct conn *c)
 static int listen_watch(struct worker *w)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = &tag_listen };
+	struct epoll_event tev = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = &tag_listen_tcp };
 
-	return epoll_ctl(w->epfd, EPOLL_CTL_ADD, S.lfd, &ev);
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, S.lfd, &ev) != 0)
+		return -1;
+	return S.tfd >= 0 ? epoll_ctl(w->epfd, EPOLL_CTL_ADD, S.tfd, &tev) : 0;
 }
 
 /* No descriptor for a new client: stop polling the listener for a while. */
@@ -678,7 +729,8 @@ static void accept_pause(struct worker *w, int err)
 	long long now = now_ms(), last = atomic_load(&accept_reported_at);
 	unsigned long n = atomic_fetch_add(&accept_failures, 1) + 1;
 
-	if (epoll_ctl(w->epfd, EPOLL_CTL_DEL, S.lfd, NULL) != 0)
+	if (epoll_ctl(w->epfd, EPOLL_CTL_DEL, S.lfd, NULL) != 0 ||
+	    (S.tfd >= 0 && epoll_ctl(w->epfd, EPOLL_CTL_DEL, S.tfd, NULL) != 0))
 		msg_log(LOG_ERR, "epoll_ctl: cannot pause accepting: %s", strerror(errno));
 	w->accept_resume = now + ACCEPT_PAUSE_MS;
 	if (now - last >= ACCEPT_REPORT_MS &&
@@ -697,6 +749,76 @@ static void accept_resume(struct worker *w)
 	if (listen_watch(w) != 0) {
 		msg_log(LOG_ERR, "epoll_ctl: cannot resume accepting: %s", strerror(errno));
 		w->accept_resume = now_ms() + ACCEPT_PAUSE_MS;
+	}
+}
+
+/* The client's address in text, for the daemon log. */
+static void peer_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	int port = 0;
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		port = ntohs(in->sin_port);
+		adv_snprintf(buf, len, "%s:%d", host, port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		port = ntohs(in6->sin6_port);
+		adv_snprintf(buf, len, "[%s]:%d", host, port);
+	} else {
+		adv_strlcpy(buf, "?", len);
+	}
+}
+
+/*
+ * A TCP client: nobody until its first request's credential says who it is
+ * (handler.c); no budget is looked at before then.
+ */
+static void accept_tcp(struct worker *w)
+{
+	for (int i = 0; i < ACCEPT_BATCH; i++) {
+		struct epoll_event ev = { .events = EPOLLIN };
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		struct conn *c;
+		int one = 1;
+		int fd = accept4(S.tfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				accept_pause(w, errno);
+			return;
+		}
+		stats_connection();
+		if (w->nconns >= S.o.max_conns || !(c = conn_new(w))) {
+			close(fd);
+			continue;
+		}
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		c->fd = fd;
+		c->peer.uid = (uid_t)-1;
+		c->peer.gid = (gid_t)-1;
+		c->peer.pid = 0;
+		c->peer.tcp = true;
+		c->peer.authed = false;
+		peer_addr(&ss, c->peer.addr, sizeof(c->peer.addr));
+		c->low = false;
+		ev.data.ptr = c;
+		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+			close(fd);
+			c->next = w->free_list;
+			w->free_list = c;
+			w->n_free++;
+			continue;
+		}
+		w->nconns++;
+		set_timer(w, c);
+		on_readable(w, c);
 	}
 }
 
@@ -721,6 +843,7 @@ static void accept_some(struct worker *w)
 			continue;
 		}
 		c->fd = fd;
+		memset(&c->peer, 0, sizeof(c->peer));
 		c->peer.uid = cr.uid;
 		c->peer.gid = cr.gid;
 		c->peer.pid = cr.pid;
@@ -811,6 +934,8 @@ static void *worker_main(void *arg)
 
 			if (p == &tag_listen)
 				accept_some(w);
+			else if (p == &tag_listen_tcp)
+				accept_tcp(w);
 			else if (p == &tag_wake)
 				start_drain(w);
 			else if (ev[i].events & EPOLLOUT)
@@ -867,6 +992,7 @@ static void worker_free(struct worker *w)
 int server_start(int listen_fd, const struct server_opts *o, char *err, size_t errlen)
 {
 	S.lfd = listen_fd;
+	S.tfd = o->tcp_fd;
 	S.o = *o;
 	S.nw = o->workers > 0 ? o->workers : 1;
 	S.w = calloc((size_t)S.nw, sizeof(*S.w));

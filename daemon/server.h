@@ -12,6 +12,7 @@ struct server_opts {
 	int idle_timeout_ms;   /* a connection may wait this long between requests */
 	int max_conns;         /* per worker */
 	int drain_ms;          /* on stop, how long answers in flight may take */
+	int tcp_fd;            /* server_listen_tcp()'s socket, -1 for none */
 };
 
 /*
@@ -20,6 +21,11 @@ struct server_opts {
  * The returned lock_fd (held for the daemon's life) proves ownership.
  */
 int server_listen(const char *path, int *lock_fd, char *err, size_t errlen);
+/*
+ * A listening TCP socket on "ADDR:PORT" ("[V6]:PORT"; 0.0.0.0 for every
+ * IPv4 address), for clients that authenticate with MUNGE.  -1 with err.
+ */
+int server_listen_tcp(const char *addr, char *err, size_t errlen);
 int server_start(int listen_fd, const struct server_opts *o, char *err, size_t errlen);
 /* Stops accepting, lets answers in flight finish (drain_ms), joins the workers. */
 void server_stop(void);

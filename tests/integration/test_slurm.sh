@@ -630,6 +630,53 @@ expect_err "colour=blue"
 plugstack timeout_ms=2000
 pass
 
+begin "login and compute nodes served over MUNGE-authenticated TCP: plugstack server=, no local daemon"
+# A second advisord on its own socket and log, serving TCP on loopback; the
+# plugin's socket= names nothing, and its server= list starts with a port
+# nobody listens on (failover within timeout_ms).
+tcp_port=$((CLUSTER_PORT + 8))
+dead_port=$((CLUSTER_PORT + 9))
+"$advisord" -f -c "$top_srcdir/etc/catalog.yaml" -p "$CLUSTER_DIR/policy.yaml" \
+	-s "$CLUSTER_DIR/tcp.sock" -d "$CLUSTER_DIR/tcp.db" --listen "127.0.0.1:$tcp_port" \
+	>> "$CLUSTER_DIR/advisord-tcp.log" 2>&1 &
+tcp_pid=$!
+i=0
+until "$advisorctl" --server "127.0.0.1:$tcp_port" status > /dev/null 2>&1; do
+	i=$((i + 1)); [ $i -le 100 ] || { fail "the TCP advisord did not start"; break; }
+	sleep 0.1
+done
+printf 'required %s socket=%s/nothing.sock server=127.0.0.1:%s,127.0.0.1:%s timeout_ms=3000\n' \
+	"$plugin" "$CLUSTER_DIR" "$dead_port" "$tcp_port" > "$CLUSTER_DIR/plugstack.conf"
+run tcp_bad sbatch -J adv-tcp-bad -N4 --gres=gpu:8 --llm-model=llama3-70b --llm-layout=tp3 --wrap true
+expect_status 1
+expect_err "TP_NOT_DIVIDE_HEADS"
+no_job_named adv-tcp-bad
+run tcp_good sbatch -J adv-tcp-good -N4 --gres=gpu:8 $good -o "$out/tcp_good.job" \
+	--wrap 'echo verdict=$ADVISOR_VERDICT'
+expect_status 0
+id=$(job_id); [ -n "$id" ] && wait_job "$id"
+expect_file "$out/tcp_good.job" "verdict=accept"
+# Submitted without the plugin, judged on the nodes over TCP in task_init.
+run tcp_bypass env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" \
+	SLURM_SPANK__SLURM_SPANK_OPTION_advisor_llm_model=llama3-70b \
+	SLURM_SPANK__SLURM_SPANK_OPTION_advisor_llm_layout=tp3 \
+	sbatch -J adv-tcp-bypass -N4 --gres=gpu:8 -o "$out/tcp_bypass.job" \
+	--wrap "export SLURM_CONF=$SLURM_CONF; srun -N4 sh -c 'sleep 30; echo late_task'; echo srun_rc=\$?"
+expect_status 0
+id=$(job_id); [ -n "$id" ] && wait_job "$id"
+expect_file "$out/tcp_bypass.job" "advisor: step rejected on the node"
+grep -q "srun_rc=0" "$out/tcp_bypass.job" && fail "the step rejected over TCP exited 0"
+"$advisorctl" --server "127.0.0.1:$tcp_port" --json history > "$out/tcp_history.json" 2>&1
+for ctx in sbatch step; do
+	jq -e --arg c "$ctx" '[.decisions[] | select(.context == $c)] | length > 0' \
+		"$out/tcp_history.json" > /dev/null || fail "no $ctx decision in the TCP daemon's log"
+done
+all_idle
+kill "$tcp_pid" 2> /dev/null
+wait "$tcp_pid" 2> /dev/null
+plugstack timeout_ms=2000
+pass
+
 all_idle
 echo "# $cases cases, $failures failed checks"
 [ "$failures" -eq 0 ]

@@ -49,6 +49,11 @@
  *                                    the distinct decision ids
  *   wireclient SOCKET paced N MS     N sbatch-context checks, one every MS ms, each on
  *                                    a fresh connection; p50, p99 and max latency
+ *
+ * For test_tcp.sh (issue 13), SOCKET being HOST:PORT:
+ *   wireclient ADDR auth CRED        one check carrying CRED as its MUNGE credential
+ *                                    ("none": none); prints the error and whether the
+ *                                    daemon closed the connection
  */
 #include "config.h"
 
@@ -312,6 +317,65 @@ static int run_version(void)
 	frame[3] = (uint8_t)len;
 	advisor__request__pack(&rq, frame + 4);
 	return raw_exchange(frame, len + 4, false);
+}
+
+/*
+ * TCP (issue 13): one check whose credential is cred as given ("none": no
+ * credential at all), packed by hand so that wire_exchange() does not mint
+ * a fresh one; prints the daemon's error (or "verdict=N" when accepted).
+ */
+static int run_auth(const char *cred)
+{
+	Advisor__Request rq;
+	struct convert_request_pb buf;
+	struct adv_request ar;
+	Advisor__Response *r;
+	uint8_t frame[8192], *in;
+	size_t len, ilen;
+	int fd, rc;
+
+	make_check(&rq, &buf, &ar, 8);
+	rq.has_version = 1;
+	rq.version = WIRE_VERSION;
+	if (strcmp(cred, "none")) {
+		rq.has_auth = 1;
+		rq.auth.data = (uint8_t *)(uintptr_t)cred;
+		rq.auth.len = strlen(cred);
+	}
+	len = advisor__request__get_packed_size(&rq);
+	if (len + 4 > sizeof(frame))
+		return 2;
+	frame[0] = frame[1] = 0;
+	frame[2] = (uint8_t)(len >> 8);
+	frame[3] = (uint8_t)len;
+	advisor__request__pack(&rq, frame + 4);
+	if (wire_connect(sock, 5000, &fd) != WIRE_OK)
+		return 2;
+	if (send(fd, frame, len + 4, MSG_NOSIGNAL) != (ssize_t)(len + 4))
+		return 2;
+	rc = wire_read_frame(fd, &in, &ilen, 5000);
+	if (rc != WIRE_OK) {
+		printf("answer=none (%s)\n", wire_strerror(rc));
+		close(fd);
+		return 1;
+	}
+	r = advisor__response__unpack(NULL, ilen, in);
+	free(in);
+	if (!r) {
+		close(fd);
+		return 1;
+	}
+	if (r->error && r->error->code)
+		printf("error_code=%d\nerror=%s\n", r->error->code, r->error->message);
+	else
+		printf("verdict=%d\n", r->check ? r->check->verdict : -1);
+	advisor__response__free_unpacked(r, NULL);
+	rc = wire_read_frame(fd, &in, &ilen, 2000);
+	printf("closed=%d\n", rc == WIRE_ERR_CLOSED);
+	if (rc == WIRE_OK)
+		free(in);
+	close(fd);
+	return 0;
 }
 
 static int run_random(int n)
@@ -1145,6 +1209,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "malformed")) return run_malformed();
 	if (!strcmp(mode, "version")) return run_version();
 	if (!strcmp(mode, "random")) return run_random(n);
+	if (!strcmp(mode, "auth") && argc > 3) return run_auth(argv[3]);
 	if (!strcmp(mode, "stream")) return run_stream(n);
 	if (!strcmp(mode, "sig")) return run_sig();
 	if (!strcmp(mode, "load") && argc > 4) return run_load(n, atoi(argv[4]));
