@@ -85,6 +85,16 @@ int auth_encode(const char *socket, char **cred, char *err, size_t errlen)
 			     socket ? socket : "default");
 		return AUTH_ERR_OTHER;
 	}
+	/* The payload is no secret: a MAC-only credential (munge still signs
+	 * uid, gid, time and payload with the shared key and refuses replays)
+	 * spares munged the encryption, about a third of its time per
+	 * credential (remunge -d: 10.5k encode+decode pairs/s with the default
+	 * cipher, 13.8k without, on a 2-core machine). */
+	if (munge_ctx_set(ctx, MUNGE_OPT_CIPHER_TYPE, MUNGE_CIPHER_NONE) != EMUNGE_SUCCESS) {
+		adv_snprintf(err, errlen, "munge: %s", munge_ctx_strerror(ctx));
+		munge_ctx_destroy(ctx);
+		return AUTH_ERR_OTHER;
+	}
 	e = munge_encode(cred, ctx, AUTH_PAYLOAD, (int)strlen(AUTH_PAYLOAD));
 	if (e != EMUNGE_SUCCESS) {
 		adv_snprintf(err, errlen, "munge: %s", munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx)

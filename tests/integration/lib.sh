@@ -148,3 +148,74 @@ EOT
 		i=$((i + 1)); [ $i -lt 100 ] || fail "$3 did not appear"; sleep 0.05
 	done
 }
+
+# ---- a private MariaDB server (issue 13) ---------------------------------------------
+# mariadb_start DIR: mariadbd with its datadir in DIR (created on first use,
+# kept across restarts), on the unix socket DIR/mysqld.sock and on loopback
+# port MARIADB_PORT (a free one is picked on first use and kept, so a
+# restart comes back where the clients look).  The database "advisor" and
+# the user advisor@% (password in MARIADB_PW) with the grants the README
+# gives are made on first use.  Sets MARIADB_PID and MARIADB_SOCK; the
+# server is killed on exit by mariadb_cleanup (tests chain it into their trap).
+MARIADB_PID=
+MARIADB_PW=advisor-test-pw
+mariadb_start() {
+	MARIADB_DIR=$1
+	MARIADB_SOCK=$MARIADB_DIR/mysqld.sock
+	if [ -z "${MARIADB_PORT:-}" ]; then
+		MARIADB_PORT=$((33000 + ($$ % 2000) * 3))
+		while ss -ltnH 2> /dev/null | awk '{print $4}' | grep -q ":$MARIADB_PORT\$"; do
+			MARIADB_PORT=$((MARIADB_PORT + 1))
+		done
+	fi
+	fresh=
+	if [ ! -d "$MARIADB_DIR/data/mysql" ]; then
+		mkdir -p "$MARIADB_DIR" || fail "mkdir $MARIADB_DIR"
+		mariadb-install-db --no-defaults --datadir="$MARIADB_DIR/data" --user=root \
+			--auth-root-authentication-method=normal --skip-test-db \
+			> "$MARIADB_DIR/install.log" 2>&1 ||
+			fail "mariadb-install-db: $(tail -n 5 "$MARIADB_DIR/install.log")"
+		fresh=1
+	fi
+	# Small: a test server beside the daemon on 2 shared cores.
+	mariadbd --no-defaults --datadir="$MARIADB_DIR/data" --socket="$MARIADB_SOCK" \
+		--port="$MARIADB_PORT" --bind-address=127.0.0.1 --pid-file="$MARIADB_DIR/pid" \
+		--log-error="$MARIADB_DIR/err.log" --user=root --skip-name-resolve \
+		--innodb-buffer-pool-size=64M --max-connections=200 > /dev/null 2>&1 &
+	MARIADB_PID=$!
+	i=0
+	until mariadb-admin --no-defaults --socket="$MARIADB_SOCK" -uroot ping > /dev/null 2>&1; do
+		kill -0 "$MARIADB_PID" 2> /dev/null || fail "mariadbd exited: $(tail -n 5 "$MARIADB_DIR/err.log")"
+		i=$((i + 1)); [ $i -lt 600 ] || fail "mariadbd did not answer within 30 s"
+		sleep 0.05
+	done
+	[ -z "$fresh" ] || mariadb_sql <<EOT || fail "cannot create the advisor database and user"
+CREATE DATABASE advisor;
+CREATE USER 'advisor'@'%' IDENTIFIED BY '$MARIADB_PW';
+GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, INDEX ON advisor.* TO 'advisor'@'%';
+EOT
+}
+
+# mariadb_stop [SIGNAL]: stops the server (default: a clean shutdown; KILL: a crash).
+mariadb_stop() {
+	[ -n "$MARIADB_PID" ] || return 0
+	if [ "${1:-}" = KILL ]; then
+		kill -KILL "$MARIADB_PID" 2> /dev/null
+	else
+		mariadb-admin --no-defaults --socket="$MARIADB_SOCK" -uroot shutdown > /dev/null 2>&1 ||
+			kill -TERM "$MARIADB_PID" 2> /dev/null
+	fi
+	wait "$MARIADB_PID" 2> /dev/null
+	MARIADB_PID=
+}
+
+mariadb_cleanup() {
+	[ -n "$MARIADB_PID" ] && kill -KILL "$MARIADB_PID" 2> /dev/null && wait "$MARIADB_PID" 2> /dev/null
+	MARIADB_PID=
+}
+
+# mariadb_sql [ARGS]: the mariadb client as root on the private server, database advisor
+# when it exists; -N -B output (no headers, tab-separated).
+mariadb_sql() {
+	mariadb --no-defaults --socket="$MARIADB_SOCK" -uroot -N -B "$@"
+}
