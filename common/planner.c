@@ -268,6 +268,10 @@ static int best_mbs(struct search *s, struct cand *c)
 				continue;
 			if (mem_gib(s, c) > s->mem_limit)
 				break;
+			/* ZeRO-0/1 move nothing per micro-batch: the smallest valid
+			 * micro-batch (the smallest bubble) is the fastest. */
+			if (c->zero < 2)
+				return b;
 			t = tokens_per_s(s, c);
 			if (!best || t > best_t * (1 + PLANNER_TIE)) {
 				best = b;

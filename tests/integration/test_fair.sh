@@ -193,7 +193,12 @@ a_sum=$(q "SELECT sum(coalesce(repeat, 1)) FROM decisions WHERE user = '$USER_A'
 a_rows=$(q "SELECT count(*) FROM decisions WHERE user = '$USER_A' AND model = 'llama3-8b'")
 [ "$a_sum" = "$a_plugin" ] || fail "A's records add up to $a_sum checks, A made $a_plugin"
 # Within its burst (500 requests, half of them checks) each is a row; then one per 10 s window.
-[ "$a_rows" -le $((250 + FLOOD_S / 10 + 5)) ] || fail "A's $a_plugin checks took $a_rows rows"
+# Under valgrind (ADVISOR_LAX_TIMING) A is slow enough to find tokens more
+# often, each a row of its own: reported, not failed.
+if [ "$a_rows" -gt $((250 + FLOOD_S / 10 + 5)) ]; then
+	[ -n "${ADVISOR_LAX_TIMING:-}" ] || fail "A's $a_plugin checks took $a_rows rows"
+	echo "# A's $a_plugin checks took $a_rows rows (ADVISOR_LAX_TIMING set: not failing)"
+fi
 a_real=$(q "SELECT coalesce(sum(coalesce(repeat, 1)), 0) FROM decisions WHERE user = '$USER_A' AND model = 'llama3-405b' AND context = 'sbatch'")
 [ "$a_real" -eq "$a_jobs" ] || fail "A submitted $a_jobs jobs, $a_real logged"
 # Queries go to their own table; max_mb prunes the oldest of them, never a decision.
