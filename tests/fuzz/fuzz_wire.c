@@ -89,7 +89,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	static struct handler_info info;
 	const char *etc = getenv("ADVISOR_FUZZ_ETC");
 	static char cat_path[4096], pol_path[4096];
-	struct server_opts so = { .workers = 1, .read_timeout_ms = 1000,
+	struct server_opts so = { .workers = 1, .read_timeout_ms = 1000, .tcp_fd = -1,
 				  .idle_timeout_ms = 2000, .max_conns = 64, .drain_ms = 100 };
 	struct snapshot *snap;
 	char err[ADV_ERR_MAX];
@@ -117,7 +117,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		fprintf(stderr, "fuzz_wire: %s\n", err);
 		exit(1);
 	}
-	info = (struct handler_info){ sock_path, db_path, time(NULL) };
+	info = (struct handler_info){ sock_path, db_path, time(NULL), NULL };
 	handler_set_info(&info);
 	handler_init(&H);
 	lfd = server_listen(sock_path, &lock_fd, err, sizeof(err));
@@ -176,8 +176,9 @@ static void handle(const struct peer *p, const uint8_t *frame, size_t len)
 {
 	Advisor__Request *req = advisor__request__unpack(NULL, len, frame);
 	struct outbuf out = { NULL, 0, 0 };
+	struct peer q = *p;
 
-	(void)handler_frame(&H, p, frame, len, &out);
+	(void)handler_frame(&H, &q, frame, len, &out);
 	FUZZ_ASSERT(check_frames(out.data, out.len, req) == 1);
 	outbuf_free(&out);
 	if (req)
