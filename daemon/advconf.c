@@ -104,6 +104,8 @@ static int read_password_file(struct yamlutil_doc *d, const yaml_node_t *node, c
 	return YAMLUTIL_OK;
 }
 
+/* check_mode: advconf_load(), which also reads password_file; the string
+ * form (tests, fuzzing) records the path and opens nothing. */
 static int parse_storage(struct yamlutil_doc *d, const yaml_node_t *map, struct advconf *c,
 			 bool check_mode)
 {
@@ -136,8 +138,9 @@ static int parse_storage(struct yamlutil_doc *d, const yaml_node_t *map, struct 
 	if (c->password[0] && pwfile[0])
 		return yamlutil_fail(d, yamlutil_get(d, map, "password_file"), YAMLUTIL_ERR_VALUE,
 				     "give 'password' or 'password_file', not both");
-	if (pwfile[0] && (rc = read_password_file(d, yamlutil_get(d, map, "password_file"),
-						   pwfile, c, check_mode)))
+	adv_strlcpy(c->password_file, pwfile, sizeof(c->password_file));
+	if (pwfile[0] && check_mode &&
+	    (rc = read_password_file(d, yamlutil_get(d, map, "password_file"), pwfile, c, true)))
 		return rc;
 	if (c->storage == ADVCONF_MARIADB) {
 		if (!c->host[0] && !c->socket[0])

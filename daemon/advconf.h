@@ -46,6 +46,7 @@ struct advconf {
 	char user[ADVCONF_STR_MAX];
 	char password[ADVCONF_STR_MAX];    /* read from password_file when given */
 	bool password_from_file;
+	char password_file[ADVCONF_STR_MAX];
 	char database[ADVCONF_STR_MAX];
 	char spool[ADVCONF_STR_MAX];       /* "" = next to the default database */
 	char listen[ADVCONF_STR_MAX];      /* "ADDR:PORT", "" = no TCP */
@@ -60,7 +61,8 @@ void advconf_defaults(struct advconf *c);
  * others is refused (ADVCONF_ERR_MODE), as is a password_file that is.
  */
 int advconf_load(const char *path, struct advconf *c, char *err, size_t errlen);
-/* The same from a string (tests, fuzzing); no mode check. */
+/* The same from a string (tests, fuzzing): no mode check, and a
+ * password_file is recorded, not read. */
 int advconf_load_string(const char *name, const char *text, struct advconf *c,
 			char *err, size_t errlen);
 const char *advconf_strerror(int code);

@@ -31,7 +31,7 @@ config_h=${2:-}
 cc=${CLANG:-clang}
 cxx=${CLANGXX:-clang++}
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
-targets="fuzz_catalog fuzz_policy fuzz_options fuzz_jobreq fuzz_wire"
+targets="fuzz_catalog fuzz_policy fuzz_options fuzz_jobreq fuzz_wire fuzz_advconf"
 
 die() { echo "build.sh: $*" >&2; exit 1; }
 

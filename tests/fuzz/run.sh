@@ -21,7 +21,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 bindir=${1:-fuzz-build}
 seconds=${FUZZ_SECONDS:-60}
-all="fuzz_catalog fuzz_policy fuzz_options fuzz_jobreq fuzz_wire"
+all="fuzz_catalog fuzz_policy fuzz_options fuzz_jobreq fuzz_wire fuzz_advconf"
 [ -f "$bindir/targets" ] && all=$(tr '\n' ' ' < "$bindir/targets")
 targets=${FUZZ_TARGETS:-$all}
 work=${FUZZ_WORKDIR:-$bindir/work}
