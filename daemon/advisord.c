@@ -393,11 +393,14 @@ static int run(struct opts *op)
 	jsonlog_open(o.syslog_json, o.log_json);
 	snapshot_install(&files, snap);
 	make_db_dir(o.db);
-	if (dlog_open(o.db, err, sizeof(err)) != 0) {
+	if (dlog_open_storage(&conf, o.db, err, sizeof(err)) != 0) {
+		memset(conf.password, 0, sizeof(conf.password));
 		msg_log(LOG_ERR, "%s", err);
 		snapshot_uninstall();
 		return 1;
 	}
+	/* dlog keeps its own copy for reconnects. */
+	memset(conf.password, 0, sizeof(conf.password));
 	if (handler_apply_policy(snap->pol) != 0) {
 		msg_log(LOG_ERR, "cannot set up the request budget: out of memory");
 		dlog_close();
@@ -446,9 +449,13 @@ static int run(struct opts *op)
 		return 1;
 	}
 	msg_log(LOG_INFO, "advisord %s serving %s%s%s with %d worker%s (%zu GPUs, %zu models, "
-		"policy %s, decision log %s)", PACKAGE_VERSION, o.socket,
+		"policy %s, decision log %s%s%s%s)", PACKAGE_VERSION, o.socket,
 		tfd >= 0 ? " and TCP " : "", tfd >= 0 ? conf.listen : "", o.server.workers,
-		o.server.workers == 1 ? "" : "s", n_gpus, n_models, o.policy, o.db);
+		o.server.workers == 1 ? "" : "s", n_gpus, n_models, o.policy,
+		conf.storage == ADVCONF_MARIADB ? "mariadb " : o.db,
+		conf.storage == ADVCONF_MARIADB ? conf.database : "",
+		conf.storage == ADVCONF_MARIADB ? "@" : "",
+		conf.storage == ADVCONF_MARIADB ? (conf.host[0] ? conf.host : conf.socket) : "");
 	notify_systemd("READY=1");
 
 	signal_loop(&set);

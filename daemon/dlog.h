@@ -9,6 +9,14 @@
  * kept DLOG_QUERY_DAYS; plugin checks of a user over budget are folded by
  * dlog_aggregate() into one record with a repeat count; policy `log: max_mb`
  * bounds the file (dlog_set_limits).
+ *
+ * Issue 13: the log may live in the site's MariaDB instead
+ * (dlog_open_storage with advisord.conf's `storage: type: mariadb`), shared
+ * by every advisord of the cluster; each record says which host decided it.
+ * The writer is the same; a batch the server cannot take goes to a local
+ * SQLite spool and is replayed in order once it is back (dlog.c).  Readers
+ * (history, report) see the central database: the records of a node still
+ * in its spool appear there when they are replayed.
  */
 #ifndef ADVISOR_DLOG_H
 #define ADVISOR_DLOG_H
@@ -18,6 +26,9 @@
 #include <stdint.h>
 
 #define DLOG_ID_MAX 48
+#define DLOG_HOST_MAX 64
+
+struct advconf;
 
 struct dlog_rec {
 	char id[DLOG_ID_MAX];
@@ -44,6 +55,8 @@ struct dlog_rec {
 	/* Issue 14. */
 	uint32_t repeat;           /* checks this record stands for; 0 reads as 1 */
 	bool query;                /* a what-if query (queries table), not a decision */
+	/* Issue 13: the node it was decided on; "" = this one (dlog fills it in). */
+	char host[DLOG_HOST_MAX];
 };
 
 /* Days the queries table keeps what-if queries. */
@@ -62,6 +75,18 @@ struct dlog_filter {
 
 /* Opens (creating) the database and starts the writer.  -1 with err on failure. */
 int dlog_open(const char *path, char *err, size_t errlen);
+/*
+ * The log advisord.conf asks for: conf NULL or storage sqlite, dlog_open()
+ * of conf->path or else db_path; storage mariadb, the central database
+ * (schema migrated now) with the spool conf->spool, or db_path with
+ * ".spool" appended.  A server that is down is not fatal (records are
+ * spooled until it is back); a refused login, a missing database, a schema
+ * newer than this daemon's or a spool that cannot be opened are.
+ */
+int dlog_open_storage(const struct advconf *conf, const char *db_path, char *err,
+		      size_t errlen);
+/* The host name records are made with: $ADVISOR_HOSTNAME (tests), else gethostname(). */
+const char *dlog_host(void);
 /* Commits everything queued, stops the writer, closes the database. */
 void dlog_close(void);
 /* Fills rec->id with a fresh decision id ("d-<time hex>-<pid hex>-<counter>"; the
@@ -92,7 +117,7 @@ void dlog_set_retention(int days);
  * retention_days of decisions only when the disk is full.
  */
 void dlog_set_limits(int max_mb);
-/* Bytes of the log on disk (database and WAL), now. */
+/* Bytes of the log on disk (database and WAL), now; MariaDB: its tables, as last measured. */
 uint64_t dlog_bytes(void);
 /*
  * Newest first; *out is malloc'ed (free()).  Waits for the writer to commit

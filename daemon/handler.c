@@ -462,6 +462,7 @@ static Advisor__Decision *decision_pb(struct arena *a, const struct dlog_rec *r)
 		d->has_ckpt_interval_s = 1;
 		d->ckpt_interval_s = r->ckpt_interval_s;
 	}
+	d->host = r->host[0] ? arena_strdup(a, r->host) : NULL;
 	d->has_repeat = d->has_query = 1;
 	d->repeat = r->repeat > 1 ? r->repeat : 1;
 	d->query = r->query;

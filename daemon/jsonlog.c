@@ -76,6 +76,7 @@ static json_object *decision_json(const struct dlog_rec *r)
 
 	json_object_object_add(o, "id", json_object_new_string(r->id));
 	json_object_object_add(o, "time", json_object_new_int64(r->time));
+	json_object_object_add(o, "host", str_or_null(r->host));
 	json_object_object_add(o, "user", str_or_null(r->user));
 	json_object_object_add(o, "uid", json_object_new_int64(r->uid));
 	json_object_object_add(o, "job_id", r->job_id ? json_object_new_int64(r->job_id) : NULL);

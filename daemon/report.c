@@ -771,6 +771,8 @@ void report_history(FILE *f, const Advisor__HistoryResponse *r, bool json)
 
 			put(x, "id", jstr(d->id));
 			put(x, "time", json_object_new_int64(d->time));
+			/* Issue 13: the node that decided (the log may be the cluster's). */
+			put(x, "host", jstr(d->host));
 			put(x, "uid", json_object_new_int64(d->uid));
 			put(x, "user", jstr(d->user));
 			put(x, "job_id", d->has_job_id ? json_object_new_int64(d->job_id) : NULL);
@@ -801,17 +803,17 @@ void report_history(FILE *f, const Advisor__HistoryResponse *r, bool json)
 		return;
 	}
 	{
-		static const char *const hdr[] = { "TIME", "DECISION", "USER", "JOB", "FROM",
-						   "MODEL", "GPUS", "LAYOUT", "MEM GiB", "VERDICT",
-						   "FINDINGS" };
-		static const bool right[] = { 0, 0, 0, 1, 0, 0, 1, 0, 1, 0, 0 };
+		static const char *const hdr[] = { "TIME", "DECISION", "HOST", "USER", "JOB",
+						   "FROM", "MODEL", "GPUS", "LAYOUT", "MEM GiB",
+						   "VERDICT", "FINDINGS" };
+		static const bool right[] = { 0, 0, 0, 0, 1, 0, 0, 1, 0, 1, 0, 0 };
 		struct table t;
 
-		table_init(&t, 11, hdr, right);
+		table_init(&t, 12, hdr, right);
 		for (size_t i = 0; i < r->n_decisions; i++) {
 			const Advisor__Decision *d = r->decisions[i];
 			char when[32], job[16] = "-", gpus[16], mem[16] = "-", codes[512] = "";
-			const char *row[11];
+			const char *row[12];
 
 			iso_time(d->time, when, sizeof(when));
 			if (d->has_job_id)
@@ -824,10 +826,11 @@ void report_history(FILE *f, const Advisor__HistoryResponse *r, bool json)
 					adv_strlcat(codes, ",", sizeof(codes));
 				adv_strlcat(codes, d->codes[k], sizeof(codes));
 			}
-			row[0] = when; row[1] = d->id; row[2] = d->user; row[3] = job;
-			row[4] = context_name(d->context); row[5] = d->model ? d->model : "-";
-			row[6] = gpus; row[7] = d->layout ? d->layout : "-"; row[8] = mem;
-			row[9] = verdict_name(d->verdict); row[10] = codes[0] ? codes : "-";
+			row[0] = when; row[1] = d->id; row[2] = d->host ? d->host : "-";
+			row[3] = d->user; row[4] = job;
+			row[5] = context_name(d->context); row[6] = d->model ? d->model : "-";
+			row[7] = gpus; row[8] = d->layout ? d->layout : "-"; row[9] = mem;
+			row[10] = verdict_name(d->verdict); row[11] = codes[0] ? codes : "-";
 			table_row(&t, row);
 		}
 		table_print(f, &t);
@@ -852,6 +855,8 @@ static json_object *count_json(const Advisor__LabelledCount *c)
 		put(x, "severity", jstr(sev_name(c->severity)));
 	if (c->has_mode)
 		put(x, "mode", jstr(mode_name(c->mode)));
+	if (c->host)
+		put(x, "host", jstr(c->host));
 	put(x, "count", json_object_new_uint64(c->count));
 	return x;
 }
@@ -1163,6 +1168,8 @@ static void report_json(FILE *f, const Advisor__ReportResponse *r)
 	put(o, "unenforced_users", json_object_new_uint64(r->unenforced_users));
 	put(o, "verdicts", counts_json(r->verdicts, r->n_verdicts));
 	put(o, "modes", counts_json(r->modes, r->n_modes));
+	/* Issue 13: the cluster's log has every node's decisions; which node made how many. */
+	put(o, "hosts", counts_json(r->hosts, r->n_hosts));
 	for (size_t i = 0; i < r->n_codes; i++) {
 		const Advisor__ReportCode *c = r->codes[i];
 		json_object *x = json_object_new_object();
@@ -1273,6 +1280,14 @@ void report_report(FILE *f, const Advisor__ReportResponse *r, bool json)
 		(unsigned long long)r->unenforced, r->unenforced == 1 ? "" : "s",
 		(unsigned long long)r->unenforced_users, r->unenforced_users == 1 ? "" : "s",
 		(unsigned long long)r->rejected);
+	if (r->n_hosts) {
+		fprintf(f, "decided on %zu host%s:", r->n_hosts, r->n_hosts == 1 ? "" : "s");
+		for (size_t i = 0; i < r->n_hosts; i++)
+			fprintf(f, "%s %s %llu", i ? "," : "",
+				r->hosts[i]->host ? r->hosts[i]->host : "(unknown)",
+				(unsigned long long)r->hosts[i]->count);
+		fputc('\n', f);
+	}
 	if (r->decisions == 0)
 		return;
 	if (r->n_codes) {

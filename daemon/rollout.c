@@ -107,7 +107,14 @@ struct part_agg {
 	uint64_t decisions, users, verdict[3], unenforced;
 };
 
+struct host_agg {
+	char name[DLOG_HOST_MAX];
+	uint64_t decisions;
+};
+
 struct agg {
+	struct host_agg *hosts;
+	size_t n_hosts, cap_hosts;
 	struct code_agg *codes;
 	size_t n_codes, cap_codes;
 	struct part_agg *parts;
@@ -159,6 +166,20 @@ static struct part_agg *part_of(struct agg *g, const char *name)
 	if (p)
 		adv_strlcpy(p->name, name, sizeof(p->name));
 	return p;
+}
+
+/* Few hosts (the nodes running advisord): a list is enough. */
+static struct host_agg *host_of(struct agg *g, const char *name)
+{
+	struct host_agg *h;
+
+	for (size_t i = 0; i < g->n_hosts; i++)
+		if (strcmp(g->hosts[i].name, name) == 0)
+			return &g->hosts[i];
+	h = push((void **)&g->hosts, &g->n_hosts, &g->cap_hosts, sizeof(*h));
+	if (h)
+		adv_strlcpy(h->name, name, sizeof(h->name));
+	return h;
 }
 
 /* 1 when (kind, a, b, user) was not seen before. */
@@ -234,6 +255,7 @@ static void add_decision(const struct dlog_rec *r, void *ctx)
 	char uid[32];
 	const char *user = r->user;
 	struct part_agg *p;
+	struct host_agg *h;
 	int v = r->verdict >= 0 && r->verdict < 3 ? r->verdict : 0;
 	uint64_t w = r->repeat > 1 ? r->repeat : 1;
 
@@ -251,10 +273,11 @@ static void add_decision(const struct dlog_rec *r, void *ctx)
 		g->unenforced += w;
 		g->unenforced_users += (uint64_t)first_time(g, "x", "", "", user);
 	}
-	if (!(p = part_of(g, r->partition))) {
+	if (!(h = host_of(g, r->host)) || !(p = part_of(g, r->partition))) {
 		g->oom = true;
 		return;
 	}
+	h->decisions += w;
 	p->decisions += w;
 	p->verdict[v] += w;
 	p->users += (uint64_t)first_time(g, "p", r->partition, "", user);
@@ -277,6 +300,11 @@ static int by_decisions(const void *a, const void *b)
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(((const struct part_agg *)a)->name, ((const struct part_agg *)b)->name);
+}
+
+static int by_host(const void *a, const void *b)
+{
+	return strcmp(((const struct host_agg *)a)->name, ((const struct host_agg *)b)->name);
 }
 
 /* ---- the answer ------------------------------------------------------------------ */
@@ -371,8 +399,27 @@ static int parts_pb(const struct agg *g, struct arena *a, Advisor__ReportRespons
 	return 0;
 }
 
+static int hosts_pb(const struct agg *g, struct arena *a, Advisor__ReportResponse *r)
+{
+	r->hosts = ARENA_ARRAY(a, Advisor__LabelledCount *, g->n_hosts + 1);
+	if (!r->hosts)
+		return -1;
+	for (size_t i = 0; i < g->n_hosts; i++) {
+		Advisor__LabelledCount *c = count_pb(a, g->hosts[i].decisions);
+
+		if (!c)
+			return -1;
+		/* Rows from before hosts were recorded have none. */
+		if (g->hosts[i].name[0] && !(c->host = arena_strdup(a, g->hosts[i].name)))
+			return -1;
+		r->hosts[r->n_hosts++] = c;
+	}
+	return 0;
+}
+
 static void agg_free(struct agg *g)
 {
+	free(g->hosts);
 	free(g->codes);
 	free(g->parts);
 	strset_free(&g->seen);
@@ -402,6 +449,8 @@ int rollout_report(int64_t since, const char *user, struct arena *a,
 		qsort(g.codes, g.n_codes, sizeof(*g.codes), by_decisions);
 	if (g.n_parts)
 		qsort(g.parts, g.n_parts, sizeof(*g.parts), by_name);
+	if (g.n_hosts)
+		qsort(g.hosts, g.n_hosts, sizeof(*g.hosts), by_host);
 	SET(r, since, since);
 	SET(r, until, (int64_t)time(NULL));
 	SET(r, decisions, g.decisions);
@@ -409,7 +458,8 @@ int rollout_report(int64_t since, const char *user, struct arena *a,
 	SET(r, unenforced, g.unenforced);
 	SET(r, unenforced_users, g.unenforced_users);
 	SET(r, rejected, g.rejected);
-	if (totals_pb(&g, a, r) || codes_pb(&g, a, r) || parts_pb(&g, a, r)) {
+	if (totals_pb(&g, a, r) || codes_pb(&g, a, r) || parts_pb(&g, a, r) ||
+	    hosts_pb(&g, a, r)) {
 		adv_snprintf(err, errlen, "out of memory");
 		goto out;
 	}

@@ -62,3 +62,31 @@ stop_daemon TERM
 after=$(sqlite3 "$DB" "SELECT count(*) FROM decisions")
 [ "$after" -eq $((before + 10)) ] || fail "log has $after rows, want $before + 10"
 pass "restart after kill -9 replaces the stale socket and keeps the log"
+
+# --- every record names its host (issue 13); a log from before gains the column -------
+rm -f "$DB" "$DB-wal" "$DB-shm"
+sqlite3 "$DB" <<'EOT' || fail "cannot write an old-style log"
+CREATE TABLE decisions (id TEXT PRIMARY KEY, time INTEGER NOT NULL, uid INTEGER NOT NULL, user TEXT,
+ job_id INTEGER, context TEXT, parent TEXT, gpu TEXT, gpus INTEGER, nodes INTEGER, partition TEXT,
+ model TEXT, layout TEXT, workload TEXT, verdict INTEGER NOT NULL, verdict_name TEXT, codes TEXT,
+ mem_gib REAL, ckpt_interval_s REAL, mode INTEGER, severities TEXT, unenforced TEXT, repeat INTEGER);
+CREATE TABLE queries (id TEXT PRIMARY KEY, time INTEGER NOT NULL, uid INTEGER NOT NULL, user TEXT,
+ job_id INTEGER, context TEXT, parent TEXT, gpu TEXT, gpus INTEGER, nodes INTEGER, partition TEXT,
+ model TEXT, layout TEXT, workload TEXT, verdict INTEGER NOT NULL, verdict_name TEXT, codes TEXT,
+ mem_gib REAL, ckpt_interval_s REAL, mode INTEGER, severities TEXT, unenforced TEXT, repeat INTEGER);
+INSERT INTO decisions (id, time, uid, user, verdict, context) VALUES ('d-old', strftime('%s','now'), 0, 'root', 0, 'sbatch');
+EOT
+ADVISOR_HOSTNAME=node-a
+export ADVISOR_HOSTNAME
+start_daemon
+unset ADVISOR_HOSTNAME
+"$WIRECLIENT" "$SOCK" check 3 > /dev/null || fail "checks on the migrated log"
+ctl check --gpu h100 --gpus 8 --model llama3-8b > /dev/null
+ctl --json history --include-queries > "$SCRATCH/h" || fail "history"
+stop_daemon TERM
+[ "$(sqlite3 "$DB" "SELECT COUNT(*) FROM decisions WHERE host = 'node-a'")" = 3 ] || fail "decisions without their host: $(sqlite3 "$DB" 'SELECT id, host FROM decisions')"
+[ "$(sqlite3 "$DB" "SELECT COUNT(*) FROM queries WHERE host = 'node-a'")" = 1 ] || fail "the query without its host"
+[ "$(sqlite3 "$DB" "SELECT host IS NULL FROM decisions WHERE id = 'd-old'")" = 1 ] || fail "the old row"
+command -v jq > /dev/null && { jq -e '[.decisions[] | .host] | sort == [null, "node-a", "node-a", "node-a", "node-a"]' "$SCRATCH/h" > /dev/null ||
+	fail "history --json hosts: $(cat "$SCRATCH/h")"; }
+pass "records carry their host (ADVISOR_HOSTNAME): a log without the column gains it, older rows show none"

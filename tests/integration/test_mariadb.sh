@@ -1,0 +1,227 @@
+#!/bin/sh
+# The cluster's decision log in MariaDB (issue 13), against a private
+# mariadbd started here (scratch datadir, unix socket and a loopback port):
+#  - daemon/dlog_mariadb.c on its own (mariadbtest): refusals told apart,
+#    schema versioned, bulk writes round-trip, replays add nothing, repeat
+#    counts apply once, history filters, scan, prune, size;
+#  - two advisord ("two login nodes", ADVISOR_HOSTNAME login1 and login2,
+#    one over TCP, one over the unix socket) on one database: checks sent to
+#    each appear in `advisorctl history` and `report` on both, with their
+#    hosts;
+#  - mariadbd killed under a 64-client load and started again: every
+#    acknowledged decision arrives exactly once and in each client's order,
+#    the spool is empty afterwards, and the outage is reported once a
+#    minute, not per request;
+#  - retention_days prunes the central tables, at start and on a reload that
+#    changes it.
+# Needs root (mariadbd runs as root in the scratch directory) and the
+# mariadb-server package; skips otherwise.  MARIADB_VALGRIND=1 runs
+# mariadbtest under valgrind.
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || skip_all "needs root to run a private mariadbd"
+for b in mariadbd mariadb-install-db mariadb mariadb-admin jq sqlite3; do
+	command -v "$b" > /dev/null 2>&1 || skip_all "$b not found (Debian packages mariadb-server, mariadb-client, jq, sqlite3)"
+done
+
+scratch_dir
+write_policy 2048
+NODE_PIDS=
+node_cleanup() {
+	for p in $NODE_PIDS; do kill -KILL "$p" 2> /dev/null; done
+	mariadb_cleanup
+	cleanup
+}
+trap node_cleanup EXIT
+mariadb_start "$SCRATCH/mariadb"
+msql() { mariadb_sql advisor "$@"; }
+
+# --- dlog_mariadb.c on its own ----------------------------------------------------------
+mariadb_sql <<EOT || fail "cannot create advisor_unit"
+CREATE DATABASE advisor_unit;
+GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, INDEX ON advisor_unit.* TO 'advisor'@'%';
+EOT
+DEAD=$((MARIADB_PORT + 1))
+while ss -ltnH 2> /dev/null | awk '{print $4}' | grep -q ":$DEAD\$"; do DEAD=$((DEAD + 1)); done
+wrap=
+[ -n "${MARIADB_VALGRIND:-}" ] && wrap="valgrind --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite"
+$wrap "$top_builddir/tests/integration/mariadbtest" "$MARIADB_SOCK" advisor "$MARIADB_PW" \
+	advisor_unit "$DEAD" > "$SCRATCH/unit" 2>&1 || { cat "$SCRATCH/unit" >&2; fail "mariadbtest"; }
+sed 's/^/# /' "$SCRATCH/unit"
+pass "dlog_mariadb.c against a real server ($(grep -c '^ok' "$SCRATCH/unit") checks)"
+
+# --- two login nodes on one database ----------------------------------------------------
+printf '%s\n' "$MARIADB_PW" > "$SCRATCH/db.pw"
+chmod 600 "$SCRATCH/db.pw"
+# login1 over TCP with a password file, login2 over the socket with the password inline.
+cat > "$SCRATCH/login1.conf" <<EOT
+storage:
+  type: mariadb
+  host: 127.0.0.1
+  port: $MARIADB_PORT
+  user: advisor
+  password_file: $SCRATCH/db.pw
+  database: advisor
+EOT
+cat > "$SCRATCH/login2.conf" <<EOT
+storage:
+  type: mariadb
+  socket: $MARIADB_SOCK
+  user: advisor
+  password: $MARIADB_PW
+  database: advisor
+  spool: $SCRATCH/login2-spool.db
+EOT
+chmod 600 "$SCRATCH/login1.conf" "$SCRATCH/login2.conf"
+
+# start_node NAME: advisord as host NAME with NAME.conf, socket NAME.sock, db NAME.db.
+start_node() {
+	ADVISOR_HOSTNAME=$1 "$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" \
+		--socket "$SCRATCH/$1.sock" --db "$SCRATCH/$1.db" --config "$SCRATCH/$1.conf" \
+		>> "$SCRATCH/$1.log" 2>&1 &
+	eval "PID_$1=\$!"
+	NODE_PIDS="$NODE_PIDS $!"
+	i=0
+	until "$ADVISORCTL" --socket "$SCRATCH/$1.sock" status > /dev/null 2>&1; do
+		kill -0 "$(eval echo "\$PID_$1")" 2> /dev/null || fail "$1 exited at start: $(tail -n 5 "$SCRATCH/$1.log")"
+		i=$((i + 1)); [ $i -lt 200 ] || fail "$1 did not answer within 10 s"
+		sleep 0.05
+	done
+}
+stop_node() {
+	kill -TERM "$(eval echo "\$PID_$1")"
+	wait "$(eval echo "\$PID_$1")" 2> /dev/null
+	st=$?
+	[ "$st" -eq 0 ] || fail "$1 exited $st: $(tail -n 5 "$SCRATCH/$1.log")"
+}
+nctl() { n=$1; shift; "$ADVISORCTL" --socket "$SCRATCH/$n.sock" "$@"; }
+# decide NODE JOB: a rejected sbatch-context check on NODE; prints its decision id.
+decide() {
+	"$WIRECLIENT" "$SCRATCH/$1.sock" decide sbatch gpu=h100 gpus=8 model=llama3-70b layout=tp8 \
+		job="$2" > "$SCRATCH/decide" 2>&1
+	[ $? -eq 2 ] || fail "check $2 on $1: $(cat "$SCRATCH/decide")"
+	value id "$SCRATCH/decide"
+}
+
+start_node login1
+start_node login2
+grep -q "schema version 1" "$SCRATCH/login1.log" || fail "login1 does not say it uses the database: $(tail -n 3 "$SCRATCH/login1.log")"
+[ "$(msql -e 'SELECT MAX(version) FROM schema_version')" = 1 ] || fail "schema_version is not 1"
+ids=
+for j in 101 102 103; do ids="$ids $(decide login1 $j)"; done
+for j in 201 202; do ids="$ids $(decide login2 $j)"; done
+expect_status 2 "what-if query on login2" nctl login2 check --gpu h100 --gpus 8 --model llama3-70b --layout tp8
+# A node's reader waits for its own writer only: another node's records are
+# there once that node's batch committed (10-20 ms).  Each node's history
+# once first, so both writers have committed.
+for n in login1 login2; do nctl $n history --limit 1 > /dev/null || fail "history on $n"; done
+for n in login1 login2; do
+	expect_status 0 "history on $n" nctl $n --json history --include-queries
+	cp "$SCRATCH/out" "$SCRATCH/h.$n"
+	for id in $ids; do
+		jq -e --arg id "$id" '[.decisions[] | select(.id == $id)] | length == 1' "$SCRATCH/h.$n" > /dev/null ||
+			fail "$n: history lacks $id: $(cat "$SCRATCH/h.$n")"
+	done
+	jq -e '[.decisions[] | select(.query | not) | select(.job_id >= 100 and .job_id < 200) | .host] | unique == ["login1"]' "$SCRATCH/h.$n" > /dev/null ||
+		fail "$n: jobs 10x not from login1: $(cat "$SCRATCH/h.$n")"
+	jq -e '[.decisions[] | select(.query | not) | select(.job_id >= 200) | .host] | unique == ["login2"]' "$SCRATCH/h.$n" > /dev/null ||
+		fail "$n: jobs 20x not from login2"
+	jq -e '[.decisions[] | select(.query)] | length == 1 and .[0].host == "login2"' "$SCRATCH/h.$n" > /dev/null ||
+		fail "$n: the what-if query on login2 is not in history --include-queries"
+	expect_status 0 "plain history on $n" nctl $n history --job 201
+	grep -q "HOST" "$SCRATCH/out" && grep -q " login2 " "$SCRATCH/out" || fail "$n: history does not show the host: $(cat "$SCRATCH/out")"
+	expect_status 0 "report on $n" nctl $n --json report
+	jq -e '.decisions == 5 and .hosts == [{"host": "login1", "count": 3}, {"host": "login2", "count": 2}]' "$SCRATCH/out" > /dev/null ||
+		fail "$n: report: $(cat "$SCRATCH/out")"
+	expect_status 0 "plain report on $n" nctl $n report
+	grep -q "decided on 2 hosts: login1 3, login2 2" "$SCRATCH/out" || fail "$n: report text: $(cat "$SCRATCH/out")"
+done
+[ "$(msql -e "SELECT host, COUNT(*) FROM decisions GROUP BY host ORDER BY host" | tr '\t\n' ' ')" = "login1 3 login2 2 " ] ||
+	fail "decisions table: $(msql -e 'SELECT id, host FROM decisions')"
+[ "$(msql -e "SELECT COUNT(*) FROM queries WHERE host = 'login2'")" = 1 ] || fail "queries table"
+nctl login1 stats --prometheus > "$SCRATCH/prom" || fail "stats --prometheus"
+awk '$1 == "advisor_decision_log_bytes" { exit !($2 > 0) }' "$SCRATCH/prom" || fail "advisor_decision_log_bytes: $(grep log_bytes "$SCRATCH/prom")"
+pass "two login nodes on one MariaDB: each one's checks in history and report on both, with their hosts"
+
+# --- MariaDB killed under 64-client load ----------------------------------------------------
+LOAD_MS=${ADVISOR_MARIADB_LOAD_MS:-9000}
+before=$(msql -e "SELECT COUNT(*) FROM decisions")
+c=0
+while [ $c -lt 64 ]; do
+	"$WIRECLIENT" "$SCRATCH/login1.sock" stream "$LOAD_MS" > "$SCRATCH/acks.$c" 2>&1 &
+	eval "spid_$c=\$!"
+	c=$((c + 1))
+done
+sleep 2
+mariadb_stop KILL
+sleep 1
+spooled=$(sqlite3 "$SCRATCH/login1.db.spool" "SELECT COUNT(*) FROM spool" 2> /dev/null || echo 0)
+sleep 2
+mariadb_start "$SCRATCH/mariadb"
+c=0
+while [ $c -lt 64 ]; do wait "$(eval echo "\$spid_$c")"; c=$((c + 1)); done
+cat "$SCRATCH"/acks.* > "$SCRATCH/acks"
+acked=$(grep -c '^ack ' "$SCRATCH/acks")
+[ "$acked" -gt 1000 ] || fail "only $acked decisions acknowledged under load: $(grep -v '^ack' "$SCRATCH/acks" | head -n 3)"
+[ "$spooled" -gt 0 ] || fail "nothing was spooled while mariadbd was down"
+i=0
+until [ "$(sqlite3 "$SCRATCH/login1.db.spool" "SELECT COUNT(*) FROM spool")" = 0 ]; do
+	i=$((i + 1)); [ $i -lt 600 ] || fail "the spool still holds $(sqlite3 "$SCRATCH/login1.db.spool" "SELECT COUNT(*) FROM spool") rows 60 s after the load"
+	sleep 0.1
+done
+msql -e "SELECT id, seq FROM decisions WHERE host = 'login1'" > "$SCRATCH/central"
+total=$(msql -e "SELECT COUNT(*) FROM decisions")
+[ "$total" -eq $((before + acked)) ] || fail "$total decisions in MariaDB, want $before + $acked acknowledged"
+awk '{print $3}' "$SCRATCH/acks" | sort | uniq -d > "$SCRATCH/dup"
+[ ! -s "$SCRATCH/dup" ] || fail "a decision id was acknowledged twice"
+awk '{print $1}' "$SCRATCH/central" | sort | uniq -d > "$SCRATCH/dup"
+[ ! -s "$SCRATCH/dup" ] || fail "decisions stored twice: $(head -n 3 "$SCRATCH/dup")"
+# Each client's decisions in the order it got them: seq grows along its acks.
+c=0
+while [ $c -lt 64 ]; do
+	awk 'NR == FNR { seq[$1] = $2; next }
+	     $1 == "ack" { if (!($3 in seq)) { print "missing " $3; exit 1 }
+	                   if (seq[$3] <= last) { print "out of order " $3; exit 1 } last = seq[$3] }' \
+		"$SCRATCH/central" "$SCRATCH/acks.$c" > "$SCRATCH/order" || fail "client $c: $(cat "$SCRATCH/order")"
+	c=$((c + 1))
+done
+outage_msgs=$(grep -c "kept in the spool" "$SCRATCH/login1.log")
+[ "$outage_msgs" -ge 1 ] && [ "$outage_msgs" -le 2 ] || fail "the outage was reported $outage_msgs times, want once a minute"
+grep -q "reachable again" "$SCRATCH/login1.log" || fail "no word that the database is back"
+grep -q "the spool is replayed" "$SCRATCH/login1.log" || fail "no word that the spool is replayed"
+pass "mariadbd killed under 64 clients and restarted: $acked decisions acknowledged ($spooled spooled 1 s into the outage), each in MariaDB once, in every client's order; spool empty; outage reported $outage_msgs time(s)"
+# The other node reconnects for reading by itself.
+expect_status 0 "history on login2 after the restart" nctl login2 history --limit 3
+
+# --- retention on MariaDB ------------------------------------------------------------------
+stop_node login2
+now=$(date +%s)
+old=$((now - 100 * 86400)); mid=$((now - 40 * 86400)); new=$((now - 10 * 86400))
+msql <<EOT || fail "cannot insert old rows"
+INSERT INTO decisions (id, host, time, uid, verdict) VALUES
+  ('d-old-1', 'login3', $old, 0, 0), ('d-old-2', 'login3', $old, 0, 2),
+  ('d-mid-1', 'login3', $mid, 0, 0), ('d-new-1', 'login3', $new, 0, 1);
+INSERT INTO queries (id, host, time, uid, verdict) VALUES
+  ('q-old-1', 'login3', $((now - 8 * 86400)), 0, 0), ('q-new-1', 'login3', $((now - 86400)), 0, 0);
+EOT
+# rows: the test rows of login3 still there.
+rows() { msql -e "SELECT GROUP_CONCAT(id ORDER BY id) FROM (SELECT id FROM decisions WHERE host = 'login3' UNION ALL SELECT id FROM queries WHERE host = 'login3') AS t"; }
+start_node login2
+i=0
+until [ "$(rows)" = "d-mid-1,d-new-1,q-new-1" ]; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "retention_days 90 at start: left $(rows)"
+	sleep 0.1
+done
+grep -q "pruned 2 decisions older than 90 days" "$SCRATCH/login2.log" || fail "no word of the pruning"
+sed -i 's/retention_days: 90/retention_days: 30/' "$POLICY"
+expect_status 0 "reload with retention_days 30" nctl login2 reload
+i=0
+until [ "$(rows)" = "d-new-1,q-new-1" ]; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "retention_days 30 after a reload: left $(rows)"
+	sleep 0.1
+done
+pass "retention on MariaDB: 100-day-old decisions pruned at start (90 days), 40-day-old ones on a reload to 30 days, queries after 7 days; newer rows kept"
+
+stop_node login1
+stop_node login2
+[ "$(sqlite3 "$SCRATCH/login1.db.spool" "SELECT COUNT(*) FROM spool")" = 0 ] || fail "login1's spool is not empty after SIGTERM"
