@@ -912,8 +912,9 @@ static void start_drain(struct worker *w)
 		return;
 	w->draining = true;
 	w->drain_deadline = now_ms() + S.o.drain_ms;
-	/* Paused, it is not watched already. */
-	if (!w->accept_resume && epoll_ctl(w->epfd, EPOLL_CTL_DEL, S.lfd, NULL) != 0)
+	/* Paused, they are not watched already. */
+	if (!w->accept_resume && (epoll_ctl(w->epfd, EPOLL_CTL_DEL, S.lfd, NULL) != 0 ||
+				  (S.tfd >= 0 && epoll_ctl(w->epfd, EPOLL_CTL_DEL, S.tfd, NULL) != 0)))
 		msg_log(LOG_ERR, "epoll_ctl: cannot stop accepting: %s", strerror(errno));
 }
 
