@@ -776,18 +776,46 @@ static void peer_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
 }
 
 /*
- * A TCP client: nobody until its first request's credential says who it is
- * (handler.c); no budget is looked at before then.
+ * Who the new connection's caller is.  Unix socket: SO_PEERCRED, and a
+ * flooder opening a connection per request is low from its first frame.
+ * TCP: nobody until its first request's credential says who it is
+ * (handler.c); no budget is looked at before then.  false: refuse it.
  */
-static void accept_tcp(struct worker *w)
+static bool peer_of(int fd, bool tcp, const struct sockaddr_storage *ss, struct conn *c)
+{
+	struct ucred cr;
+	socklen_t sl = sizeof(cr);
+	int one = 1;
+
+	memset(&c->peer, 0, sizeof(c->peer));
+	if (tcp) {
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		c->peer.uid = (uid_t)-1;
+		c->peer.gid = (gid_t)-1;
+		c->peer.tcp = true;
+		peer_addr(ss, c->peer.addr, sizeof(c->peer.addr));
+		c->low = false;
+		return true;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl) != 0)
+		return false;
+	c->peer.uid = cr.uid;
+	c->peer.gid = cr.gid;
+	c->peer.pid = cr.pid;
+	c->low = handler_over_budget(cr.uid);
+	return true;
+}
+
+/* Accepts up to ACCEPT_BATCH connections on the unix (tcp false) or TCP listener. */
+static void accept_some(struct worker *w, bool tcp)
 {
 	for (int i = 0; i < ACCEPT_BATCH; i++) {
 		struct epoll_event ev = { .events = EPOLLIN };
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		struct conn *c;
-		int one = 1;
-		int fd = accept4(S.tfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(tcp ? S.tfd : S.lfd, (struct sockaddr *)&ss, &sl,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
@@ -799,58 +827,9 @@ static void accept_tcp(struct worker *w)
 			close(fd);
 			continue;
 		}
-		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		c->fd = fd;
-		c->peer.uid = (uid_t)-1;
-		c->peer.gid = (gid_t)-1;
-		c->peer.pid = 0;
-		c->peer.tcp = true;
-		c->peer.authed = false;
-		peer_addr(&ss, c->peer.addr, sizeof(c->peer.addr));
-		c->low = false;
 		ev.data.ptr = c;
-		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
-			close(fd);
-			c->next = w->free_list;
-			w->free_list = c;
-			w->n_free++;
-			continue;
-		}
-		w->nconns++;
-		set_timer(w, c);
-		on_readable(w, c);
-	}
-}
-
-static void accept_some(struct worker *w)
-{
-	for (int i = 0; i < ACCEPT_BATCH; i++) {
-		struct epoll_event ev = { .events = EPOLLIN };
-		struct ucred cr;
-		socklen_t sl = sizeof(cr);
-		struct conn *c;
-		int fd = accept4(S.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-				accept_pause(w, errno);
-			return;
-		}
-		stats_connection();
-		if (w->nconns >= S.o.max_conns ||
-		    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl) != 0 || !(c = conn_new(w))) {
-			close(fd);
-			continue;
-		}
-		c->fd = fd;
-		memset(&c->peer, 0, sizeof(c->peer));
-		c->peer.uid = cr.uid;
-		c->peer.gid = cr.gid;
-		c->peer.pid = cr.pid;
-		/* A flooder opening a connection per request is low from its first frame. */
-		c->low = handler_over_budget(cr.uid);
-		ev.data.ptr = c;
-		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+		if (!peer_of(fd, tcp, &ss, c) || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
 			close(fd);
 			c->next = w->free_list;
 			w->free_list = c;
@@ -933,10 +912,8 @@ static void *worker_main(void *arg)
 		for (int i = 0; i < n; i++) {
 			void *p = ev[i].data.ptr;
 
-			if (p == &tag_listen)
-				accept_some(w);
-			else if (p == &tag_listen_tcp)
-				accept_tcp(w);
+			if (p == &tag_listen || p == &tag_listen_tcp)
+				accept_some(w, p == &tag_listen_tcp);
 			else if (p == &tag_wake)
 				start_drain(w);
 			else if (ev[i].events & EPOLLOUT)
