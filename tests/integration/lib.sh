@@ -163,7 +163,8 @@ mariadb_start() {
 	MARIADB_DIR=$1
 	MARIADB_SOCK=$MARIADB_DIR/mysqld.sock
 	if [ -z "${MARIADB_PORT:-}" ]; then
-		MARIADB_PORT=$((33000 + ($$ % 2000) * 3))
+		# Below the ephemeral range, apart from test_tcp.sh's ports.
+		MARIADB_PORT=$((14000 + ($$ % 2000) * 3))
 		while ss -ltnH 2> /dev/null | awk '{print $4}' | grep -q ":$MARIADB_PORT\$"; do
 			MARIADB_PORT=$((MARIADB_PORT + 1))
 		done

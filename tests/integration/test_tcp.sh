@@ -38,7 +38,9 @@ as_t() { setpriv --reuid="$USER_T" --regid="$USER_T" --init-groups -- "$@"; }
 
 # A free loopback port, and one nobody listens on.
 port_free() { ! ss -ltnH 2> /dev/null | awk '{print $4}' | grep -q ":$1\$"; }
-PORT=$((30000 + ($$ % 5000) * 2))
+# Below Linux's ephemeral range (32768-60999): a client connection there
+# would hold the port and make the daemon's bind fail.
+PORT=$((10000 + ($$ % 2000) * 2))
 while ! port_free "$PORT" || ! port_free $((PORT + 1)); do PORT=$((PORT + 2)); done
 ADDR=127.0.0.1:$PORT
 DEAD=127.0.0.1:$((PORT + 1))
