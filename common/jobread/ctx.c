@@ -10,6 +10,13 @@
  * an include circle.  The daemon never opens a user's file: every file
  * comes through the jobread_files provider, and one the provider does not
  * have yet is listed in out->need so that the client can ship it.
+ *
+ * Container mounts (jr_mount): a trainer started in a container names its
+ * files by their path inside it ("--config_file /grpo/ds.yaml" under
+ * pyxis' --container-mounts=.:/grpo).  The launcher reader records each
+ * bind mount the job states, and a path under a mount's target is read
+ * from its source on the host, the longest target first, as the kernel's
+ * mount table resolves nested mounts.
  */
 #include "config.h"
 
@@ -26,6 +33,13 @@
 
 /* Files the readers of one job may load (each once: cached). */
 #define JR_MAX_LOADED 24
+/* Container bind mounts of one job kept; more are not mapped. */
+#define JR_MAX_MOUNTS 16
+
+struct jr_mount {
+	char src[JOBREAD_PATH_MAX];      /* on the host, absolute */
+	char dst[JOBREAD_PATH_MAX];      /* in the container, absolute, no trailing '/' */
+};
 
 struct jr_loaded {
 	char path[JOBREAD_PATH_MAX];     /* resolved */
@@ -44,6 +58,8 @@ struct jr_ctx {
 	const sh_t *sh;
 	int n_loaded;
 	struct jr_loaded loaded[JR_MAX_LOADED];
+	int n_mounts;
+	struct jr_mount mounts[JR_MAX_MOUNTS];
 };
 
 /* ---- the context's life ----------------------------------------------------- */
@@ -247,16 +263,85 @@ bool jr_set_node_int(struct jr_ctx *cx, enum jobread_field f, const char *file,
 /* ---- files ------------------------------------------------------------------- */
 
 /* path relative to the submit directory, or absolute. */
-static void resolve_path(const struct jr_ctx *cx, const char *path, char *buf, size_t len)
+/* path against the submit directory, without mounts. */
+static void resolve_cwd(const struct jr_ctx *cx, const char *path, char *buf, size_t len)
 {
 	const char *cwd = cx->in->cwd && cx->in->cwd[0] ? cx->in->cwd : "/";
 
 	if (path[0] == '/')
 		adv_strlcpy(buf, path, len);
+	else if (!strcmp(path, "."))
+		adv_strlcpy(buf, cwd, len);
 	else if (path[0] == '.' && path[1] == '/')
 		adv_snprintf(buf, len, "%s%s%s", cwd, cwd[strlen(cwd) - 1] == '/' ? "" : "/", path + 2);
 	else
 		adv_snprintf(buf, len, "%s%s%s", cwd, cwd[strlen(cwd) - 1] == '/' ? "" : "/", path);
+}
+
+/* The mount whose target holds abs (the longest), or NULL. */
+static const struct jr_mount *mount_of(const struct jr_ctx *cx, const char *abs)
+{
+	const struct jr_mount *best = NULL;
+	size_t best_n = 0;
+
+	for (int i = 0; i < cx->n_mounts; i++) {
+		const struct jr_mount *m = &cx->mounts[i];
+		size_t n = strlen(m->dst);
+
+		if (strncmp(abs, m->dst, n) != 0 || (abs[n] != '/' && abs[n] != '\0'))
+			continue;
+		if (!best || n > best_n) {
+			best = m;
+			best_n = n;
+		}
+	}
+	return best;
+}
+
+static void resolve_path(const struct jr_ctx *cx, const char *path, char *buf, size_t len)
+{
+	char abs[JOBREAD_PATH_MAX];
+	const struct jr_mount *m;
+
+	resolve_cwd(cx, path, abs, sizeof(abs));
+	m = mount_of(cx, abs);
+	if (!m) {
+		adv_strlcpy(buf, abs, len);
+		return;
+	}
+	adv_snprintf(buf, len, "%s%s", m->src, abs + strlen(m->dst));
+}
+
+void jr_mount(struct jr_ctx *cx, const char *src, size_t src_len, const char *dst, size_t dst_len)
+{
+	char s[JOBREAD_PATH_MAX], d[JOBREAD_PATH_MAX], abs[JOBREAD_PATH_MAX];
+	struct jr_mount *m;
+
+	if (!src_len || !dst_len || src_len >= sizeof(s) || dst_len >= sizeof(d))
+		return;
+	memcpy(s, src, src_len);
+	s[src_len] = '\0';
+	memcpy(d, dst, dst_len);
+	d[dst_len] = '\0';
+	/* A target is absolute; a source is a host path (absolute, or "."
+	 * and "./x" from the step's directory), not a named volume. */
+	if (d[0] != '/' || (s[0] != '/' && s[0] != '.'))
+		return;
+	while (dst_len > 1 && d[dst_len - 1] == '/')
+		d[--dst_len] = '\0';
+	resolve_cwd(cx, s, abs, sizeof(abs));
+	for (int i = 0; i < cx->n_mounts; i++)
+		if (!strcmp(cx->mounts[i].dst, d)) {
+			adv_strlcpy(cx->mounts[i].src, abs, sizeof(cx->mounts[i].src));
+			return;
+		}
+	if (cx->n_mounts >= JR_MAX_MOUNTS || !strcmp(d, "/"))
+		return;
+	m = &cx->mounts[cx->n_mounts++];
+	adv_strlcpy(m->src, abs, sizeof(m->src));
+	adv_strlcpy(m->dst, d, sizeof(m->dst));
+	while (strlen(m->src) > 1 && m->src[strlen(m->src) - 1] == '/')
+		m->src[strlen(m->src) - 1] = '\0';
 }
 
 static void need(struct jr_ctx *cx, const char *abs)

@@ -61,6 +61,13 @@ const struct jobread_input *jr_input(const struct jr_ctx *cx);
 /* What the reader found so far (the launch's Slurm step, launch.c). */
 struct jobread_out *jr_out(struct jr_ctx *cx);
 
+/* A bind mount the job states for the container its trainer runs in
+ * (pyxis --container-mounts, apptainer --bind, docker --volume): a file
+ * the job names under dst is loaded from src on the host (relative to the
+ * submit directory).  Named volumes and a target of "/" are not mapped;
+ * the same target again replaces the source.  Bounded (16). */
+void jr_mount(struct jr_ctx *cx, const char *src, size_t src_len, const char *dst, size_t dst_len);
+
 /* Sets a field; the last call wins.  src may be NULL. */
 void jr_set_int(struct jr_ctx *cx, enum jobread_field f, long long v, const struct jobread_src *src);
 void jr_set_num(struct jr_ctx *cx, enum jobread_field f, double v, const struct jobread_src *src);

@@ -606,6 +606,110 @@ static int wrap_skip(struct jr_ctx *cx, const struct jr_cmd *c, int from, const 
 	return c->argc;
 }
 
+/*
+ * Bind mounts a container starter states, for jr_mount (ctx.h):
+ * - pyxis --container-mounts=SRC[:DST[:FLAGS]][,...] (pyxis README; DST
+ *   defaults to SRC), apptainer/singularity -B/--bind with the same form,
+ *   docker/podman -v/--volume SRC:DST[:OPTS] and enroot start -m/--mount
+ *   SRC:DST (entries split at commas; docker's comma-separated OPTS are
+ *   no paths and are dropped);
+ * - docker/podman/apptainer --mount type=bind,source=S,target=T (also
+ *   src=, dst=, destination=).
+ * A value not known statically is still split: an entry that did not come
+ * out as two absolute (or "."-relative) paths is not mapped.
+ */
+static void mount_pair(struct jr_ctx *cx, const char *e, size_t n)
+{
+	const char *c1 = memchr(e, ':', n);
+	const char *c2;
+
+	if (!c1) {
+		jr_mount(cx, e, n, e, n);
+		return;
+	}
+	c2 = memchr(c1 + 1, ':', n - (size_t)(c1 + 1 - e));
+	jr_mount(cx, e, (size_t)(c1 - e), c1 + 1, (size_t)((c2 ? c2 : e + n) - (c1 + 1)));
+}
+
+static void mount_spec(struct jr_ctx *cx, const char *v)
+{
+	while (v && *v) {
+		const char *end = strchr(v, ',');
+		size_t n = end ? (size_t)(end - v) : strlen(v);
+
+		if (n)
+			mount_pair(cx, v, n);
+		v = end ? end + 1 : NULL;
+	}
+}
+
+static void mount_keyed(struct jr_ctx *cx, const char *v)
+{
+	static const char *const srck[] = { "source=", "src=", NULL };
+	static const char *const dstk[] = { "target=", "destination=", "dst=", NULL };
+	const char *src = NULL, *dst = NULL;
+	size_t sn = 0, dn = 0;
+	bool bind = true;
+
+	while (v && *v) {
+		const char *end = strchr(v, ',');
+		size_t n = end ? (size_t)(end - v) : strlen(v);
+
+		for (int k = 0; srck[k]; k++)
+			if (!strncmp(v, srck[k], strlen(srck[k]))) {
+				src = v + strlen(srck[k]);
+				sn = n - strlen(srck[k]);
+			}
+		for (int k = 0; dstk[k]; k++)
+			if (!strncmp(v, dstk[k], strlen(dstk[k]))) {
+				dst = v + strlen(dstk[k]);
+				dn = n - strlen(dstk[k]);
+			}
+		if (!strncmp(v, "type=", 5) && strncmp(v, "type=bind", n > 9 ? n : 9) != 0)
+			bind = false;
+		v = end ? end + 1 : NULL;
+	}
+	if (bind && src && dst)
+		jr_mount(cx, src, sn, dst, dn);
+}
+
+/* The mounts among the options c->argv[from..to) of a container starter. */
+static void wrap_mounts(struct jr_ctx *cx, const struct jr_cmd *c, int from, int to, const char *name)
+{
+	bool docker = !strcmp(name, "docker") || !strcmp(name, "podman");
+	bool sing = !strcmp(name, "singularity") || !strcmp(name, "apptainer");
+	bool enroot = !strcmp(name, "enroot");
+	static const char *const spec_d[] = { "-v", "--volume", NULL };
+	static const char *const spec_s[] = { "-B", "--bind", NULL };
+	static const char *const spec_e[] = { "-m", "--mount", NULL };
+
+	if (!docker && !sing && !enroot)
+		return;
+	for (int i = from; i < to && i < c->argc; i++) {
+		const char *w = c->argv[i];
+		const char *const *spec = docker ? spec_d : sing ? spec_s : spec_e;
+		const char *v = NULL;
+		bool keyed = false;
+
+		if (!w || w[0] != '-')
+			continue;
+		for (int k = 0; spec[k]; k++) {
+			size_t n = strlen(spec[k]);
+
+			if (!strncmp(w, spec[k], n) && (w[n] == '=' || w[n] == '\0'))
+				v = w[n] ? w + n + 1 : (i + 1 < to ? c->argv[i + 1] : NULL);
+		}
+		if (!v && !enroot && !strncmp(w, "--mount", 7) && (w[7] == '=' || w[7] == '\0')) {
+			v = w[7] ? w + 8 : (i + 1 < to ? c->argv[i + 1] : NULL);
+			keyed = true;
+		}
+		if (v && keyed)
+			mount_keyed(cx, v);
+		else if (v)
+			mount_spec(cx, v);
+	}
+}
+
 /* Strips one wrapper at i.  Returns the index of the command it runs, i
  * itself when argv[i] is no wrapper, -1 when nothing is left or what is
  * left is not known (noted). */
@@ -639,9 +743,14 @@ static int strip_wrapper(struct jr_ctx *cx, const struct jr_cmd *c, int i)
 			if (!strcmp(c->argv[k], "--"))
 				return k + 1 < c->argc ? k + 1 : -1;
 	}
-	j = wrap_skip(cx, c, j, wr);
-	if (j < 0)
-		return -1;
+	{
+		int from = j;
+
+		j = wrap_skip(cx, c, j, wr);
+		if (j < 0)
+			return -1;
+		wrap_mounts(cx, c, from, j, wr->name);
+	}
 	if (wr->flags & W_ENV)
 		while (j < c->argc && c->argv[j] && strchr(c->argv[j], '=') && c->argv[j][0] != '=')
 			j++;
@@ -718,6 +827,16 @@ static void read_srun(struct jr_ctx *cx, const struct jr_cmd *opts, struct start
 	st->present = true;
 	st->name = "srun";
 	st->world = st->nodes = st->nproc = -1;
+	/* pyxis' mounts, every occurrence (each adds to the list). */
+	for (int i = 0; i < opts->argc; i++)
+		if (opts->argv[i] && !strncmp(opts->argv[i], "--container-mounts", 18)) {
+			const char *w = opts->argv[i] + 18;
+
+			if (*w == '=')
+				mount_spec(cx, w + 1);
+			else if (!*w && i + 1 < opts->argc)
+				mount_spec(cx, opts->argv[i + 1]);
+		}
 	rn = opt_int(cx, opts, n_names, true, JR_WORLD, &fn, &n);
 	if (find(opts, nodes_names, true, &fN) && !fN.unknown && fN.value && strchr(fN.value, '-')) {
 		/* "-N 2-4": a range; only MIN == MAX says how many. */

@@ -1394,6 +1394,52 @@ static void test_hf_quantization_config(void **st)
 	assert_null(note(&o, "SCRIPT_ASSUMED", "quantization_config"));
 }
 
+/*
+ * Container bind mounts (ctx.c jr_mount, launch.c): a config named by its
+ * path in the container is read from the mount's source on the host.
+ * docker -v with a named volume and a path that only shares a prefix with
+ * a target are not mapped; the longest target wins; --mount type=bind is
+ * read by key, type=volume is not a host path.
+ */
+static void test_container_mounts(void **st)
+{
+	static const struct vfile files[] = {
+		{ CWD "/cfg/ds2.json", "{\"zero_optimization\": {\"stage\": 2}}" },
+		{ "/srv/shared/inner/ds3.json", "{\"zero_optimization\": {\"stage\": 3}}" },
+		{ "/srv/keyed/ds1.json", "{\"zero_optimization\": {\"stage\": 1}}" },
+		{ NULL, NULL },
+	};
+	struct job j = { NULL, files, 1, 8, 0, 0, NULL };
+	struct jobread_out o;
+
+	/* docker -v: "./cfg" on the host is /w in the container. */
+	j.script = "#!/bin/bash\n"
+		   "docker run --gpus all -v hf-cache:/root/.cache -v ./cfg:/w:ro img \\\n"
+		   "  torchrun --nproc_per_node 8 -m trl.scripts.sft --deepspeed /w/ds2.json\n";
+	read_job(st, &j, &o);
+	want(&o, JR_ZERO, 2, "/w/ds2.json", 1, NULL);
+
+	/* The longer target /data/inner wins over /data; "/datax" is not under /data. */
+	j.script = "#!/bin/bash\n"
+		   "apptainer exec --nv -B /srv:/data,/srv/shared/inner:/data/inner img.sif \\\n"
+		   "  torchrun --nproc_per_node 8 -m trl.scripts.sft --deepspeed /data/inner/ds3.json\n";
+	read_job(st, &j, &o);
+	want(&o, JR_ZERO, 3, "/data/inner/ds3.json", 1, NULL);
+	j.script = "#!/bin/bash\n"
+		   "apptainer exec --nv -B /srv/shared:/data img.sif \\\n"
+		   "  torchrun --nproc_per_node 8 -m trl.scripts.sft --deepspeed /datax/inner/ds3.json\n";
+	read_job(st, &j, &o);
+	assert_true(o.v[JR_ZERO].unknown);   /* "/datax/..." was looked for as is, and is not there */
+
+	/* --mount by key; a volume mount maps nothing. */
+	j.script = "#!/bin/bash\n"
+		   "docker run --mount type=volume,src=v,dst=/k "
+		   "--mount type=bind,source=/srv/keyed,target=/k2 img \\\n"
+		   "  torchrun --nproc_per_node 8 -m trl.scripts.sft --deepspeed /k2/ds1.json\n";
+	read_job(st, &j, &o);
+	want(&o, JR_ZERO, 1, "/k2/ds1.json", 1, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1422,6 +1468,7 @@ int main(void)
 		cmocka_unit_test(test_levanter),
 		cmocka_unit_test(test_levanter_include_loop),
 		cmocka_unit_test(test_hf_quantization_config),
+		cmocka_unit_test(test_container_mounts),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
