@@ -176,7 +176,7 @@ static bool request_of(json_object *r, enum group g, const catalog_t *cat,
 		       struct adv_request *req, bool *assumed, char *why, size_t whylen)
 {
 	const char *gpu = gpu_of(jstr(r, "gpu_key", assumed)), *cm = jstr(r, "catalog_model", NULL);
-	const char *z = jstr(r, "zero_fsdp", assumed), *fw = jstr(r, "framework", NULL);
+	const char *z = jstr(r, "zero_fsdp", assumed), *fw = jstr(r, "framework", NULL), *q;
 	int gpus;
 
 	engine_request_init(req);
@@ -228,6 +228,15 @@ static bool request_of(json_object *r, enum group g, const catalog_t *cat,
 		}
 		if (has(jstr(r, "kv_cache_dtype", assumed), "fp8"))
 			req->wl.kv_dtype = ADV_PREC_FP8;
+		/* The stored weight format, as the reader takes it from
+		 * --quantization or the checkpoint's quantization_config. */
+		q = jstr(r, "quantization", assumed);
+		if (has(q, "mxfp4"))
+			req->wl.weights = ADV_WEIGHTS_MXFP4;
+		else if (has(q, "awq") || has(q, "gptq") || has(q, "int4"))
+			req->wl.weights = ADV_WEIGHTS_INT4;
+		else if (has(q, "int8") || has(q, "w8a8"))
+			req->wl.weights = ADV_WEIGHTS_INT8;
 		if (jnum(r, "max_num_batched_tokens", 0, assumed) > 0)
 			req->wl.prefill_chunk = (int)jnum(r, "max_num_batched_tokens", 0, assumed);
 		return true;

@@ -56,8 +56,9 @@ static bool has_code_prefix(const struct adv_result *res, const char *prefix)
 
 /*
  * Llama 3.1 8B serving 128 sequences of 8K on one H100 (issue 12): the
- * activations are one 8192-token chunk's, s b h k with k = 4 + 6 + 4 * 8/32
- * + 2 + 6 * 14336/4096 = 34 (no dropout, GQA, SwiGLU) = 1.0625 GiB, plus
+ * activations are one 8192-token chunk's at the MLP (issue 19: residual and
+ * hidden state 4h, gate_up output and SiluAndMul 6F bytes per token, the
+ * working set of vLLM's profile run) = 0.75 GiB, plus
  * vLLM's profile-run sampler (issue 19: 16 B x 128256 x max(256, 128)
  * rows = 501 MiB); before
  * this change they were 136 GiB (every sequence prefilled at once).  The
@@ -69,7 +70,7 @@ static void test_llama8b_128_seqs(void **st)
 	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result res;
-	double act = (8192.0 * 4096 * 34 + 16.0 * 128256 * 256) / GIB, room, seqs;
+	double act = (8192.0 * (4.0 * 4096 + 6.0 * 14336) + 16.0 * 128256 * 256) / GIB, room, seqs;
 
 	fixture_req(&r, "h100", 1, "llama3.1-8b", "task", "infer", "seq", "8192", "mbs", "128",
 		    NULL);
