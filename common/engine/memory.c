@@ -74,7 +74,8 @@
  * the sequences.
  *
  * KV cache: 2 L g d bytes per token, / t while g >= t (Pope et al. 2022,
- * "Efficiently Scaling Transformer Inference"); MLA caches
+ * "Efficiently Scaling Transformer Inference"; sliding-window layers keep
+ * their window only, roofline.c, issue 19 item 4); MLA caches
  * kv_lora_rank + rope dim per token per layer (DeepSeek-V2, section 2.1.2).
  * Serving engines fill the memory left after weights and activations with
  * KV cache blocks and queue or preempt what does not fit (vLLM's
@@ -721,8 +722,11 @@ double memory_kv_tokens(const struct adv_job *job, const struct adv_memory *mem)
 
 	if (!job->model)
 		return 0;
-	per_tok = roofline_kv_bytes_per_token(job->model, roofline_kv_precision(job), job->lay.tp,
-					      job->lay.pp);
+	/* Per token of a full request: with sliding-window layers, vLLM's
+	 * concurrency x max_model_len (roofline.c). */
+	per_tok = job->seq > 0 ? roofline_kv_seq_bytes(job) / job->seq
+			       : roofline_kv_bytes_per_token(job->model, roofline_kv_precision(job),
+							     job->lay.tp, job->lay.pp);
 	return per_tok > 0 ? floor(memory_kv_room_gib(job, mem) * GIB / per_tok) : 0;
 }
 

@@ -137,6 +137,8 @@ static void arch_of(json_object *a, const char *id, struct adv_model *m)
 	m->gated_mlp = has(mlp, "swiglu") || has(mlp, "geglu");
 	m->norm = m->gated_mlp ? ADV_NORM_RMSNORM : ADV_NORM_LAYERNORM;
 	m->tied_embeddings = jget(a, "tied") && json_object_get_boolean(jget(a, "tied"));
+	m->sliding_window = (int)jnum(a, "sliding_window", 0, NULL);
+	m->sliding_layers = m->sliding_window > 0 ? (int)jnum(a, "sliding_layers", m->layers, NULL) : 0;
 	if (jnum(a, "moe_experts", 0, NULL) > 0) {
 		m->has_moe = true;
 		m->moe.experts = (int)jnum(a, "moe_experts", 0, NULL);

@@ -50,3 +50,10 @@ data=${ACCURACY_DATA:-.}
 	--min-train "${MEM_MIN_TRAIN:-0.43}" "$data/memory-measured.json"
 "$acc" --min-weights "${MEM_MIN_HELDOUT_WEIGHTS:-1.0}" --min-kv "${MEM_MIN_HELDOUT_KV:-0.50}" \
 	--min-train "${MEM_MIN_HELDOUT_TRAIN:-0.80}" "$data/memory-heldout.json"
+# Rows measured on a GPU by gpu/measure.py (measured-<gpu>.json, committed
+# with the PyTorch version): compared with the engine and reported; their
+# floor (MEM_MIN_GPU_TRAIN, default 0) is raised once a set is committed.
+for f in "$data"/measured-*.json; do
+	[ -f "$f" ] || continue
+	"$acc" --min-train "${MEM_MIN_GPU_TRAIN:-0}" "$f"
+done

@@ -322,7 +322,7 @@ static void test_err_unknown_key(void **st)
 		     CATALOG_ERR_SCHEMA,
 		     "k.yaml:9:5: unknown key 'hiden' in model 'm1'; expected one of: name, "
 		     "aliases, params_b, layers, hidden, heads, kv_heads, head_dim, ffn_hidden, "
-		     "vocab, gated_mlp, norm, tied_embeddings, max_seq, moe, mla, weights_dtype");
+		     "vocab, gated_mlp, norm, tied_embeddings, max_seq, sliding_window, sliding_layers, moe, mla, weights_dtype");
 }
 
 static void test_err_unknown_top_key(void **st)

@@ -319,11 +319,42 @@ static void test_int4_70b(void **st)
 	assert_true(b.serving.kv_capacity_tokens > 2 * a.serving.kv_capacity_tokens);
 }
 
+/*
+ * Sliding-window attention (issue 19 item 4): Gemma 2 27B keeps 4096
+ * tokens on 23 of its 46 layers.  At a 32K context and the default 8K
+ * prefill budget vLLM's hybrid allocator holds min(4096 - 1 + 8192, 32768)
+ * = 12287 tokens on those layers, so a request costs (23 x 32768 + 23 x
+ * 12287) / (46 x 32768) of the full-attention bytes and the pool holds
+ * that much more; at a 4K context the window covers it all.  SGLang's SWA
+ * pool gives those layers 0.8 of the slots.
+ */
+static void test_sliding_window(void **st)
+{
+	struct fixture *s = *st;
+	struct adv_request r;
+	struct adv_result a, b;
+	double share = (23.0 * 32768 + 23.0 * 12287) / (46.0 * 32768), full;
+
+	fixture_req(&r, "h100", 1, "gemma2-27b", "task", "infer", "seq", "32768", NULL);
+	check(s, &r, &a);
+	full = a.serving.kv_bytes_per_token;
+	assert_true(fabs(a.memory.kv_cache_gib * GIB - full * 32768 * share) < 1e3);
+	r.wl.seq = 4096;
+	check(s, &r, &b);
+	assert_true(fabs(b.memory.kv_cache_gib * GIB - full * 4096) < 1e3);
+	r.wl.seq = 32768;
+	r.wl.share_static = true;
+	r.wl.mem_share = 880;
+	check(s, &r, &b);
+	assert_true(fabs(b.memory.kv_cache_gib * GIB - full * 32768 * 0.9) < 1e3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_quant_bytes),
 		cmocka_unit_test(test_int4_70b),
+		cmocka_unit_test(test_sliding_window),
 		cmocka_unit_test(test_llama8b_128_seqs),
 		cmocka_unit_test(test_prefill_chunk),
 		cmocka_unit_test(test_decode_roofline_8b),
