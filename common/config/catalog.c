@@ -97,7 +97,7 @@ static const char *const catalog_gpu_required[] = {
 static const char *const catalog_model_keys[] = {
 	"name", "aliases", "params_b", "layers", "hidden", "heads", "kv_heads",
 	"head_dim", "ffn_hidden", "vocab", "gated_mlp", "norm", "tied_embeddings",
-	"max_seq", "moe", "mla", "weights_dtype", NULL
+	"max_seq", "sliding_window", "sliding_layers", "moe", "mla", "weights_dtype", NULL
 };
 static const char *const catalog_model_required[] = {
 	"name", "layers", "hidden", "heads", "ffn_hidden", "vocab", "max_seq", NULL
@@ -445,6 +445,8 @@ static int catalog_model_numbers(struct yamlutil_doc *d, const yaml_node_t *map,
 	    (rc = yamlutil_int(d, map, "ffn_hidden", 1, INT_MAX, &m->ffn_hidden)) ||
 	    (rc = yamlutil_int(d, map, "vocab", 1, INT_MAX, &m->vocab)) ||
 	    (rc = yamlutil_int(d, map, "max_seq", 1, INT_MAX, &m->max_seq)) ||
+	    (rc = yamlutil_int(d, map, "sliding_window", 1, INT_MAX, &m->sliding_window)) ||
+	    (rc = yamlutil_int(d, map, "sliding_layers", 1, CATALOG_MAX_LAYERS, &m->sliding_layers)) ||
 	    (rc = yamlutil_bool(d, map, "gated_mlp", &m->gated_mlp)) ||
 	    (rc = yamlutil_bool(d, map, "tied_embeddings", &m->tied_embeddings)) ||
 	    (rc = catalog_norm_parse(d, map, &m->norm)) ||
@@ -466,6 +468,15 @@ static int catalog_model_shape(struct yamlutil_doc *d, const yaml_node_t *map,
 
 	if (!has_kv)
 		m->kv_heads = m->heads;
+	if (m->sliding_layers > m->layers)
+		return yamlutil_fail(d, yamlutil_get(d, map, "sliding_layers"), YAMLUTIL_ERR_VALUE,
+				     "'sliding_layers' (%d) must not exceed 'layers' (%d)",
+				     m->sliding_layers, m->layers);
+	if (m->sliding_layers > 0 && m->sliding_window <= 0)
+		return yamlutil_fail(d, yamlutil_get(d, map, "sliding_layers"), YAMLUTIL_ERR_VALUE,
+				     "'sliding_layers' needs 'sliding_window'");
+	if (m->sliding_window > 0 && m->sliding_layers == 0)
+		m->sliding_layers = m->layers;
 	if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
 		return yamlutil_fail(d, yamlutil_get(d, map, "kv_heads"), YAMLUTIL_ERR_VALUE,
 				     "'kv_heads' (%d) must divide 'heads' (%d)", m->kv_heads,

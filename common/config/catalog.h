@@ -77,6 +77,12 @@ struct adv_model {
 	enum adv_norm norm;
 	bool tied_embeddings;
 	int max_seq;
+	/* Sliding-window attention (Mistral 7B v0.1, Gemma 2/3, gpt-oss):
+	 * the window in tokens (0: none) and how many of the layers use it
+	 * (the rest attend to the whole context).  Catalog keys
+	 * sliding_window and sliding_layers (default: every layer). */
+	int sliding_window;
+	int sliding_layers;
 	bool has_moe;
 	struct adv_moe moe;
 	bool has_mla;

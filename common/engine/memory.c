@@ -55,13 +55,27 @@
  * attention drops the scores too (that is what it recomputes).
  *
  * Serving activations: vLLM and SGLang prefill in chunks of a token
- * budget (serving.c), so the activations live at one time are one layer's
- * working set for one chunk (the same per-token coefficient, no backward
- * pass keeps earlier layers) plus the last-token logits of each sequence;
- * only the KV cache grows with the sequences.
+ * budget (serving.c), so the activations live at one time are those of
+ * one chunk inside one layer: no backward pass keeps anything, and a
+ * layer's tensors are freed as the next op runs.  The peak of vLLM's
+ * profile run (gpu_model_runner.py profile_run, _dummy_run of
+ * max_num_batched_tokens tokens) is the MLP: the residual stream and the
+ * normed hidden state (2 x 2h bytes per token, vllm/model_executor/models/
+ * llama.py LlamaDecoderLayer keeps the residual beside the hidden state),
+ * the fused gate_up projection's output (2 x 2F / t,
+ * MergedColumnParallelLinear) and SiluAndMul's output (2F / t): 4h + 6F/t
+ * bytes per token for a gated MLP, 4h + 4F/t for GeLU (up projection and
+ * activation output); MoE layers take the routed width (fused_moe's
+ * intermediate caches are top_k x F_e wide).  Measured: the V0 profile line
+ * of vllm-project/vllm issue 10517 (Llama 3.1 8B, one GPU) grows
+ * peak_torch_memory by 0.92 GiB from a 20000- to a 29000-token profile
+ * run, 107 KiB per token, where 4h + 6F gives 100 KiB.  Plus the
+ * profile run's sampler (sampler_profile); only the KV cache grows with
+ * the sequences.
  *
  * KV cache: 2 L g d bytes per token, / t while g >= t (Pope et al. 2022,
- * "Efficiently Scaling Transformer Inference"); MLA caches
+ * "Efficiently Scaling Transformer Inference"; sliding-window layers keep
+ * their window only, roofline.c, issue 19 item 4); MLA caches
  * kv_lora_rank + rope dim per token per layer (DeepSeek-V2, section 2.1.2).
  * Serving engines fill the memory left after weights and activations with
  * KV cache blocks and queue or preempt what does not fit (vLLM's
@@ -170,6 +184,12 @@
 #define SAC_REDUCE_SCATTER 4.0  /* TP only: wo's and w2's reduce-scatter outputs */
 /* Serving: the last-token logits, upcast to fp32 for sampling. */
 #define LOGITS_BYTES 4.0
+/* Serving, bytes per token at the MLP of the profile run ("Serving
+ * activations"): residual and hidden state 2 + 2 per h; gate_up output 4
+ * and its activation 2 per F (gated), up output 2 and activation 2 (GeLU). */
+#define SERVE_ACT_RESIDUAL 4.0
+#define SERVE_ACT_GATED_PER_F 6.0
+#define SERVE_ACT_PER_F 4.0
 /*
  * Serving: vLLM's profile run samples max_num_seqs rows (default 256,
  * vllm/config SchedulerConfig.max_num_seqs) over the whole vocabulary
@@ -540,21 +560,20 @@ static double activations_train(const struct adv_job *job, const struct stage *s
 }
 
 /*
- * Serving: one layer's working set for one prefill chunk (paged, fused
- * attention: no scores) + the profile run's sampler (sampler_profile).  The
- * chunk's tokens take the place of s b; serving runs no context parallelism.
+ * Serving: the MLP's working set for one prefill chunk (SERVE_ACT_*, see
+ * "Serving activations" above) + the profile run's sampler
+ * (sampler_profile).  Serving runs no context parallelism.
  */
 static double activations_infer(const struct adv_job *job, const struct stage_params *sp)
 {
-	struct adv_job chunk = *job;
-	double dF, mF;
+	const struct adv_model *m = job->model;
+	double dF, mF, F, per_tok;
 
-	chunk.seq = roofline_prefill_tokens(job);
-	chunk.mbs = 1;
-	chunk.lay.cp = 1;
-	moe_width(job->model, &dF, &mF);
-	return act_layer(&chunk, sp->moe_layers ? mF : dF, false) * act_width_scale(job) +
-	       sampler_profile(job);
+	moe_width(m, &dF, &mF);
+	F = sp->moe_layers ? mF : dF;
+	per_tok = SERVE_ACT_RESIDUAL * m->hidden +
+		  (m->gated_mlp ? SERVE_ACT_GATED_PER_F : SERVE_ACT_PER_F) * F / job->lay.tp;
+	return roofline_prefill_tokens(job) * per_tok * act_width_scale(job) + sampler_profile(job);
 }
 
 /* Bytes of one stage's GPU, split as struct adv_memory reports them. */
@@ -703,8 +722,11 @@ double memory_kv_tokens(const struct adv_job *job, const struct adv_memory *mem)
 
 	if (!job->model)
 		return 0;
-	per_tok = roofline_kv_bytes_per_token(job->model, roofline_kv_precision(job), job->lay.tp,
-					      job->lay.pp);
+	/* Per token of a full request: with sliding-window layers, vLLM's
+	 * concurrency x max_model_len (roofline.c). */
+	per_tok = job->seq > 0 ? roofline_kv_seq_bytes(job) / job->seq
+			       : roofline_kv_bytes_per_token(job->model, roofline_kv_precision(job),
+							     job->lay.tp, job->lay.pp);
 	return per_tok > 0 ? floor(memory_kv_room_gib(job, mem) * GIB / per_tok) : 0;
 }
 

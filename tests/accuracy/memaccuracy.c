@@ -137,6 +137,8 @@ static void arch_of(json_object *a, const char *id, struct adv_model *m)
 	m->gated_mlp = has(mlp, "swiglu") || has(mlp, "geglu");
 	m->norm = m->gated_mlp ? ADV_NORM_RMSNORM : ADV_NORM_LAYERNORM;
 	m->tied_embeddings = jget(a, "tied") && json_object_get_boolean(jget(a, "tied"));
+	m->sliding_window = (int)jnum(a, "sliding_window", 0, NULL);
+	m->sliding_layers = m->sliding_window > 0 ? (int)jnum(a, "sliding_layers", m->layers, NULL) : 0;
 	if (jnum(a, "moe_experts", 0, NULL) > 0) {
 		m->has_moe = true;
 		m->moe.experts = (int)jnum(a, "moe_experts", 0, NULL);
@@ -176,7 +178,7 @@ static bool request_of(json_object *r, enum group g, const catalog_t *cat,
 		       struct adv_request *req, bool *assumed, char *why, size_t whylen)
 {
 	const char *gpu = gpu_of(jstr(r, "gpu_key", assumed)), *cm = jstr(r, "catalog_model", NULL);
-	const char *z = jstr(r, "zero_fsdp", assumed), *fw = jstr(r, "framework", NULL);
+	const char *z = jstr(r, "zero_fsdp", assumed), *fw = jstr(r, "framework", NULL), *q;
 	int gpus;
 
 	engine_request_init(req);
@@ -228,6 +230,15 @@ static bool request_of(json_object *r, enum group g, const catalog_t *cat,
 		}
 		if (has(jstr(r, "kv_cache_dtype", assumed), "fp8"))
 			req->wl.kv_dtype = ADV_PREC_FP8;
+		/* The stored weight format, as the reader takes it from
+		 * --quantization or the checkpoint's quantization_config. */
+		q = jstr(r, "quantization", assumed);
+		if (has(q, "mxfp4"))
+			req->wl.weights = ADV_WEIGHTS_MXFP4;
+		else if (has(q, "awq") || has(q, "gptq") || has(q, "int4"))
+			req->wl.weights = ADV_WEIGHTS_INT4;
+		else if (has(q, "int8") || has(q, "w8a8"))
+			req->wl.weights = ADV_WEIGHTS_INT8;
 		if (jnum(r, "max_num_batched_tokens", 0, assumed) > 0)
 			req->wl.prefill_chunk = (int)jnum(r, "max_num_batched_tokens", 0, assumed);
 		return true;

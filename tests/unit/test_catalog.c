@@ -116,7 +116,7 @@ static void test_shipped_catalog(void **st)
 		assert_non_null(m);
 		assert_int_equal(m->heads % m->kv_heads, 0);
 	}
-	assert_int_equal(catalog_gpu_count(s->cat), 14);
+	assert_int_equal(catalog_gpu_count(s->cat), 15);
 	assert_int_equal(catalog_model_count(s->cat), 15);
 }
 
@@ -293,7 +293,7 @@ static void test_load_shipped_twice_is_duplicate(void **st)
 	assert_int_equal(catalog_load(s->cat, SHIPPED, s->err, sizeof(s->err)),
 			 CATALOG_ERR_DUPLICATE);
 	assert_non_null(strstr(s->err, "duplicate GPU name 'h100-sxm', first defined at " SHIPPED));
-	assert_int_equal(catalog_gpu_count(s->cat), 14);
+	assert_int_equal(catalog_gpu_count(s->cat), 15);
 	assert_int_equal(catalog_file_count(s->cat), 1);
 }
 
@@ -322,7 +322,7 @@ static void test_err_unknown_key(void **st)
 		     CATALOG_ERR_SCHEMA,
 		     "k.yaml:9:5: unknown key 'hiden' in model 'm1'; expected one of: name, "
 		     "aliases, params_b, layers, hidden, heads, kv_heads, head_dim, ffn_hidden, "
-		     "vocab, gated_mlp, norm, tied_embeddings, max_seq, moe, mla, weights_dtype");
+		     "vocab, gated_mlp, norm, tied_embeddings, max_seq, sliding_window, sliding_layers, moe, mla, weights_dtype");
 }
 
 static void test_err_unknown_top_key(void **st)

@@ -56,8 +56,9 @@ static bool has_code_prefix(const struct adv_result *res, const char *prefix)
 
 /*
  * Llama 3.1 8B serving 128 sequences of 8K on one H100 (issue 12): the
- * activations are one 8192-token chunk's, s b h k with k = 4 + 6 + 4 * 8/32
- * + 2 + 6 * 14336/4096 = 34 (no dropout, GQA, SwiGLU) = 1.0625 GiB, plus
+ * activations are one 8192-token chunk's at the MLP (issue 19: residual and
+ * hidden state 4h, gate_up output and SiluAndMul 6F bytes per token, the
+ * working set of vLLM's profile run) = 0.75 GiB, plus
  * vLLM's profile-run sampler (issue 19: 16 B x 128256 x max(256, 128)
  * rows = 501 MiB); before
  * this change they were 136 GiB (every sequence prefilled at once).  The
@@ -69,7 +70,7 @@ static void test_llama8b_128_seqs(void **st)
 	struct fixture *s = *st;
 	struct adv_request r;
 	struct adv_result res;
-	double act = (8192.0 * 4096 * 34 + 16.0 * 128256 * 256) / GIB, room, seqs;
+	double act = (8192.0 * (4.0 * 4096 + 6.0 * 14336) + 16.0 * 128256 * 256) / GIB, room, seqs;
 
 	fixture_req(&r, "h100", 1, "llama3.1-8b", "task", "infer", "seq", "8192", "mbs", "128",
 		    NULL);
@@ -318,11 +319,42 @@ static void test_int4_70b(void **st)
 	assert_true(b.serving.kv_capacity_tokens > 2 * a.serving.kv_capacity_tokens);
 }
 
+/*
+ * Sliding-window attention (issue 19 item 4): Gemma 2 27B keeps 4096
+ * tokens on 23 of its 46 layers.  At a 32K context and the default 8K
+ * prefill budget vLLM's hybrid allocator holds min(4096 - 1 + 8192, 32768)
+ * = 12287 tokens on those layers, so a request costs (23 x 32768 + 23 x
+ * 12287) / (46 x 32768) of the full-attention bytes and the pool holds
+ * that much more; at a 4K context the window covers it all.  SGLang's SWA
+ * pool gives those layers 0.8 of the slots.
+ */
+static void test_sliding_window(void **st)
+{
+	struct fixture *s = *st;
+	struct adv_request r;
+	struct adv_result a, b;
+	double share = (23.0 * 32768 + 23.0 * 12287) / (46.0 * 32768), full;
+
+	fixture_req(&r, "h100", 1, "gemma2-27b", "task", "infer", "seq", "32768", NULL);
+	check(s, &r, &a);
+	full = a.serving.kv_bytes_per_token;
+	assert_true(fabs(a.memory.kv_cache_gib * GIB - full * 32768 * share) < 1e3);
+	r.wl.seq = 4096;
+	check(s, &r, &b);
+	assert_true(fabs(b.memory.kv_cache_gib * GIB - full * 4096) < 1e3);
+	r.wl.seq = 32768;
+	r.wl.share_static = true;
+	r.wl.mem_share = 880;
+	check(s, &r, &b);
+	assert_true(fabs(b.memory.kv_cache_gib * GIB - full * 32768 * 0.9) < 1e3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_quant_bytes),
 		cmocka_unit_test(test_int4_70b),
+		cmocka_unit_test(test_sliding_window),
 		cmocka_unit_test(test_llama8b_128_seqs),
 		cmocka_unit_test(test_prefill_chunk),
 		cmocka_unit_test(test_decode_roofline_8b),
