@@ -32,10 +32,15 @@
 # bf16 (modules_to_not_convert), which the catalog cannot say yet.
 # Both together (tied embeddings counted once as well): training 13/30,
 # hold-out 1/1 weights, 1/1 KV, 4/5 training.
+# Four Megatron-LM CI golden values added to the hold-out before any
+# further change to the model (tp2 pp2, tp1 pp2 rope, tp1 pp4 vp3 with the
+# distributed optimizer, all with --attention-backend unfused; tp2 pp2 cp2
+# with flash): 0.65, 0.69, 0.49, 0.87, so the hold-out is 5/9 training
+# (the floor drops to that until the model improves).
 set -eu
 acc=${MEMACCURACY:-./memaccuracy}
 data=${ACCURACY_DATA:-.}
 "$acc" --min-weights "${MEM_MIN_WEIGHTS:-0.50}" --min-kv "${MEM_MIN_KV:-0}" \
 	--min-train "${MEM_MIN_TRAIN:-0.43}" "$data/memory-measured.json"
 "$acc" --min-weights "${MEM_MIN_HELDOUT_WEIGHTS:-1.0}" --min-kv "${MEM_MIN_HELDOUT_KV:-1.0}" \
-	--min-train "${MEM_MIN_HELDOUT_TRAIN:-0.80}" "$data/memory-heldout.json"
+	--min-train "${MEM_MIN_HELDOUT_TRAIN:-0.55}" "$data/memory-heldout.json"
