@@ -37,10 +37,16 @@
 # distributed optimizer, all with --attention-backend unfused; tp2 pp2 cp2
 # with flash): 0.65, 0.69, 0.49, 0.87, so the hold-out is 5/9 training
 # (the floor drops to that until the model improves).
+# Five more Megatron-LM CI golden values in the measured set (tp4 dist
+# optimizer, tp1 pp4 without linear biases, tp1 pp2 cp4, and two with the
+# local transformer implementation): 0.47, 0.78, 0.97, 0.50, 0.68, so
+# training is 14/35 (floor 0.40).  Each Megatron row now says its
+# attention backend (--attention-backend; the local implementation's
+# attention is unfused).
 set -eu
 acc=${MEMACCURACY:-./memaccuracy}
 data=${ACCURACY_DATA:-.}
 "$acc" --min-weights "${MEM_MIN_WEIGHTS:-0.50}" --min-kv "${MEM_MIN_KV:-0}" \
-	--min-train "${MEM_MIN_TRAIN:-0.43}" "$data/memory-measured.json"
+	--min-train "${MEM_MIN_TRAIN:-0.40}" "$data/memory-measured.json"
 "$acc" --min-weights "${MEM_MIN_HELDOUT_WEIGHTS:-1.0}" --min-kv "${MEM_MIN_HELDOUT_KV:-1.0}" \
 	--min-train "${MEM_MIN_HELDOUT_TRAIN:-0.55}" "$data/memory-heldout.json"
