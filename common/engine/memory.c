@@ -39,10 +39,14 @@
  * that grouped-query attention stores K and V of g heads, and models
  * trained without dropout (Llama-family recipes) store no dropout masks.
  * Pipeline: stage i of 1F1B holds min(p - i, m) micro-batches (Narayanan et
- * al. 2021), interleaving multiplies by 1 + (p-1)/(p v) (Korthikanti eq. 5);
- * the last stage adds the logits and the loss (logits_train).  Every stage is costed
- * (its layers, embedding or output layer, micro-batches in flight) and the
- * most loaded one is reported; uneven layers go to the last stages.
+ * al. 2021); interleaved, the chunks Megatron-Core's and
+ * torch.distributed.pipelining's warm-up leaves in flight
+ * (megatron/core/pipeline_parallel/schedules.py get_pp_rank_microbatches,
+ * torch/distributed/pipelining/schedules.py ScheduleInterleaved1F1B), for
+ * rank 0 Korthikanti's 1 + (p-1)/(p v) (eq. 5); the last stage adds the
+ * logits and the loss (logits_train).  Every stage is costed (its layers,
+ * embedding or output layer, micro-batches in flight) and the most loaded
+ * one is reported; uneven layers go to the last stages.
  * Attention scores: the 5as/h term (as^2 b: softmax output, its dropout
  * mask and output) exists only where attention is unfused ("eager",
  * --llm-attention=eager).  Fused and flash kernels (FlashAttention, Dao et
@@ -519,20 +523,46 @@ static double logits_train(const struct adv_job *job)
 }
 
 /*
- * Stage i of a 1F1B pipeline holds min(p - i, m) micro-batches in flight
- * (Narayanan et al. 2021); interleaving multiplies that by 1 + (p-1)/(p v)
- * (Korthikanti eq. 5, derived for the first stage, applied to every stage:
- * the conservative side).  The last stage adds the fp32 logits.
+ * Micro-batches of a whole stage that rank r of a pipeline holds in flight
+ * at its peak.  1F1B (Narayanan et al. 2021): min(p - r, m).  Interleaved
+ * 1F1B, as Megatron-Core schedules it
+ * (megatron/core/pipeline_parallel/schedules.py, get_pp_rank_microbatches:
+ * 2 (p - r - 1) + (v - 1) g warm-up forwards of one model chunk, g =
+ * microbatch_group_size_per_vp_stage, default p, all m v of them when that
+ * is not fewer; then one forward before each backward) and
+ * torch.distributed.pipelining's ScheduleInterleaved1F1B (the same warm-up,
+ * g = microbatches_per_round, p when m is a multiple of p): min(warm-up + 1, m v) chunks of L/v layers, that is
+ * min(warm-up + 1, m v) / v stages' worth.  For rank 0 and many
+ * micro-batches this is Korthikanti's p (1 + (p-1)/(p v)) (eq. 5); the last
+ * rank holds (v-1) p + 1 chunks, not one stage.
+ */
+static double stage_inflight(const struct adv_job *job, const struct stage *st)
+{
+	int p = job->lay.pp, v = job->lay.vpp, m = layout_microbatches(job);
+	long warm, total;
+
+	if (p <= 1)
+		return 1;
+	if (v <= 1)
+		return m < p - st->index ? m : p - st->index;
+	warm = 2L * (p - st->index - 1) + (long)(v - 1) * p;
+	total = (long)m * v;
+	return (double)(warm + 1 < total ? warm + 1 : total) / v;
+}
+
+/*
+ * The stage's activations: its in-flight micro-batches (stage_inflight);
+ * the last stage adds the logits and the loss of one micro-batch (its
+ * backward follows each forward at once).
  */
 static double activations_train(const struct adv_job *job, const struct stage *st,
 				 const struct stage_params *sp)
 {
 	const struct adv_layout_out *l = &job->lay;
-	double dF, mF, per_mb, one_layer, inflight, inter, act;
+	double dF, mF, per_mb, one_layer, act;
 	/* Only unfused attention stores the scores; selective recompute
 	 * drops them there too (it recomputes exactly them). */
 	bool scores = job->attention == ADV_ATTN_EAGER && job->recompute == ADV_RECOMPUTE_NONE;
-	int p = l->pp, m = layout_microbatches(job);
 
 	moe_width(job->model, &dF, &mF);
 	per_mb = sp->dense_layers * act_layer(job, dF, scores) +
@@ -551,9 +581,7 @@ static double activations_train(const struct adv_job *job, const struct stage *s
 	} else {
 		one_layer = 0;
 	}
-	inflight = p > 1 ? (m < p - st->index ? m : p - st->index) : 1;
-	inter = l->vpp > 1 ? 1.0 + (double)(p - 1) / ((double)p * l->vpp) : 1.0;
-	act = (per_mb * inflight * inter + one_layer) * act_width_scale(job);
+	act = (per_mb * stage_inflight(job, st) + one_layer) * act_width_scale(job);
 	if (st->last)
 		act += logits_train(job);
 	return act;
@@ -640,8 +668,9 @@ static void stage_bytes(const struct adv_job *job, const struct mem_state_bytes 
 	}
 }
 
-void memory_estimate(const struct adv_job *job, const struct adv_policy *pol,
-		     struct adv_memory *out)
+/* One stage (stage >= 0) or the most loaded one (stage < 0). */
+static void estimate_stage(const struct adv_job *job, const struct adv_policy *pol, int stage,
+			   struct adv_memory *out)
 {
 	struct mem_state_bytes b;
 	struct stage st;
@@ -658,9 +687,11 @@ void memory_estimate(const struct adv_job *job, const struct adv_policy *pol,
 	 * rank that reaches the peak. */
 	memset(&best, 0, sizeof(best));
 	for (i = 0; i < p; i++) {
+		if (stage >= 0 && i != (stage < p ? stage : p - 1))
+			continue;
 		stage_at(job, i, &st);
 		stage_bytes(job, &b, &st, &cur);
-		if (i == 0 || stage_total(&cur) > stage_total(&best)) {
+		if (stage >= 0 || i == 0 || stage_total(&cur) > stage_total(&best)) {
 			best = cur;
 			out->peak_stage = i;
 		}
@@ -696,6 +727,18 @@ void memory_estimate(const struct adv_job *job, const struct adv_policy *pol,
 		out->kv_cache_gib = n * roofline_kv_seq_bytes(job) / GIB;
 		out->per_gpu_gib = fixed + out->kv_cache_gib;
 	}
+}
+
+void memory_estimate(const struct adv_job *job, const struct adv_policy *pol,
+		     struct adv_memory *out)
+{
+	estimate_stage(job, pol, -1, out);
+}
+
+void memory_estimate_stage(const struct adv_job *job, const struct adv_policy *pol, int stage,
+			   struct adv_memory *out)
+{
+	estimate_stage(job, pol, stage < 0 ? 0 : stage, out);
 }
 
 double memory_serve_share(const struct adv_job *job)

@@ -26,6 +26,14 @@ double memory_lora_params(const struct adv_model *m);
 void memory_estimate(const struct adv_job *job, const struct adv_policy *pol,
 		     struct adv_memory *out);
 
+/*
+ * The same breakdown for one pipeline stage (0-based, the last one when
+ * stage >= the stage count): what a measurement taken on that rank saw
+ * (Megatron-LM logs the last rank's peak).
+ */
+void memory_estimate_stage(const struct adv_job *job, const struct adv_policy *pol, int stage,
+			   struct adv_memory *out);
+
 /* Bytes per parameter of a quantized weight format (enum adv_weights); 0
  * for 16-bit. */
 double memory_quant_bytes(int weights);

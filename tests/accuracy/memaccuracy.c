@@ -49,11 +49,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config/catalog.h"
 #include "config/policy.h"
 #include "engine/engine.h"
 #include "engine/evaluate.h"
+#include "engine/memory.h"
 #include "util.h"
 
 #ifndef SRCDIR
@@ -134,7 +136,9 @@ static void arch_of(json_object *a, const char *id, struct adv_model *m)
 	m->head_dim = (int)jnum(a, "head_dim", m->heads > 0 ? m->hidden / m->heads : 0, NULL);
 	m->ffn_hidden = (int)jnum(a, "ffn_hidden", 0, NULL);
 	m->vocab = (int)jnum(a, "vocab", 0, NULL);
-	m->gated_mlp = has(mlp, "swiglu") || has(mlp, "geglu");
+	/* "swiglu (--swiglu ...)" is gated, "gelu (no --swiglu ...)" is not:
+	 * the row's mlp names its function first. */
+	m->gated_mlp = !strncasecmp(mlp, "swiglu", 6) || !strncasecmp(mlp, "geglu", 5);
 	m->norm = m->gated_mlp ? ADV_NORM_RMSNORM : ADV_NORM_LAYERNORM;
 	m->tied_embeddings = jget(a, "tied") && json_object_get_boolean(jget(a, "tied"));
 	m->sliding_window = (int)jnum(a, "sliding_window", 0, NULL);
@@ -209,6 +213,10 @@ static bool request_of(json_object *r, enum group g, const catalog_t *cat,
 	req->wl.layout.cp = jint1(r, "cp", assumed);
 	req->wl.layout.ep = jint1(r, "ep", assumed);
 	req->wl.layout.vpp = jint1(r, "vpp", assumed);
+	/* Sequence parallelism as the row states it (Megatron's default is
+	 * off; the engine's own default with TP is on). */
+	if (jget(r, "sequence_parallel"))
+		req->wl.layout.sp = json_object_get_boolean(jget(r, "sequence_parallel")) ? 1 : 0;
 	gpus = (int)jnum(r, "num_gpus", 0, assumed);
 	if (gpus <= 0)
 		gpus = req->wl.layout.tp * req->wl.layout.pp * req->wl.layout.cp;
@@ -250,7 +258,11 @@ static bool request_of(json_object *r, enum group g, const catalog_t *cat,
 	req->wl.recompute = has(jstr(r, "recompute", assumed), "full") ? ADV_RECOMPUTE_FULL
 			  : has(jstr(r, "recompute", assumed), "selective") ? ADV_RECOMPUTE_SELECTIVE
 			  : ADV_RECOMPUTE_NONE;
-	req->wl.attention = ADV_ATTN_FLASH;
+	/* Megatron-LM's --attention-backend unfused (and the local
+	 * implementation's DotProductAttention) keep the scores; flash,
+	 * fused and auto do not (memory.c, "Attention scores"). */
+	req->wl.attention = has(jstr(r, "attention", NULL), "unfused") ? ADV_ATTN_EAGER
+			  : ADV_ATTN_FLASH;
 	if (has(fw, "torchtitan") || has(z, "FSDP")) {
 		req->wl.framework = ADV_FW_FSDP;
 		req->wl.zero = 3;
@@ -259,6 +271,21 @@ static bool request_of(json_object *r, enum group g, const catalog_t *cat,
 		req->wl.zero = has(z, "distributed optimizer") ? 1 : 0;
 	}
 	return true;
+}
+
+/*
+ * A row measured on the last pipeline stage's rank (Megatron-LM's
+ * tensorboard writer lives on rank world_size-1) is compared with that
+ * stage, not with the most loaded one.
+ */
+static void last_stage(const catalog_t *cat, const struct adv_policy *pol,
+		       const struct adv_request *req, struct adv_result *res)
+{
+	struct adv_job job;
+
+	if (engine_resolve(cat, req, policy_find_partition(pol, req->res.partition), &job, NULL))
+		return;
+	memory_estimate_stage(&job, pol, job.lay.pp - 1, &res->memory);
 }
 
 /* The published figure in the group's unit: GiB, or tokens. */
@@ -316,6 +343,8 @@ static void run_file(const char *path, const catalog_t *cat, const struct adv_po
 			exit(2);
 		}
 		engine_evaluate(cat, pol, &req, res);
+		if (res->has_memory && g == G_TRAIN && has(jstr(r, "rank", NULL), "last pipeline stage"))
+			last_stage(cat, pol, &req, res);
 		if (!res->has_memory) {
 			printf("%-40.40s %-17s %12s %12.2f %6s  no engine figure: no memory estimate\n",
 			       jstr(r, "id", NULL), group_name[g], "-", meas, "-");

@@ -43,13 +43,33 @@
 # (they were 1.24 / 1.64 with the training coefficient and the 8K default
 # chunk instead of V0's whole-context profile run).  Measured: weights 4/5,
 # KV 3/4; hold-out weights 2/2, KV 1/2.
+# Four Megatron-LM CI golden values added to the hold-out before any
+# further change to the model (tp2 pp2, tp1 pp2 rope, tp1 pp4 vp3 with the
+# distributed optimizer, all with --attention-backend unfused; tp2 pp2 cp2
+# with flash): 0.65, 0.69, 0.49, 0.87, so the hold-out is 5/9 training
+# (the floor drops to that until the model improves).
+# Five more Megatron-LM CI golden values in the measured set (tp4 dist
+# optimizer, tp1 pp4 without linear biases, tp1 pp2 cp4, and two with the
+# local transformer implementation): 0.47, 0.78, 0.97, 0.50, 0.68, so
+# training is 14/35 (floor 0.40).  Each Megatron row now says its
+# attention backend (--attention-backend; the local implementation's
+# attention is unfused).
+# Megatron-Core's interleaved schedule as it runs (schedules.py
+# get_pp_rank_microbatches: the last rank holds (v-1) p + 1 chunks, rank 0
+# all of them when m = p), each Megatron row costed on the rank it was
+# measured on (the last stage, not the most loaded one), unfused attention
+# keeping its scores, sequence parallelism and the MLP as each row states
+# them (the "gelu (no --swiglu ...)" rows were read as SwiGLU before):
+# training 27/35, hold-out 8/9.  MEG-7B-TP1PP4 1.21 -> 0.99; MEG-7B-TP4PP1
+# 0.87/0.85 -> 0.98/0.96; MEG-S 0.47-0.97 -> 0.84-0.99; the four hold-out
+# rows added above 0.65/0.69/0.49/0.87 -> 0.95/0.97/0.97/0.87.
 set -eu
 acc=${MEMACCURACY:-./memaccuracy}
 data=${ACCURACY_DATA:-.}
 "$acc" --min-weights "${MEM_MIN_WEIGHTS:-0.80}" --min-kv "${MEM_MIN_KV:-0.75}" \
-	--min-train "${MEM_MIN_TRAIN:-0.43}" "$data/memory-measured.json"
+	--min-train "${MEM_MIN_TRAIN:-0.77}" "$data/memory-measured.json"
 "$acc" --min-weights "${MEM_MIN_HELDOUT_WEIGHTS:-1.0}" --min-kv "${MEM_MIN_HELDOUT_KV:-0.50}" \
-	--min-train "${MEM_MIN_HELDOUT_TRAIN:-0.80}" "$data/memory-heldout.json"
+	--min-train "${MEM_MIN_HELDOUT_TRAIN:-0.88}" "$data/memory-heldout.json"
 # Rows measured on a GPU by gpu/measure.py (measured-<gpu>.json, committed
 # with the PyTorch version): compared with the engine and reported; their
 # floor (MEM_MIN_GPU_TRAIN, default 0) is raised once a set is committed.

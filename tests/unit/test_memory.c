@@ -24,6 +24,7 @@
 #include "config/catalog.h"
 #include "config/policy.h"
 #include "engine/engine.h"
+#include "engine/evaluate.h"
 #include "engine/findings.h"
 #include "engine/layout.h"
 #include "engine/memory.h"
@@ -575,6 +576,45 @@ static void test_peak_stage(void **st)
 }
 
 /*
+ * Interleaved 1F1B as Megatron-Core schedules it (get_pp_rank_microbatches):
+ * Llama 3 8B on PP 4 with v = 8 (one layer per chunk) and m = 4 = p.
+ * Rank 0's warm-up (2 x 3 + 7 x 4 = 34) covers all m v = 32 chunks: 4
+ * stages' worth, as without interleaving.  The last rank holds 7 x 4 + 1
+ * = 29 chunks, 3.625 stages, where 1F1B leaves it one.  With m = 8 rank 0
+ * holds 35 chunks, Korthikanti's p (1 + (p-1)/(p v)) = 4.375.
+ */
+static double stage_act(struct fixture *s, int vpp, int gbs, int stage)
+{
+	struct adv_request r;
+	struct adv_job job;
+	struct adv_memory mem;
+
+	fixture_request(&r, "h100", 8, "llama3-8b");
+	r.wl.framework = ADV_FW_MEGATRON;
+	r.wl.layout.tp = 1;
+	r.wl.layout.pp = 4;
+	r.wl.layout.vpp = vpp;
+	r.wl.mbs = 1;
+	r.wl.gbs = gbs;
+	r.wl.seq = 8192;
+	r.wl.recompute = ADV_RECOMPUTE_NONE;
+	assert_int_equal(engine_resolve(s->cat, &r, NULL, &job, NULL), 0);
+	memory_estimate_stage(&job, s->pol, stage, &mem);
+	assert_int_equal(mem.peak_stage, stage);
+	return mem.activations_gib;
+}
+
+static void test_interleaved_inflight(void **st)
+{
+	struct fixture *s = *st;
+	double one = stage_act(s, 1, 8, 0) / 4;   /* one micro-batch of a stage */
+
+	assert_true(fabs(stage_act(s, 8, 8, 0) - 4 * one) < 1e-9);
+	assert_true(fabs(stage_act(s, 8, 8, 3) - stage_act(s, 1, 8, 3) - 2.625 * one) < 1e-6);
+	assert_true(fabs(stage_act(s, 8, 16, 0) - 4.375 * one) < 1e-6);
+}
+
+/*
  * Allocated versus reserved: a training job's total (the reject's figure)
  * is the allocated peak plus overhead_gib; policy allocator_margin of the
  * peak (the caching allocator's reserve) is reported beside it and only
@@ -624,6 +664,7 @@ int main(void)
 		cmocka_unit_test(test_fsdp_pp_unsharded),
 		cmocka_unit_test(test_sac_ops),
 		cmocka_unit_test(test_peak_stage),
+		cmocka_unit_test(test_interleaved_inflight),
 		cmocka_unit_test(test_allocator_margin),
 	};
 

@@ -15,7 +15,9 @@
  * data_parallel_shard_degree (-1: whatever is left of the world after the
  * other degrees; > 1 means FSDP, ZeRO 3), tensor_parallel_degree,
  * pipeline_parallel_degree, context_parallel_degree,
- * expert_parallel_degree, expert_tensor_parallel_degree;
+ * expert_parallel_degree, expert_tensor_parallel_degree,
+ * pipeline_parallel_microbatch_size (1: under PP the local batch is split
+ * into micro-batches of this size, pipeline_parallel.py);
  * [training] local_batch_size (older: batch_size), global_batch_size,
  * seq_len, mixed_precision_param (bfloat16); [checkpoint] enable (older:
  * enable_checkpoint; default false: no checkpoint), interval (500),
@@ -383,6 +385,48 @@ static void layout(struct titan *t)
 	}
 }
 
+/*
+ * Under pipeline parallelism the local batch is not one micro-batch:
+ * torchtitan's pipeline (torchtitan/distributed/pipeline_parallel.py,
+ * build_pipeline_schedule) splits it into n_microbatches = local_batch_size
+ * / [parallelism] pipeline_parallel_microbatch_size (JobConfig default 1)
+ * and the schedule keeps min(p - i, n) of those in flight.  So the
+ * micro-batch is pipeline_parallel_microbatch_size and the local batch its
+ * count per data-parallel rank (as accumulation: global = micro-batch x
+ * count x data parallel, unless global_batch_size says it).
+ */
+static void pipeline_microbatches(struct titan *t)
+{
+	const struct jobread_value *pp = jr_get(t->cx, JR_PP), *lb = jr_get(t->cx, JR_MBS);
+	struct jobread_src src;
+	struct tv v;
+	long long mb = 1;
+
+	if (!pp || !pp->set || pp->unknown || pp->i <= 1 || !lb || !lb->set || lb->unknown ||
+	    lb->i <= 0)
+		return;
+	if (get(t, "parallelism", "pipeline_parallel_microbatch_size", &v)) {
+		if (!int_of(t, &v, JR_MBS, &mb, false))
+			return;
+		src = v.src;
+	} else {
+		/* JobConfig's documented default, where the job would say it. */
+		src = lb->src;
+		adv_strlcpy(src.key, "parallelism.pipeline_parallel_microbatch_size", sizeof(src.key));
+		src.fw_default = true;
+		src.val_line = 0;
+	}
+	if (mb <= 0 || lb->i % mb != 0) {
+		jr_note(t->cx, ADV_CODE_SCRIPT_UNKNOWN, NULL,
+			"%s:%d: torchtitan's local batch %lld does not split into pipeline "
+			"micro-batches of %lld (torchtitan refuses it)", src.file, src.line, lb->i, mb);
+		return;
+	}
+	if (!jr_get(t->cx, JR_GBS) || !jr_get(t->cx, JR_GBS)->set)
+		jr_set_int(t->cx, JR_GAS, lb->i / mb, &lb->src);
+	jr_set_int(t->cx, JR_MBS, mb, &src);
+}
+
 static void precision(struct titan *t)
 {
 	struct tv v;
@@ -588,6 +632,7 @@ bool jr_fw_torchtitan(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_modu
 	}
 	layout(&t);
 	set_int(&t, JR_MBS, PAIRS("training", "local_batch_size", "training", "batch_size"), NULL);
+	pipeline_microbatches(&t);
 	{
 		struct tv g;
 		long long n;
