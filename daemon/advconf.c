@@ -21,12 +21,13 @@
 #include "advconf.h"
 #include "config/yamlutil.h"
 #include "util.h"
+#include "wire/auth.h"
 #include "wire/endpoint.h"
 
 #define ADVCONF_DEFAULT_PORT 3306
 #define ADVCONF_SECRET_MODE_BITS (S_IRWXG | S_IRWXO)
 
-static const char *const advconf_top_keys[] = { "storage", "listen", "munge_socket",
+static const char *const advconf_top_keys[] = { "storage", "listen", "munge_socket", "name",
 						 "connections", NULL };
 static const char *const advconf_conn_keys[] = {
 	"max", "per_user", "reserve", "unauthenticated", "auth_timeout_ms", NULL
@@ -175,8 +176,13 @@ static int parse(struct yamlutil_doc *d, struct advconf *c, bool check_mode)
 	    (rc = yamlutil_check_keys(d, root, advconf_top_keys, NULL, "advisord.conf")) ||
 	    (rc = yamlutil_string(d, root, "listen", c->listen, sizeof(c->listen))) ||
 	    (rc = yamlutil_string(d, root, "munge_socket", c->munge_socket,
-				  sizeof(c->munge_socket))))
+				  sizeof(c->munge_socket))) ||
+	    (rc = yamlutil_string(d, root, "name", c->name, sizeof(c->name))))
 		return rc;
+	if (c->name[0] && !auth_name_ok(c->name))
+		return yamlutil_fail(d, yamlutil_get(d, root, "name"), YAMLUTIL_ERR_VALUE,
+				     "'name': '%s': 1 to 255 printable characters without spaces",
+				     c->name);
 	n = yamlutil_get(d, root, "listen");
 	if (c->listen[0] && endpoint_split(c->listen, &ep, why, sizeof(why)) != 0)
 		return yamlutil_fail(d, n, YAMLUTIL_ERR_VALUE, "'listen': %s", why);

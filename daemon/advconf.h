@@ -15,6 +15,8 @@
  *     spool: FILE              # mariadb: SQLite spool while the server is down
  *   listen: 0.0.0.0:6830       # MUNGE-authenticated TCP (optional)
  *   munge_socket: PATH         # munged's socket (default: libmunge's)
+ *   name: NAME                 # the daemon's name in TCP credentials (issue 20;
+ *                              # default: this host's name and the listen port)
  *   connections:               # caps (issue 20)
  *     max: 4096                # identified connections in all
  *     per_user: 64             # of one uid
@@ -57,6 +59,7 @@ struct advconf {
 	char spool[ADVCONF_STR_MAX];       /* "" = next to the default database */
 	char listen[ADVCONF_STR_MAX];      /* "ADDR:PORT", "" = no TCP */
 	char munge_socket[ADVCONF_STR_MAX];
+	char name[ADVCONF_STR_MAX];        /* "" = HOSTNAME:PORT of listen */
 	int conn_max, conn_per_user, conn_reserve, conn_unauth, auth_timeout_ms;
 };
 

@@ -32,6 +32,8 @@
 #include "service/snapshot.h"
 #include "stats.h"
 #include "util.h"
+#include "wire/auth.h"
+#include "wire/endpoint.h"
 
 #define EXIT_USAGE 64
 #define EXIT_DATAERR 65
@@ -45,6 +47,7 @@ struct opts {
 	const char *db;
 	const char *config;            /* advisord.conf; NULL: the default when it exists */
 	const char *listen;            /* --listen, over advisord.conf's listen: */
+	const char *name;              /* --name, over advisord.conf's name: (issue 20) */
 	bool db_given;
 	bool use_syslog;
 	bool syslog_json;
@@ -73,6 +76,8 @@ static void usage(FILE *f)
 		"                           when it holds a password)\n"
 		"      --listen ADDR:PORT   also serve MUNGE-authenticated TCP (0.0.0.0:6830,\n"
 		"                           [::]:6830); over advisord.conf's listen:\n"
+		"      --name NAME          the name TCP credentials are bound to (default\n"
+		"                           HOSTNAME:PORT); over advisord.conf's name:\n"
 		"      --syslog             log to syslog instead of stderr\n"
 		"      --syslog-json        also send every decision to syslog as one JSON line\n"
 		"      --log-json           write decisions to stderr as JSON lines (instead of\n"
@@ -128,7 +133,7 @@ static void free_paths(struct opts *o)
 }
 
 enum { OPT_SYSLOG = 256, OPT_CHECK, OPT_WORKERS, OPT_READ_TO, OPT_IDLE_TO, OPT_SYSLOG_JSON,
-       OPT_LOG_JSON, OPT_CONFIG, OPT_LISTEN };
+       OPT_LOG_JSON, OPT_CONFIG, OPT_LISTEN, OPT_NAME };
 
 static int parse_options(int argc, char **argv, struct opts *o)
 {
@@ -139,6 +144,7 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		{ "db", required_argument, NULL, 'd' },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "listen", required_argument, NULL, OPT_LISTEN },
+		{ "name", required_argument, NULL, OPT_NAME },
 		{ "syslog", no_argument, NULL, OPT_SYSLOG },
 		{ "syslog-json", no_argument, NULL, OPT_SYSLOG_JSON },
 		{ "log-json", no_argument, NULL, OPT_LOG_JSON },
@@ -177,6 +183,14 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		case 'd': o->db = optarg; o->db_given = true; break;
 		case OPT_CONFIG: o->config = optarg; break;
 		case OPT_LISTEN: o->listen = optarg; break;
+		case OPT_NAME:
+			if (!auth_name_ok(optarg)) {
+				fprintf(stderr, "advisord: --name: '%s' is not a name (1 to 255 "
+					"printable characters without spaces)\n", optarg);
+				return -1;
+			}
+			o->name = optarg;
+			break;
 		case OPT_SYSLOG: o->use_syslog = true; break;
 		case OPT_SYSLOG_JSON: o->syslog_json = true; break;
 		case OPT_LOG_JSON: o->log_json = true; break;
@@ -240,6 +254,23 @@ static int load_config(const struct opts *o, struct advconf *conf, char *err, si
 	}
 	if (o->listen)
 		adv_strlcpy(conf->listen, o->listen, sizeof(conf->listen));
+	if (o->name)
+		adv_strlcpy(conf->name, o->name, sizeof(conf->name));
+	/* The name TCP credentials are bound to (issue 20): by default this
+	 * host's and the port, so each daemon of a failover pair has its own. */
+	if (!conf->name[0] && conf->listen[0]) {
+		struct endpoint ep;
+		char host[200] = "localhost";
+
+		if (endpoint_split(conf->listen, &ep, err, errlen) != 0)
+			return -1;
+		if (gethostname(host, sizeof(host)) != 0)
+			adv_strlcpy(host, "localhost", sizeof(host));
+		host[sizeof(host) - 1] = '\0';
+		adv_snprintf(conf->name, sizeof(conf->name), "%s:%d", host, ep.port);
+		if (!auth_name_ok(conf->name))
+			adv_snprintf(conf->name, sizeof(conf->name), "advisord:%d", ep.port);
+	}
 	if (conf->storage == ADVCONF_SQLITE && o->db_given)
 		conf->path[0] = '\0';
 	return 0;
@@ -399,7 +430,7 @@ static int run(struct opts *op)
 		       conf.storage == ADVCONF_MARIADB ? conf.database : o.db,
 		       conf.listen[0] ? ", TCP " : "");
 		if (conf.listen[0])
-			printf("advisord: TCP %s (MUNGE)\n", conf.listen);
+			printf("advisord: TCP %s (MUNGE, name %s)\n", conf.listen, conf.name);
 		snapshot_put(snap);
 		memset(conf.password, 0, sizeof(conf.password));
 		return 0;
@@ -461,9 +492,10 @@ static int run(struct opts *op)
 		}
 	}
 	o.server.tcp_fd = tfd;
+	o.server.munge_socket = conf.munge_socket[0] ? conf.munge_socket : NULL;
 	set_caps(&o.server, &conf);
 	info = (struct handler_info){ o.socket, o.db, time(NULL),
-				      conf.munge_socket[0] ? conf.munge_socket : NULL };
+				      conf.munge_socket[0] ? conf.munge_socket : NULL, conf.name };
 	handler_set_info(&info);
 	/* Counted now: once the workers run, a reload may free snap. */
 	n_gpus = catalog_gpu_count(snap->cat);

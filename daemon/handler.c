@@ -879,80 +879,199 @@ static int dispatch(struct handler *h, const struct peer *p, const struct snapsh
 	}
 }
 
+void handler_munge_clear(struct peer_munge *m)
+{
+	free(m->text);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Asks the server for a MUNGE call on text; AUTH_PENDING to the caller. */
+#define AUTH_PENDING (-1)
+static int want_munge(struct peer *p, int want, const char *text, size_t len, const char *bind,
+		      char *err, size_t errlen)
+{
+	struct peer_munge *m = &p->munge;
+
+	handler_munge_clear(m);
+	m->text = malloc(len + 1);
+	if (!m->text) {
+		adv_snprintf(err, errlen, "out of memory");
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	}
+	memcpy(m->text, text, len);
+	m->text[len] = '\0';
+	m->len = len;
+	if (bind)
+		adv_strlcpy(m->bind, bind, sizeof(m->bind));
+	m->want = want;
+	return AUTH_PENDING;
+}
+
 /*
- * TCP (issue 13): the credential of a connection's first request names its
- * caller; a later one may name it again (each is decoded, so replays are
- * refused), never a connection without one.  munge's own words explain a
- * refusal, and the connection is closed after it, as slurmctld does.
+ * The hello (issue 20): the daemon's credential, minted off the worker,
+ * bound to the client's nonce, a nonce of ours and our name.  The answer
+ * is built in hr.
+ */
+static int hello(struct handler *h, struct peer *p, const Advisor__Request *req,
+		 Advisor__HelloResponse *hr, char *err, size_t errlen)
+{
+	struct peer_munge *m = &p->munge;
+	char payload[AUTH_BINDING_MAX];
+
+	if (p->hello || req->has_auth) {
+		adv_snprintf(err, errlen, "one hello per connection, without a credential");
+		return ADVISOR__ERROR_CODE__ERR_BAD_REQUEST;
+	}
+	if (req->hello->nonce.len != AUTH_NONCE_LEN) {
+		adv_snprintf(err, errlen, "the hello's nonce must be %d bytes", AUTH_NONCE_LEN);
+		return ADVISOR__ERROR_CODE__ERR_BAD_REQUEST;
+	}
+	if (!m->done) {
+		memcpy(p->cnonce, req->hello->nonce.data, AUTH_NONCE_LEN);
+		if (auth_nonce(p->snonce) != 0) {
+			adv_snprintf(err, errlen, "no random nonce");
+			return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+		}
+		auth_binding(payload, sizeof(payload), AUTH_SERVER, info.name, p->cnonce, p->snonce);
+		return want_munge(p, PEER_MUNGE_ENCODE, payload, strlen(payload), NULL, err, errlen);
+	}
+	if (m->rc != AUTH_OK || !m->text) {
+		adv_snprintf(err, errlen, "the daemon cannot prove its identity: %s", m->err);
+		msg_log(LOG_WARNING, "TCP client %s: cannot mint the daemon's credential: %s", p->addr,
+			m->err);
+		handler_munge_clear(m);
+		return ADVISOR__ERROR_CODE__ERR_UNAVAILABLE;
+	}
+	hr->name = (char *)(uintptr_t)info.name;
+	hr->has_nonce = 1;
+	hr->nonce.data = arena_alloc(&h->arena, AUTH_NONCE_LEN);
+	hr->has_cred = 1;
+	hr->cred.data = (uint8_t *)arena_strdup(&h->arena, m->text);
+	if (!hr->nonce.data || !hr->cred.data) {
+		handler_munge_clear(m);
+		adv_snprintf(err, errlen, "out of memory");
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	}
+	memcpy(hr->nonce.data, p->snonce, AUTH_NONCE_LEN);
+	hr->nonce.len = AUTH_NONCE_LEN;
+	hr->cred.len = m->len;
+	handler_munge_clear(m);
+	p->hello = true;
+	return 0;
+}
+
+/*
+ * TCP (issue 13): the credential of a connection's first request after the
+ * hello names its caller; a later one may name it again (each is decoded,
+ * so replays are refused), never a connection without one.  It must carry
+ * the hello's binding (issue 20): our name and the connection's nonces, so
+ * that one minted for another daemon, or collected by a fake server, is
+ * refused.  munge's own words explain a refusal, and the connection is
+ * closed after it, as slurmctld does.
  */
 static int authenticate(struct peer *p, const Advisor__Request *req, char *err, size_t errlen)
 {
-	char why[256];
-	uid_t uid;
-	gid_t gid;
+	struct peer_munge *m = &p->munge;
+	char bind[AUTH_BINDING_MAX];
 	int rc;
 
 	if (!req->has_auth) {
 		if (p->authed)
 			return 0;
-		adv_snprintf(err, errlen, "a TCP connection must present a MUNGE credential "
-			     "(is the client older than the daemon?)");
+		adv_snprintf(err, errlen, p->hello ? "a TCP connection must present a MUNGE credential "
+			     "after the hello" : "a TCP connection must open with a hello and present "
+			     "a MUNGE credential (is the client older than the daemon?)");
 		return ADVISOR__ERROR_CODE__ERR_AUTH;
 	}
-	rc = auth_decode(info.munge_socket, (const char *)req->auth.data, req->auth.len, &uid, &gid,
-			 why, sizeof(why));
+	if (!p->hello) {
+		adv_snprintf(err, errlen, "credential refused: the client did not ask the daemon to "
+			     "prove its identity first (an advisor client older than this daemon: "
+			     "upgrade it; a credential sent before the hello could have been "
+			     "collected by a fake server)");
+		msg_log(LOG_WARNING, "TCP client %s: credential without a hello refused", p->addr);
+		return ADVISOR__ERROR_CODE__ERR_AUTH;
+	}
+	if (!m->done) {
+		if (req->auth.len == 0 || req->auth.len > AUTH_CRED_MAX) {
+			adv_snprintf(err, errlen, "credential refused: munge: Invalid credential");
+			return ADVISOR__ERROR_CODE__ERR_AUTH;
+		}
+		auth_binding(bind, sizeof(bind), AUTH_CLIENT, info.name, p->cnonce, p->snonce);
+		return want_munge(p, PEER_MUNGE_DECODE, (const char *)req->auth.data, req->auth.len,
+				  bind, err, errlen);
+	}
+	rc = m->rc;
 	if (rc != AUTH_OK) {
-		adv_snprintf(err, errlen, "credential refused: %s", why);
-		msg_log(LOG_WARNING, "TCP client %s: credential refused: %s", p->addr, why);
+		adv_snprintf(err, errlen, "credential refused: %s", m->err);
+		msg_log(LOG_WARNING, "TCP client %s: credential refused: %s", p->addr, m->err);
+		handler_munge_clear(m);
 		return rc == AUTH_ERR_SOCKET || rc == AUTH_ERR_OTHER ? ADVISOR__ERROR_CODE__ERR_UNAVAILABLE
 								      : ADVISOR__ERROR_CODE__ERR_AUTH;
 	}
-	p->uid = uid;
-	p->gid = gid;
+	p->uid = m->uid;
+	p->gid = m->gid;
+	handler_munge_clear(m);
 	if (!p->authed && admit_fn && admit_fn(p, err, errlen) != 0) {
-		msg_log(LOG_WARNING, "TCP client %s (uid %u): %s", p->addr, (unsigned)uid, err);
+		msg_log(LOG_WARNING, "TCP client %s (uid %u): %s", p->addr, (unsigned)p->uid, err);
 		return ADVISOR__ERROR_CODE__ERR_UNAVAILABLE;
 	}
 	p->authed = true;
 	return 0;
 }
 
-bool handler_frame(struct handler *h, struct peer *p, const uint8_t *frame, size_t len,
-		   struct outbuf *out)
+int handler_frame(struct handler *h, struct peer *p, const uint8_t *frame, size_t len,
+		  struct outbuf *out)
 {
 	Advisor__Response resp = ADVISOR__RESPONSE__INIT;
+	Advisor__HelloResponse hr = ADVISOR__HELLO_RESPONSE__INIT;
 	double t0 = now_us();
 	Advisor__Request *req;
-	struct snapshot *s;
+	struct snapshot *s = NULL;
 	char err[ADV_ERR_MAX] = "";
 	bool close_after = false;
+	bool is_hello;
 	int rc;
 
 	h->over_budget = false;
 	h->retry_ms = 0;
 	req = advisor__request__unpack(NULL, len, frame);
 	if (!req) {
+		handler_munge_clear(&p->munge);
 		handler_refuse(h, ADVISOR__ERROR_CODE__ERR_MALFORMED,
 			       "cannot decode the request (not an advisor.Request)", out);
-		return true;
+		return HANDLER_CLOSE;
 	}
 	resp.has_version = 1;
 	resp.version = WIRE_VERSION;
 	resp.has_id = req->has_id;
 	resp.id = req->id;
+	is_hello = req->body_case == ADVISOR__REQUEST__BODY_HELLO && req->hello;
 	if (!req->has_version || req->version != WIRE_VERSION) {
 		adv_snprintf(err, sizeof(err), "protocol version %u is not supported; this daemon "
 			     "speaks version %u", req->has_version ? req->version : 0, WIRE_VERSION);
 		rc = ADVISOR__ERROR_CODE__ERR_VERSION;
 		close_after = true;
-		s = NULL;
+	} else if (p->tcp && is_hello && req->hello->has_nonce) {
+		rc = hello(h, p, req, &hr, err, sizeof(err));
+		close_after = rc != 0;
 	} else if (p->tcp && (rc = authenticate(p, req, err, sizeof(err))) != 0) {
 		close_after = true;
-		s = NULL;
+	} else if (is_hello) {
+		/* After the client's credential (TCP), or on the unix socket: who we are. */
+		hr.name = (char *)(uintptr_t)info.name;
 	} else {
 		s = snapshot_acquire();
 		rc = s ? dispatch(h, p, s, req, &resp, err, sizeof(err))
 		       : ADVISOR__ERROR_CODE__ERR_UNAVAILABLE;
+	}
+	if (rc == AUTH_PENDING) {
+		advisor__request__free_unpacked(req, NULL);
+		arena_reset(&h->arena);
+		return HANDLER_MUNGE;
+	}
+	if (!rc && is_hello) {
+		resp.body_case = ADVISOR__RESPONSE__BODY_HELLO;
+		resp.hello = &hr;
 	}
 	if (rc) {
 		resp.body_case = ADVISOR__RESPONSE__BODY__NOT_SET;
@@ -966,12 +1085,12 @@ bool handler_frame(struct handler *h, struct peer *p, const uint8_t *frame, size
 	/* Pack while the snapshot is held: answers may point into it. */
 	if (!emit(h, &resp, out))
 		close_after = true;
-	if (!rc)
+	if (!rc && !is_hello)
 		stats_request((int)req->body_case - ADVISOR__REQUEST__BODY_CHECK,
 			      req->body_case == ADVISOR__REQUEST__BODY_CHECK && resp.check
 			      ? resp.check->verdict : -1, now_us() - t0);
 	snapshot_release(s);
 	advisor__request__free_unpacked(req, NULL);
 	arena_reset(&h->arena);
-	return close_after;
+	return close_after ? HANDLER_CLOSE : HANDLER_KEEP;
 }

@@ -17,6 +17,25 @@
 
 #include "config/policy.h"
 #include "service/arena.h"
+#include "wire/auth.h"
+
+/*
+ * A MUNGE call a frame needs (handler_frame returned HANDLER_MUNGE): the
+ * server makes it off the worker (authq.h) and gives the same frame to
+ * handler_frame again with the result here (issue 20).
+ */
+enum { PEER_MUNGE_NONE = 0, PEER_MUNGE_ENCODE, PEER_MUNGE_DECODE };
+struct peer_munge {
+	int want;
+	bool done;
+	char *text;                    /* malloc'ed: the payload or credential; the credential minted */
+	size_t len;
+	char bind[AUTH_BINDING_MAX];   /* decode: the payload the credential must carry */
+	int rc;                        /* auth_err */
+	uid_t uid;
+	gid_t gid;
+	char err[256];
+};
 
 struct peer {
 	uid_t uid;
@@ -27,7 +46,14 @@ struct peer {
 	bool tcp;
 	bool authed;
 	char addr[64];                 /* the client's address, for the log */
+	/* The hello (issue 20): the daemon proved itself to this connection. */
+	bool hello;
+	uint8_t cnonce[AUTH_NONCE_LEN], snonce[AUTH_NONCE_LEN];
+	struct peer_munge munge;
 };
+
+/* Frees what a peer's MUNGE call holds. */
+void handler_munge_clear(struct peer_munge *m);
 
 struct outbuf {
 	uint8_t *data;
@@ -57,6 +83,7 @@ struct handler_info {
 	const char *db;
 	time_t started;
 	const char *munge_socket;      /* munged's socket for TCP credentials; NULL: default */
+	const char *name;              /* the daemon's name in TCP credentials (issue 20) */
 };
 
 void handler_set_info(const struct handler_info *info);
@@ -80,12 +107,18 @@ void handler_cleanup(void);
 int handler_reload(char *msg, size_t len);
 
 /*
- * Returns true when the connection must be closed once the answer is sent.
- * On a TCP connection the first request must carry a MUNGE credential,
- * which sets p's uid and gid (and p->authed) for it and every later request.
+ * HANDLER_KEEP, or HANDLER_CLOSE when the connection must be closed once
+ * the answer is sent, or HANDLER_MUNGE: nothing was answered, the frame
+ * needs the MUNGE call p->munge describes; make it (off the worker) and
+ * give the same frame again with the result in p->munge.  On a TCP
+ * connection the daemon first answers a hello with its own credential,
+ * then the first request must carry the client's, bound to the hello,
+ * which sets p's uid and gid (and p->authed) for it and every later
+ * request.
  */
-bool handler_frame(struct handler *h, struct peer *p, const uint8_t *frame, size_t len,
-		   struct outbuf *out);
+enum { HANDLER_KEEP = 0, HANDLER_CLOSE, HANDLER_MUNGE };
+int handler_frame(struct handler *h, struct peer *p, const uint8_t *frame, size_t len,
+		  struct outbuf *out);
 /* Whether uid is over its request budget now (takes nothing from it). */
 bool handler_over_budget(uid_t uid);
 /*

@@ -68,6 +68,13 @@
  * their credential verifies are at most max_unauth in all and are closed
  * after auth_timeout_ms (list NEW).  After a burst of closes the workers
  * give freed memory back to the system (malloc_trim).
+ *
+ * MUNGE (issue 20): the calls a TCP connection's hello and credential
+ * need are made on authq.c's threads, never on a worker: the connection
+ * stops reading (WANT_NONE, its frame kept) until the job comes back on
+ * the worker's sink, and is closed at auth_timeout_ms from accept if it
+ * has not authenticated by then.  A hung munged so stalls only TCP
+ * clients that have not authenticated yet.
  */
 #include "config.h"
 
@@ -96,6 +103,7 @@
 #include <unistd.h>
 
 #include "advisor.pb-c.h"
+#include "authq.h"
 #include "handler.h"
 #include "msg.h"
 #include "server.h"
@@ -121,6 +129,7 @@
 #define TURN_FRAMES 8              /* frames a connection is answered per turn */
 #define LOW_PERIOD_US 1000         /* low turns: at most LOW_SLICE_US in every period */
 #define LOW_SLICE_US 100
+#define AUTHQ_THREADS 2            /* MUNGE calls at once (issue 20) */
 
 enum { LIST_NONE = 0, LIST_IDLE, LIST_BUSY, LIST_NEW };
 enum { WANT_IN = 0, WANT_OUT, WANT_NONE };
@@ -147,6 +156,7 @@ struct conn {
 	bool first_done;       /* a request was decoded: frames up to WIRE_MAX_FRAME */
 	bool refusing;         /* over a cap: its first frame gets refuse_msg, then it closes */
 	bool evicted;          /* closed for another: reaped after the event batch */
+	struct authq_job *job; /* a MUNGE call in flight for its first frame (issue 20) */
 	long long born;        /* accept time, ms */
 	char refuse_msg[192];
 	uint8_t small[SMALL_IN];
@@ -164,6 +174,7 @@ struct runq {
 struct worker {
 	pthread_t thread;
 	int epfd, wakefd;
+	struct authq_sink sink;    /* MUNGE jobs come back here (issue 20) */
 	struct handler h;
 	struct clist idle, busy, fresh;   /* fresh: LIST_NEW, deadline born + auth_timeout_ms */
 	struct runq ready, low;    /* connections waiting for a turn */
@@ -185,6 +196,7 @@ static struct {
 	struct server_opts o;
 	struct worker *w;
 	int nw;
+	bool authq;                /* authq_start() done */
 } S = { .lfd = -1, .tfd = -1 };
 
 /* Out-of-descriptor reports, shared by the workers: the last one and the failures since. */
@@ -214,7 +226,7 @@ static atomic_ulong cap_refused, cap_evicted, cap_unauth_closed, cap_auth_expire
 static __thread struct worker *cur_worker;
 
 /* Tags for the fds that are not connections. */
-static char tag_listen, tag_listen_tcp, tag_wake;
+static char tag_listen, tag_listen_tcp, tag_wake, tag_munge;
 
 static long long now_ms(void)
 {
@@ -507,6 +519,7 @@ static struct conn *conn_new(struct worker *w)
 	c->low = c->queued = false;
 	c->rq_prev = c->rq_next = NULL;
 	c->counted = c->unauth = c->first_done = c->refusing = c->evicted = false;
+	c->job = NULL;
 	c->born = now_ms();
 	c->refuse_msg[0] = '\0';
 	return c;
@@ -736,6 +749,11 @@ static int admit_tcp(struct peer *p, char *err, size_t errlen)
 
 static void conn_close(struct worker *w, struct conn *c)
 {
+	if (c->job) {
+		authq_cancel(c->job);
+		c->job = NULL;
+	}
+	handler_munge_clear(&c->peer.munge);
 	list_remove(w, c);
 	rq_remove(w, c);
 	uncount(c);
@@ -825,7 +843,7 @@ static bool frame_ready(const struct conn *c)
 {
 	uint32_t n;
 
-	if (c->in_len < 4)
+	if (c->in_len < 4 || c->job)
 		return false;
 	n = be32(c->in);
 	return n > (c->first_done ? WIRE_MAX_FRAME : FIRST_FRAME_MAX) || c->in_len - 4 >= (size_t)n;
@@ -872,13 +890,33 @@ static void process_frames(struct worker *w, struct conn *c)
 			}
 			break;
 		}
-		if (handler_frame(&w->h, &c->peer, c->in + off + 4, n, &c->out))
+		switch (handler_frame(&w->h, &c->peer, c->in + off + 4, n, &c->out)) {
+		case HANDLER_CLOSE:
 			c->closing = true;
+			break;
+		case HANDLER_MUNGE: {
+			struct peer_munge *m = &c->peer.munge;
+
+			/* The frame stays; it is given again with the job's result. */
+			c->job = authq_submit(&w->sink, m->want == PEER_MUNGE_ENCODE ? AUTHQ_ENCODE
+					      : AUTHQ_DECODE, m->text, m->len, m->bind, c);
+			if (!c->job) {
+				handler_munge_clear(m);
+				handler_refuse(&w->h, ADVISOR__ERROR_CODE__ERR_UNAVAILABLE,
+					       "the daemon's MUNGE queue is full; retry", &c->out);
+				c->closing = true;
+			}
+			goto out;
+		}
+		default:
+			break;
+		}
 		c->first_done = !c->peer.tcp || c->peer.authed;
 		c->low = w->h.over_budget;
 		off += 4 + (size_t)n;
 		frames++;
 	}
+out:
 	if (c->closing) {
 		c->in_len = 0;
 	} else if (off) {
@@ -907,6 +945,15 @@ static void settle(struct worker *w, struct conn *c)
 		return;
 	}
 	pending = c->out.len > c->out_off;
+	if (c->job) {
+		/* Its MUNGE call is in flight: nothing more is read meanwhile. */
+		if (epoll_set(w, c, WANT_NONE) != 0) {
+			conn_close(w, c);
+			return;
+		}
+		set_timer(w, c);
+		return;
+	}
 	if (!pending && !c->closing && frame_ready(c)) {
 		/* The client read every answer: its held-back requests get a fresh deadline. */
 		if (had_out)
@@ -997,7 +1044,7 @@ static void on_readable(struct worker *w, struct conn *c)
 	ssize_t n;
 
 	/* Its complete frames wait for a turn; the rest stays in the socket (a hang-up too). */
-	if (c->queued)
+	if (c->queued || c->job)
 		return;
 	if (c->in_len == c->in_cap) {
 		/* Full of requests held back for a slow reader: they wait for it. */
@@ -1196,6 +1243,36 @@ static void accept_some(struct worker *w, bool tcp)
 	}
 }
 
+/* MUNGE jobs that came back: their frames are given to the handler again. */
+static void munge_done(struct worker *w)
+{
+	struct authq_job *j = authq_take(&w->sink);
+
+	while (j) {
+		struct authq_job *next = j->next;
+		struct conn *c = j->owner;
+
+		if (c) {
+			struct peer_munge *m = &c->peer.munge;
+
+			c->job = NULL;
+			free(m->text);
+			m->text = j->text;
+			m->len = j->len;
+			j->text = NULL;
+			m->rc = j->rc;
+			m->uid = j->uid;
+			m->gid = j->gid;
+			adv_strlcpy(m->err, j->err, sizeof(m->err));
+			m->done = true;
+			process_frames(w, c);
+			settle(w, c);
+		}
+		authq_job_free(j);
+		j = next;
+	}
+}
+
 static void reap_zombies(struct worker *w)
 {
 	while (w->zombies) {
@@ -1285,12 +1362,19 @@ static void *worker_main(void *arg)
 			void *p = ev[i].data.ptr;
 
 			if (p != &tag_listen && p != &tag_listen_tcp && p != &tag_wake &&
-			    ((struct conn *)p)->evicted)
+			    p != &tag_munge && ((struct conn *)p)->evicted)
 				continue;
 			if (p == &tag_listen || p == &tag_listen_tcp)
 				accept_some(w, p == &tag_listen_tcp);
 			else if (p == &tag_wake)
 				start_drain(w);
+			else if (p == &tag_munge)
+				munge_done(w);
+			else if (((struct conn *)p)->job) {
+				/* Not watched while its MUNGE call runs, but a hang-up is still reported. */
+				if (ev[i].events & (EPOLLHUP | EPOLLERR))
+					conn_close(w, p);
+			}
 			else if (ev[i].events & EPOLLOUT)
 				settle(w, p);
 			else
@@ -1324,14 +1408,17 @@ static void *worker_main(void *arg)
 static int worker_init(struct worker *w, char *err, size_t errlen)
 {
 	struct epoll_event wev = { .events = EPOLLIN, .data.ptr = &tag_wake };
+	struct epoll_event mev = { .events = EPOLLIN, .data.ptr = &tag_munge };
 
 	memset(w, 0, sizeof(*w));
 	handler_init(&w->h);
+	(void)authq_sink_init(&w->sink);
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	w->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->epfd < 0 || w->wakefd < 0 ||
+	if (w->epfd < 0 || w->wakefd < 0 || w->sink.efd < 0 ||
 	    listen_watch(w) != 0 ||
-	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wakefd, &wev) != 0) {
+	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wakefd, &wev) != 0 ||
+	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->sink.efd, &mev) != 0) {
 		adv_snprintf(err, errlen, "cannot set up the event loop: %s", strerror(errno));
 		return -1;
 	}
@@ -1351,6 +1438,7 @@ static void worker_free(struct worker *w)
 		close(w->epfd);
 	if (w->wakefd >= 0)
 		close(w->wakefd);
+	authq_sink_destroy(&w->sink);
 	handler_destroy(&w->h);
 }
 
@@ -1360,6 +1448,11 @@ int server_start(int listen_fd, const struct server_opts *o, char *err, size_t e
 	S.tfd = o->tcp_fd;
 	S.o = *o;
 	handler_set_admit(admit_tcp);
+	if (S.tfd >= 0) {
+		if (authq_start(o->munge_socket, AUTHQ_THREADS, err, errlen) != 0)
+			return -1;
+		S.authq = true;
+	}
 	S.nw = o->workers > 0 ? o->workers : 1;
 	S.w = calloc((size_t)S.nw, sizeof(*S.w));
 	if (!S.w) {
@@ -1393,11 +1486,15 @@ void server_stop(void)
 	for (int i = 0; i < S.nw; i++)
 		if (S.w[i].wakefd >= 0 && write(S.w[i].wakefd, &one, sizeof(one)) < 0)
 			msg_log(LOG_ERR, "cannot wake worker %d: %s", i, strerror(errno));
-	for (int i = 0; i < S.nw; i++) {
+	for (int i = 0; i < S.nw; i++)
 		if (S.w[i].thread)
 			pthread_join(S.w[i].thread, NULL);
+	/* Before the sinks go: a MUNGE thread may still return a job to one. */
+	if (S.authq)
+		authq_stop();
+	S.authq = false;
+	for (int i = 0; i < S.nw; i++)
 		worker_free(&S.w[i]);
-	}
 	free(S.w);
 	S.w = NULL;
 	S.nw = 0;

@@ -18,6 +18,7 @@ struct server_opts {
 	int auth_timeout_ms;   /* how long a TCP connection has to present a good credential */
 	int drain_ms;          /* on stop, how long answers in flight may take */
 	int tcp_fd;            /* server_listen_tcp()'s socket, -1 for none */
+	const char *munge_socket;  /* munged's, for TCP credentials; NULL: libmunge's default */
 };
 
 /*

@@ -2,6 +2,7 @@
  * args.c - the plugin's plugstack.conf arguments (design.md):
  *   required spank_advisor.so socket=PATH timeout_ms=N on_unavailable=allow|deny quiet=0|1
  *                             resources=slurm|parse server=HOST:PORT[,HOST:PORT]
+ *                             server_uid=UID|USER
  * Each word is split with getsubopt(3), except server=, whose value is a
  * comma-separated list of its own (issue 13: advisord over MUNGE-
  * authenticated TCP, tried in order; it replaces the socket).  An unknown key or a bad value is
@@ -10,6 +11,7 @@
  */
 #include "config.h"
 
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,13 +23,14 @@
 #define ADV_SOCKET_PATH "/run/advisor/advisord.sock"
 #endif
 
-enum { ARG_SOCKET, ARG_TIMEOUT, ARG_UNAVAILABLE, ARG_QUIET, ARG_RESOURCES };
+enum { ARG_SOCKET, ARG_TIMEOUT, ARG_UNAVAILABLE, ARG_QUIET, ARG_RESOURCES, ARG_SERVER_UID };
 
 void args_defaults(struct plugin_args *a)
 {
 	memset(a, 0, sizeof(*a));
 	adv_strlcpy(a->socket, ADV_SOCKET_PATH, sizeof(a->socket));
 	a->timeout_ms = PLUGIN_DEFAULT_TIMEOUT_MS;
+	a->server_uid = (uid_t)-1;
 }
 
 static void args_complain(char *err, size_t errlen, int *n, const char *what, const char *word)
@@ -71,6 +74,21 @@ static int args_apply(struct plugin_args *a, int key, const char *value)
 			return -1;
 		a->quiet = value[0] == '1';
 		return 0;
+	case ARG_SERVER_UID:
+		/* A number costs nothing; a name is looked up in every sbatch. */
+		if (adv_parse_long(value, &v) == 0) {
+			if (v < 0 || v >= 0xffffffffL)
+				return -1;
+			a->server_uid = (uid_t)v;
+		} else {
+			struct passwd pw, *r = NULL;
+			char buf[1024];
+
+			if (getpwnam_r(value, &pw, buf, sizeof(buf), &r) != 0 || !r)
+				return -1;
+			a->server_uid = pw.pw_uid;
+		}
+		return 0;
 	case ARG_RESOURCES:
 		if (strcmp(value, "slurm") == 0)
 			a->resources_parse = false;
@@ -86,7 +104,8 @@ static int args_apply(struct plugin_args *a, int key, const char *value)
 
 int args_parse(int argc, char *const argv[], struct plugin_args *a, char *err, size_t errlen)
 {
-	char *const keys[] = { "socket", "timeout_ms", "on_unavailable", "quiet", "resources", NULL };
+	char *const keys[] = { "socket", "timeout_ms", "on_unavailable", "quiet", "resources",
+			       "server_uid", NULL };
 	int i, problems = 0;
 
 	err[0] = '\0';
@@ -118,7 +137,8 @@ int args_parse(int argc, char *const argv[], struct plugin_args *a, char *err, s
 				args_complain(err, errlen, &problems,
 					      "unknown plugstack.conf argument (accepted: socket=PATH "
 					      "server=HOST:PORT[,HOST:PORT] timeout_ms=N "
-					      "on_unavailable=allow|deny quiet=0|1 resources=slurm|parse)",
+					      "on_unavailable=allow|deny quiet=0|1 resources=slurm|parse "
+					      "server_uid=UID|USER)",
 					      start);
 			else if (args_apply(a, key, value) != 0)
 				args_complain(err, errlen, &problems, "bad value in plugstack.conf argument",

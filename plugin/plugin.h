@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "engine/engine.h"
 
@@ -24,6 +25,7 @@ struct plugin_args {
 	bool deny_unavailable;    /* on_unavailable=deny */
 	bool quiet;
 	bool resources_parse;     /* resources=parse: never read Slurm's own `opt` */
+	uid_t server_uid;         /* server_uid=: who advisord must run as; -1: SlurmUser (issue 20) */
 };
 
 /* Lines a remote check wants printed (and failed) in task_init. */

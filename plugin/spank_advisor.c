@@ -14,11 +14,21 @@
 
 #include <string.h>
 
+#include <slurm/slurm.h>
 #include <slurm/spank.h>
 
 #include "context.h"
 #include "engine/options.h"
 #include "util.h"
+#include "wire/wire.h"
+
+/*
+ * libslurm's loaded configuration, for SlurmUser (issue 20): not in
+ * Slurm's public headers, but a global of libslurm (libslurmfull in sbatch,
+ * srun and slurmstepd) since 20.11 whose type slurm.h declares.  Weak: a
+ * process without it leaves the default (root, the caller, user "slurm").
+ */
+extern slurm_conf_t slurm_conf __attribute__((weak, visibility("default")));
 
 /*
  * The build hides every symbol (-fvisibility=hidden); the SPANK ones must
@@ -84,6 +94,13 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		slurm_error("advisor: plugstack.conf: %s (ignored)", err);
 	if (ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL && ctx != S_CTX_REMOTE)
 		return 0;
+	/* Who advisord must be (issue 20): server_uid=, else SlurmUser from
+	 * the slurm.conf sbatch, srun or slurmstepd has loaded; root and the
+	 * caller are trusted anyway (wire.h). */
+	if (advisor_state.args.server_uid != (uid_t)-1)
+		wire_set_server_uid(advisor_state.args.server_uid);
+	else if (&slurm_conf && slurm_conf.slurm_user_id != 0)
+		wire_set_server_uid((uid_t)slurm_conf.slurm_user_id);
 	/* A failed registration (e.g. the plugin listed twice) is reported but
 	 * never fails init: a required plugin failing init stops every sbatch
 	 * and srun on the cluster, and the user who types --llm-* still gets

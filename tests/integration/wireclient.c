@@ -51,9 +51,13 @@
  *                                    a fresh connection; p50, p99 and max latency
  *
  * For test_tcp.sh (issue 13), SOCKET being HOST:PORT:
- *   wireclient ADDR auth CRED        one check carrying CRED as its MUNGE credential
- *                                    ("none": none); prints the error and whether the
- *                                    daemon closed the connection
+ *   wireclient ADDR auth CRED        after the hello (issue 20), one check carrying CRED
+ *                                    as its MUNGE credential ("none": none; "good": one
+ *                                    bound to the hello, printed as cred=; "ttl1": the
+ *                                    same with a time to live of 1 s, sent 2.2 s later;
+ *                                    "legacy": an old client's, payload "advisor", with
+ *                                    no hello); prints the error and whether the daemon
+ *                                    closed the connection
  */
 #include "config.h"
 
@@ -74,6 +78,7 @@
 #include "advisor.pb-c.h"
 #include "engine/options.h"
 #include "util.h"
+#include "wire/auth.h"
 #include "wire/convert.h"
 #include "wire/wire.h"
 
@@ -321,8 +326,9 @@ static int run_version(void)
 
 /*
  * TCP (issue 13): one check whose credential is cred as given ("none": no
- * credential at all), packed by hand so that wire_exchange() does not mint
- * a fresh one; prints the daemon's error (or "verdict=N" when accepted).
+ * credential at all), packed by hand so that nothing mints a fresh one;
+ * prints the daemon's error (or "verdict=N" when accepted).  Before it,
+ * the hello (issue 20), unless cred is "legacy".
  */
 static int run_auth(const char *cred)
 {
@@ -332,8 +338,41 @@ static int run_auth(const char *cred)
 	Advisor__Response *r;
 	uint8_t frame[8192], *in;
 	size_t len, ilen;
+	char *minted = NULL, payload[AUTH_BINDING_MAX], err[400];
+	bool legacy = !strcmp(cred, "legacy");
 	int fd, rc;
 
+	if (wire_connect_bare(sock, 5000, &fd) != WIRE_OK)
+		return 2;
+	if (!legacy) {
+		struct wire_hello h;
+
+		if (wire_hello(fd, 5000, &h, err, sizeof(err)) != WIRE_OK) {
+			printf("hello=refused\nwhy=%s\n", err);
+			close(fd);
+			return 1;
+		}
+		printf("hello=ok\nname=%s\n", h.name);
+		auth_binding(payload, sizeof(payload), AUTH_CLIENT, h.name, h.cnonce, h.snonce);
+	} else {
+		adv_strlcpy(payload, "advisor", sizeof(payload));
+	}
+	if (legacy || !strcmp(cred, "good") || !strcmp(cred, "ttl1")) {
+		if (auth_encode(NULL, payload, !strcmp(cred, "ttl1") ? 1 : 0, &minted, err,
+				sizeof(err)) != AUTH_OK) {
+			printf("mint=%s\n", err);
+			close(fd);
+			return 2;
+		}
+		printf("cred=%s\n", minted);
+		if (!strcmp(cred, "ttl1")) {
+			struct timespec ts = { 2, 200000000 };
+
+			nanosleep(&ts, NULL);
+		}
+		cred = minted;
+	}
+	fflush(stdout);
 	make_check(&rq, &buf, &ar, 8);
 	rq.has_version = 1;
 	rq.version = WIRE_VERSION;
@@ -343,16 +382,20 @@ static int run_auth(const char *cred)
 		rq.auth.len = strlen(cred);
 	}
 	len = advisor__request__get_packed_size(&rq);
-	if (len + 4 > sizeof(frame))
+	if (len + 4 > sizeof(frame)) {
+		free(minted);
+		close(fd);
 		return 2;
+	}
 	frame[0] = frame[1] = 0;
 	frame[2] = (uint8_t)(len >> 8);
 	frame[3] = (uint8_t)len;
 	advisor__request__pack(&rq, frame + 4);
-	if (wire_connect(sock, 5000, &fd) != WIRE_OK)
+	free(minted);
+	if (send(fd, frame, len + 4, MSG_NOSIGNAL) != (ssize_t)(len + 4)) {
+		close(fd);
 		return 2;
-	if (send(fd, frame, len + 4, MSG_NOSIGNAL) != (ssize_t)(len + 4))
-		return 2;
+	}
 	rc = wire_read_frame(fd, &in, &ilen, 5000);
 	if (rc != WIRE_OK) {
 		printf("answer=none (%s)\n", wire_strerror(rc));

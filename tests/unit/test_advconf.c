@@ -111,6 +111,11 @@ static void test_conf_values(void **st)
 	assert_int_equal(c.conn_reserve, 10);
 	assert_int_equal(c.conn_unauth, 32);
 	assert_int_equal(c.auth_timeout_ms, 700);
+	/* The name TCP credentials are bound to (issue 20). */
+	assert_string_equal(c.name, "");
+	assert_int_equal(advconf_load_string("advisord.conf", "name: svc1.example.org:6830\n",
+					     &c, err, sizeof(err)), 0);
+	assert_string_equal(c.name, "svc1.example.org:6830");
 }
 
 static void test_conf_errors(void **st)
@@ -136,6 +141,8 @@ static void test_conf_errors(void **st)
 	expect_error("connections:\n  idle: 5\n", ADVCONF_ERR_SCHEMA,
 		     "advisord.conf:2:3: unknown key 'idle' in 'connections'; expected one of: max, "
 		     "per_user, reserve, unauthenticated, auth_timeout_ms");
+	expect_error("name: two words\n", ADVCONF_ERR_VALUE,
+		     "advisord.conf:1:7: 'name': 'two words': 1 to 255 printable characters without spaces");
 	expect_error("storage: [1]\n", ADVCONF_ERR_SCHEMA,
 		     "advisord.conf:1:10: expected a mapping for 'storage', got a list");
 	expect_error("storage:\n  type: mariadb\n type: x\n", ADVCONF_ERR_SYNTAX,

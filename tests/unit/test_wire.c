@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "advisor.pb-c.h"
+#include "wire/auth.h"
 #include "wire/convert.h"
 #include "wire/wire.h"
 
@@ -510,9 +511,38 @@ static void test_remote_error(void **state)
 	close(sv[1]);
 }
 
+/*
+ * The payload a TCP credential is bound by (issue 20): role, daemon name
+ * and both nonces, so that another daemon's or connection's differs.
+ */
+static void test_auth_binding(void **st)
+{
+	uint8_t c[AUTH_NONCE_LEN], s2[AUTH_NONCE_LEN];
+	char a[AUTH_BINDING_MAX], b[AUTH_BINDING_MAX];
+
+	(void)st;
+	memset(c, 0xab, sizeof(c));
+	memset(s2, 0x01, sizeof(s2));
+	auth_binding(a, sizeof(a), AUTH_CLIENT, "svc1:6830", c, s2);
+	assert_string_equal(a, "advisor-client name=svc1:6830 cnonce=abababababababababababababababab "
+			    "snonce=01010101010101010101010101010101");
+	auth_binding(b, sizeof(b), AUTH_SERVER, "svc1:6830", c, s2);
+	assert_string_not_equal(a, b);
+	auth_binding(b, sizeof(b), AUTH_CLIENT, "svc2:6830", c, s2);
+	assert_string_not_equal(a, b);
+	assert_int_equal(auth_nonce(c), 0);
+	auth_binding(b, sizeof(b), AUTH_CLIENT, "svc1:6830", c, s2);
+	assert_string_not_equal(a, b);
+	assert_true(auth_name_ok("svc1.example.org:6830"));
+	assert_false(auth_name_ok(""));
+	assert_false(auth_name_ok("two words"));
+	assert_false(auth_name_ok("tab\there"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_auth_binding),
 		cmocka_unit_test(test_frame_round_trip),
 		cmocka_unit_test(test_frame_header_is_big_endian),
 		cmocka_unit_test(test_oversized_refused),
