@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/checkpoint.h"
 #include "engine/options.h"
 #include "engine/provenance.h"
 #include "print.h"
@@ -180,7 +181,8 @@ static json_object *checkpoint_json(const struct adv_checkpoint *c, bool extra)
 {
 	json_object *o = json_object_new_object();
 
-	put(o, "interval_s", jnum(c->interval_s));
+	/* null: the job does not checkpoint (waste 1: a failure loses the run). */
+	put(o, "interval_s", c->interval_s > 0 ? jnum(c->interval_s) : NULL);
 	put(o, "optimal_s", jnum(c->optimal_s));
 	put(o, "waste", jnum(c->waste));
 	put(o, "optimal_waste", jnum(c->optimal_waste));
@@ -330,15 +332,13 @@ static void print_memory(FILE *f, const struct adv_memory *m, bool infer)
 
 static void print_checkpoint(FILE *f, const struct adv_checkpoint *c)
 {
-	char t[32], o[32], y[32], d[32], w[32];
+	char line[ADV_MSG_MAX], y[32], d[32], w[32];
 
-	dur(c->interval_s, t, sizeof(t));
-	dur(c->optimal_s, o, sizeof(o));
+	ckpt_describe(c, line, sizeof(line));
 	dur(c->young_s, y, sizeof(y));
 	dur(c->daly_s, d, sizeof(d));
 	dur(c->write_s, w, sizeof(w));
-	fprintf(f, "checkpoint: every %s loses %.2f%% of the run; the optimum every %s loses "
-		"%.2f%%\n", t, 100 * c->waste, o, 100 * c->optimal_waste);
+	fprintf(f, "checkpoint: %s\n", line);
 	fprintf(f, "  Young %s, Daly %s; write %s per checkpoint", y, d, w);
 	if (c->size_gb > 0)
 		fprintf(f, " (%.0f GB)", c->size_gb);

@@ -134,3 +134,14 @@ run layers ctl --json check -N 2 --script "$SCRATCH/layers.sbatch" --model llama
 jq -e '.layout.gpus == 16 and .layout.nodes == 2' "$SCRATCH/layers.out" > /dev/null ||
 	fail "-N 2 over #SBATCH -N 4 --gres=gpu:h100:8: $(jq -c .layout "$SCRATCH/layers.out") $(cat "$SCRATCH/layers.err")"
 pass "an #SBATCH placeholder is refused with its line; -N on the command line wins over #SBATCH -N"
+
+# A job that never checkpoints (issue 21): said in words (each failure loses
+# the whole run so far, and how often failures come), not "every T loses 100%".
+run ckoff ctl check --gpu h100 --nodes 16 --gpus-per-node 8 --model llama3-70b --layout tp8,pp4 --ckpt off
+grep -q "^checkpoint: none: each failure loses the whole run so far, and the job fails every 195.3 h on average" \
+	"$SCRATCH/ckoff.out" || fail "--ckpt off: $(grep checkpoint: "$SCRATCH/ckoff.out")"
+grep -q "100.00%" "$SCRATCH/ckoff.out" && fail "--ckpt off still says 100.00%"
+run ckoffj ctl --json check --gpu h100 --nodes 16 --gpus-per-node 8 --model llama3-70b --layout tp8,pp4 --ckpt off
+jq -e '.checkpoint.interval_s == null and .checkpoint.waste == 1' "$SCRATCH/ckoffj.out" > /dev/null ||
+	fail "--ckpt off --json: $(jq -c .checkpoint "$SCRATCH/ckoffj.out")"
+pass "--ckpt off: the checkpoint line says each failure loses the whole run, and the job MTBF; interval_s null"
