@@ -243,22 +243,30 @@ static void dur(double s, char *buf, size_t len)
 		options_format_duration(s, buf, len);
 }
 
+/*
+ * The findings of check and ckpt, their messages and fixes in advisorctl's
+ * own options ("--model NAME", not the plugin's "--llm-model=NAME"; the
+ * JSON keeps sbatch's spelling, which a script may hand to sbatch).
+ */
 static void print_findings(FILE *f, const struct adv_finding *fs, int n)
 {
+	char msg[ADV_MSG_MAX], fix[ADV_MSG_MAX];
 	size_t w = 4;
 
 	for (int i = 0; i < n; i++)
 		if (strlen(fs[i].code) > w)
 			w = strlen(fs[i].code);
 	for (int i = 0; i < n; i++) {
+		options_ctl_spelling(fs[i].message, msg, sizeof(msg));
 		fprintf(f, "  %-6s  %-*s  %s\n", sev_name((int)fs[i].severity), (int)w, fs[i].code,
-			fs[i].message);
+			msg);
 		/* The job's own terms first: that is the line the user edits. */
 		if (fs[i].fix_job[0])
 			fprintf(f, "  %-6s  %-*s  fix: %s\n", "", (int)w, "", fs[i].fix_job);
-		if (fs[i].fix[0])
+		options_ctl_spelling(fs[i].fix, fix, sizeof(fix));
+		if (fix[0])
 			fprintf(f, "  %-6s  %-*s  %s %s\n", "", (int)w, "",
-				fs[i].fix_job[0] ? "or: " : "fix:", fs[i].fix);
+				fs[i].fix_job[0] ? "or: " : "fix:", fix);
 	}
 }
 

@@ -145,3 +145,15 @@ run ckoffj ctl --json check --gpu h100 --nodes 16 --gpus-per-node 8 --model llam
 jq -e '.checkpoint.interval_s == null and .checkpoint.waste == 1' "$SCRATCH/ckoffj.out" > /dev/null ||
 	fail "--ckpt off --json: $(jq -c .checkpoint "$SCRATCH/ckoffj.out")"
 pass "--ckpt off: the checkpoint line says each failure loses the whole run, and the job MTBF; interval_s null"
+
+# Fixes in advisorctl's own options (issue 21): --model NAME, --ckpt D, not
+# the plugin's --llm-model=NAME; --json keeps sbatch's spelling.
+run nomodel ctl check --gpu h100 --gpus 8
+grep -q "MODEL_NOT_GIVEN  no --model: " "$SCRATCH/nomodel.out" && grep -q "fix: --model NAME$" "$SCRATCH/nomodel.out" ||
+	fail "MODEL_NOT_GIVEN not in advisorctl's spelling: $(cat "$SCRATCH/nomodel.out")"
+grep -q -- "--llm-" "$SCRATCH/nomodel.out" "$SCRATCH/ckoff.out" && fail "advisorctl printed a --llm-* option"
+grep -q "fix: --ckpt 1h28m$" "$SCRATCH/ckoff.out" || fail "CKPT_MISSING fix: $(grep fix: "$SCRATCH/ckoff.out")"
+run nomodelj ctl --json check --gpu h100 --gpus 8
+jq -e '.findings[] | select(.code == "MODEL_NOT_GIVEN" and .fix == "--llm-model=NAME")' "$SCRATCH/nomodelj.out" > /dev/null ||
+	fail "--json fix is not sbatch's --llm-model=NAME: $(jq -c .findings "$SCRATCH/nomodelj.out")"
+pass "advisorctl's fixes name its own options (--model NAME, --ckpt 1h28m); --json keeps --llm-model=NAME"
