@@ -41,7 +41,6 @@
 #include "rollout.h"
 #include "service/service.h"
 #include "service/snapshot.h"
-#include "slurmgres.h"
 #include "stats.h"
 #include "util.h"
 #include "wire/auth.h"
@@ -379,26 +378,6 @@ static bool is_query(const Advisor__CheckRequest *m)
 	return !m->has_context || m->context == ADVISOR__CONTEXT__CTX_ADVISORCTL;
 }
 
-/* No -p: Slurm puts the job in the default partition, so that partition's
- * mode, GPU and limits apply (and it is what gets logged). */
-static void resolve_partition(struct adv_request *req, void *arg)
-{
-	const struct snapshot *s = ((const void **)arg)[0];
-	const Advisor__CheckRequest *m = ((const void **)arg)[1];
-
-	if (!req->res.partition[0] && m->has_context &&
-	    m->context != ADVISOR__CONTEXT__CTX_ADVISORCTL)
-		if (slurmgres_default_partition(req->res.partition, sizeof(req->res.partition)) != 0)
-			req->res.partition[0] = '\0';   /* unknown: the global policy applies */
-	if (!req->res.gpu[0]) {
-		const struct adv_partition *pt = policy_find_partition(s->pol, req->res.partition);
-
-		if (!pt || !pt->gpu[0])
-			slurmgres_gpu_for_partition(req->res.partition, req->res.gpu,
-						    sizeof(req->res.gpu));
-	}
-}
-
 static int do_check(struct handler *h, const struct peer *p, const char *user,
 		    const struct snapshot *s, const Advisor__CheckRequest *m,
 		    Advisor__Response *resp, char *err, size_t errlen, bool over)
@@ -407,15 +386,12 @@ static int do_check(struct handler *h, const struct peer *p, const char *user,
 	struct service_check_io *io = ARENA_NEW(&h->arena, struct service_check_io);
 	/* In the arena: the answer points to it until it is packed. */
 	char *id = ARENA_ARRAY(&h->arena, char, DLOG_ID_MAX);
-	const void *ctx[2] = { s, m };
 	struct adv_request req;
 	int rc;
 
 	if (!res || !id || !io)
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	io->arena = &h->arena;
-	io->resolve = resolve_partition;
-	io->resolve_arg = ctx;
 	rc = service_check(s, m, user, &req, res, io, err, errlen);
 	if (rc)
 		return rc;

@@ -27,6 +27,7 @@
 #include "print.h"
 #include "service/arena.h"
 #include "service/service.h"
+#include "service/slurmgres.h"
 #include "service/snapshot.h"
 #include "util.h"
 #include "wire/convert.h"
@@ -344,6 +345,9 @@ static int call_local(struct ctl *c, Advisor__Request *req, struct reply *rp)
 		fprintf(stderr, "advisorctl: %s\n", err);
 		return EX_DATAERR_;
 	}
+	/* The partition's GPU type from Slurm as the daemon asks it, but here,
+	 * once: no thread of its own in a command line tool. */
+	slurmgres_foreground();
 	service_local(rp->snap, req, me(), &rp->arena, &rp->local);
 	rp->r = &rp->local;
 	return 0;

@@ -157,3 +157,25 @@ run nomodelj ctl --json check --gpu h100 --gpus 8
 jq -e '.findings[] | select(.code == "MODEL_NOT_GIVEN" and .fix == "--llm-model=NAME")' "$SCRATCH/nomodelj.out" > /dev/null ||
 	fail "--json fix is not sbatch's --llm-model=NAME: $(jq -c .findings "$SCRATCH/nomodelj.out")"
 pass "advisorctl's fixes name its own options (--model NAME, --ckpt 1h28m); --json keeps --llm-model=NAME"
+
+# --local and the daemon agree on the default partition's GPU type (issue
+# 21): the same code asks Slurm for it (daemon/service/slurmgres.c), and
+# where there is no Slurm to ask both say so, alike.  The live case is in
+# test_slurm.sh.
+SLURM_CONF=$SCRATCH/no-slurm.conf
+export SLURM_CONF
+# From here on ctl asks the daemon, as in lib.sh (start_daemon uses it).
+ctl() { "$ADVISORCTL" --socket "$SOCK" "$@"; }
+start_daemon
+run gpud ctl --json check --gpus 8 --model llama3-8b
+run gpul ctl_local --json check --gpus 8 --model llama3-8b
+stop_daemon
+unset SLURM_CONF
+for w in gpud gpul; do
+	jq -r '.findings[] | select(.code == "GPU_TYPE_UNKNOWN") | .message' "$SCRATCH/$w.out" > "$SCRATCH/$w.msg"
+	grep -qF "the job's GPU type is not known (Slurm not asked: $SCRATCH/no-slurm.conf: No such file or directory)" \
+		"$SCRATCH/$w.msg" || fail "$w: GPU_TYPE_UNKNOWN does not say why Slurm was not asked: $(cat "$SCRATCH/$w.msg" "$SCRATCH/$w.err")"
+done
+cmp -s "$SCRATCH/gpud.msg" "$SCRATCH/gpul.msg" ||
+	fail "the daemon and --local differ: $(cat "$SCRATCH/gpud.msg") / $(cat "$SCRATCH/gpul.msg")"
+pass "no Slurm to ask: the daemon and --local both say GPU_TYPE_UNKNOWN with the same reason (slurm.conf not readable)"
