@@ -509,8 +509,15 @@ static int do_history(struct handler *h, const struct peer *p, const char *me,
 		f.limit = m->limit < 1 ? 1 : m->limit > HISTORY_MAX ? HISTORY_MAX : m->limit;
 	/* Users see their own queries, admins anyone's: the same rule as for decisions. */
 	f.include_queries = m->has_include_queries && m->include_queries;
-	if (dlog_query(&f, &recs, &n, err, errlen) != 0)
+	switch (dlog_query(&f, &recs, &n, err, errlen)) {
+	case 0:
+		break;
+	case DLOG_ERR_UNAVAILABLE:
+		/* The log's server is down: err says so and what waits; advisorctl exits 69. */
+		return ADVISOR__ERROR_CODE__ERR_UNAVAILABLE;
+	default:
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	}
 	r = ARENA_NEW(&h->arena, Advisor__HistoryResponse);
 	if (r) {
 		advisor__history_response__init(r);
@@ -764,6 +771,7 @@ static int do_status(struct handler *h, const struct snapshot *s, Advisor__Respo
 {
 	Advisor__StatusResponse *r = ARENA_NEW(&h->arena, Advisor__StatusResponse);
 	const struct snapshot_files *f = snapshot_files();
+	const char *spool;
 
 	if (!r)
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
@@ -777,7 +785,11 @@ static int do_status(struct handler *h, const struct snapshot *s, Advisor__Respo
 	r->n_catalog_files = f->n_catalogs;
 	r->policy_file = (char *)(uintptr_t)f->policy;
 	r->socket = (char *)(uintptr_t)info.socket;
-	r->db = (char *)(uintptr_t)info.db;
+	/* Where the decisions really go (issue 21): the SQLite file, or the
+	 * MariaDB server and this node's spool; db only for SQLite. */
+	r->log = (char *)(uintptr_t)dlog_where(&spool);
+	r->spool = (char *)(uintptr_t)spool;
+	r->db = spool ? NULL : (char *)(uintptr_t)info.db;
 	resp->status = r;
 	resp->body_case = ADVISOR__RESPONSE__BODY_STATUS;
 	return 0;

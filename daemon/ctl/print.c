@@ -1068,6 +1068,8 @@ void print_status(FILE *f, const Advisor__StatusResponse *r, bool json)
 		put(o, "loaded", json_object_new_int64(r->loaded));
 		put(o, "socket", jstr(r->socket));
 		put(o, "db", jstr(r->db));
+		put(o, "log", jstr(r->log ? r->log : r->db));
+		put(o, "spool", jstr(r->spool));
 		put(o, "catalog_files", strings_json(r->catalog_files, r->n_catalog_files));
 		put(o, "policy_file", jstr(r->policy_file));
 		print_json(f, o);
@@ -1078,7 +1080,10 @@ void print_status(FILE *f, const Advisor__StatusResponse *r, bool json)
 	fprintf(f, "advisord %s is up (pid %d) since %s\n", r->version ? r->version : "?",
 		r->pid, since);
 	fprintf(f, "  %-8s %s\n", "socket", r->socket ? r->socket : "-");
-	fprintf(f, "  %-8s %s\n", "log", r->db ? r->db : "-");
+	/* An older daemon sends db alone. */
+	fprintf(f, "  %-8s %s\n", "log", r->log ? r->log : r->db ? r->db : "-");
+	if (r->spool)
+		fprintf(f, "  %-8s %s\n", "spool", r->spool);
 	for (size_t i = 0; i < r->n_catalog_files; i++)
 		fprintf(f, "  %-8s %s\n", i ? "" : "catalog", r->catalog_files[i]);
 	fprintf(f, "  %-8s %s\n", "policy", r->policy_file ? r->policy_file : "-");
