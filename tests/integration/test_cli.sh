@@ -179,3 +179,41 @@ done
 cmp -s "$SCRATCH/gpud.msg" "$SCRATCH/gpul.msg" ||
 	fail "the daemon and --local differ: $(cat "$SCRATCH/gpud.msg") / $(cat "$SCRATCH/gpul.msg")"
 pass "no Slurm to ask: the daemon and --local both say GPU_TYPE_UNKNOWN with the same reason (slurm.conf not readable)"
+
+# Each command's --help lists exactly what it takes (issue 21; generated
+# from one table in advisorctl.c): every option a help names is accepted by
+# that command (given with --help after it: no "unrecognized", no "does not
+# take"), and the options it refuses (--local, --catalog, --policy for the
+# commands that need the daemon's state) are not named and are refused
+# with exit 64 and their name.
+for cmd in check plan ckpt catalog policy history report stats reload status; do
+	"$ADVISORCTL" "$cmd" --help > "$SCRATCH/help" || fail "$cmd --help: exit $?"
+	# --NAME, and whether an argument follows ("--gpu TYPE", "--zero 0..3", "-G, --gpus [TYPE:]N").
+	grep -oE -- '--[a-z][a-z0-9-]*(\[=[A-Z]+\]| [A-Z0-9[][^ ,]*)?' "$SCRATCH/help" | grep -v '^--llm-' | sort -u > "$SCRATCH/opts"
+	[ -s "$SCRATCH/opts" ] || fail "$cmd --help names no option"
+	n=0
+	while read -r opt arg; do
+		if [ -n "$arg" ]; then set -- "$opt=x"; else set -- "${opt%%\[*}"; fi
+		run hopt "$ADVISORCTL" "$cmd" "$1" --help
+		if grep -Eq "unrecognized option|does not take|doesn't allow" "$SCRATCH/hopt.err"; then
+			fail "$cmd --help lists $opt, which $cmd refuses: $(cat "$SCRATCH/hopt.err")"
+		fi
+		n=$((n + 1))
+	done < "$SCRATCH/opts"
+	case $cmd in
+	check|plan|ckpt|catalog|policy)
+		grep -q -- "--local" "$SCRATCH/help" || fail "$cmd --help does not list --local, which it takes" ;;
+	*)
+		for refused in --local "--catalog=$CATALOG" "--policy=$POLICY"; do
+			grep -q -- "${refused%%=*}" "$SCRATCH/help" && fail "$cmd --help lists ${refused%%=*}, which it refuses"
+			run hrefused "$ADVISORCTL" "$cmd" "$refused"
+			[ "$status" -eq 64 ] && grep -q "$cmd does not take ${refused%%=*}" "$SCRATCH/hrefused.err" ||
+				fail "$cmd $refused: exit $status: $(cat "$SCRATCH/hrefused.err")"
+		done
+		run hrefused "$ADVISORCTL" --local "$cmd"
+		[ "$status" -eq 64 ] || fail "--local $cmd: exit $status, expected 64"
+		;;
+	esac
+	echo "# $cmd: $n options in its --help, each accepted"
+done
+pass "each command's --help lists only options it takes; history, report, stats, reload and status refuse --local, --catalog, --policy by name"
