@@ -217,3 +217,33 @@ for cmd in check plan ckpt catalog policy history report stats reload status; do
 	echo "# $cmd: $n options in its --help, each accepted"
 done
 pass "each command's --help lists only options it takes; history, report, stats, reload and status refuse --local, --catalog, --policy by name"
+
+# The docs name every option (issue 21): each option of advisord --help is
+# in advisord(8)'s SYNOPSIS, each common option of advisorctl --help in
+# advisorctl(1)'s, and each plugstack.conf key the plugin parses
+# (plugin/args.c) in spank_advisor(8)'s SYNOPSIS and in the example
+# etc/plugstack.conf, explained and on its plugin line.
+synopsis() { sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$top_srcdir/man/$1" | sed 's/\\-/-/g; s/\\f[BIR]//g'; }
+synopsis advisord.8 > "$SCRATCH/syn"
+"$ADVISORD" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u > "$SCRATCH/dopts"
+[ "$(wc -l < "$SCRATCH/dopts")" -ge 15 ] || fail "advisord --help names only $(wc -l < "$SCRATCH/dopts") options"
+while read -r o; do
+	grep -qE -- "(^|[^a-z-])$o([^a-z-]|$)" "$SCRATCH/syn" || fail "advisord(8) SYNOPSIS lacks $o"
+done < "$SCRATCH/dopts"
+synopsis advisorctl.1 > "$SCRATCH/syn"
+"$ADVISORCTL" --help | sed -n '/^Common options:/,$p' | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u > "$SCRATCH/copts"
+echo --version >> "$SCRATCH/copts"
+while read -r o; do
+	grep -qE -- "(^|[^a-z-])$o([^a-z-]|$)" "$SCRATCH/syn" || fail "advisorctl(1) SYNOPSIS lacks $o"
+done < "$SCRATCH/copts"
+keys=$(sed -n 's/.*keys\[\] = {\(.*\)NULL }.*/\1/p' "$top_srcdir/plugin/args.c" | tr -d '" ')
+[ -n "$keys" ] || fail "cannot read the plugstack keys of plugin/args.c"
+grep -q '"server="' "$top_srcdir/plugin/args.c" || fail "plugin/args.c no longer parses server="
+synopsis spank_advisor.8 > "$SCRATCH/syn"
+for k in $(echo "$keys" | tr ',' ' ') server; do
+	grep -q "$k=" "$SCRATCH/syn" || fail "spank_advisor(8) SYNOPSIS lacks $k="
+	grep -q "^#   $k=" "$top_srcdir/etc/plugstack.conf" || fail "etc/plugstack.conf does not explain $k="
+	grep -Eq "^#? ?(required|optional) .* $k=" "$top_srcdir/etc/plugstack.conf" ||
+		fail "etc/plugstack.conf has no plugin line with $k="
+done
+pass "advisord(8), advisorctl(1) and spank_advisor(8) SYNOPSIS name every option; etc/plugstack.conf every key ($(echo "$keys" | tr ',' ' ') server)"
