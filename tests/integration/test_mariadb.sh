@@ -198,7 +198,7 @@ expect_status 0 "history on login2 after the restart" nctl login2 history --limi
 # not a SQLite file that does not exist; during an outage history says the
 # server's error and how many records wait in this node's spool (as the
 # README promises), at once, with exit 69 (unavailable).
-nctl login1 status; : expect_status 0 "status on login1" nctl login1 status
+expect_status 0 "status on login1" nctl login1 status
 grep -q "log .*MariaDB advisor on 127.0.0.1:$MARIADB_PORT" "$SCRATCH/out" &&
 	grep -q "spool .*$SCRATCH/login1.db.spool" "$SCRATCH/out" ||
 	fail "status does not name the MariaDB log and its spool: $(cat "$SCRATCH/out")"
