@@ -41,7 +41,6 @@
 #include "rollout.h"
 #include "service/service.h"
 #include "service/snapshot.h"
-#include "slurmgres.h"
 #include "stats.h"
 #include "util.h"
 #include "wire/auth.h"
@@ -379,26 +378,6 @@ static bool is_query(const Advisor__CheckRequest *m)
 	return !m->has_context || m->context == ADVISOR__CONTEXT__CTX_ADVISORCTL;
 }
 
-/* No -p: Slurm puts the job in the default partition, so that partition's
- * mode, GPU and limits apply (and it is what gets logged). */
-static void resolve_partition(struct adv_request *req, void *arg)
-{
-	const struct snapshot *s = ((const void **)arg)[0];
-	const Advisor__CheckRequest *m = ((const void **)arg)[1];
-
-	if (!req->res.partition[0] && m->has_context &&
-	    m->context != ADVISOR__CONTEXT__CTX_ADVISORCTL)
-		if (slurmgres_default_partition(req->res.partition, sizeof(req->res.partition)) != 0)
-			req->res.partition[0] = '\0';   /* unknown: the global policy applies */
-	if (!req->res.gpu[0]) {
-		const struct adv_partition *pt = policy_find_partition(s->pol, req->res.partition);
-
-		if (!pt || !pt->gpu[0])
-			slurmgres_gpu_for_partition(req->res.partition, req->res.gpu,
-						    sizeof(req->res.gpu));
-	}
-}
-
 static int do_check(struct handler *h, const struct peer *p, const char *user,
 		    const struct snapshot *s, const Advisor__CheckRequest *m,
 		    Advisor__Response *resp, char *err, size_t errlen, bool over)
@@ -407,15 +386,12 @@ static int do_check(struct handler *h, const struct peer *p, const char *user,
 	struct service_check_io *io = ARENA_NEW(&h->arena, struct service_check_io);
 	/* In the arena: the answer points to it until it is packed. */
 	char *id = ARENA_ARRAY(&h->arena, char, DLOG_ID_MAX);
-	const void *ctx[2] = { s, m };
 	struct adv_request req;
 	int rc;
 
 	if (!res || !id || !io)
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	io->arena = &h->arena;
-	io->resolve = resolve_partition;
-	io->resolve_arg = ctx;
 	rc = service_check(s, m, user, &req, res, io, err, errlen);
 	if (rc)
 		return rc;
@@ -533,8 +509,15 @@ static int do_history(struct handler *h, const struct peer *p, const char *me,
 		f.limit = m->limit < 1 ? 1 : m->limit > HISTORY_MAX ? HISTORY_MAX : m->limit;
 	/* Users see their own queries, admins anyone's: the same rule as for decisions. */
 	f.include_queries = m->has_include_queries && m->include_queries;
-	if (dlog_query(&f, &recs, &n, err, errlen) != 0)
+	switch (dlog_query(&f, &recs, &n, err, errlen)) {
+	case 0:
+		break;
+	case DLOG_ERR_UNAVAILABLE:
+		/* The log's server is down: err says so and what waits; advisorctl exits 69. */
+		return ADVISOR__ERROR_CODE__ERR_UNAVAILABLE;
+	default:
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	}
 	r = ARENA_NEW(&h->arena, Advisor__HistoryResponse);
 	if (r) {
 		advisor__history_response__init(r);
@@ -788,6 +771,7 @@ static int do_status(struct handler *h, const struct snapshot *s, Advisor__Respo
 {
 	Advisor__StatusResponse *r = ARENA_NEW(&h->arena, Advisor__StatusResponse);
 	const struct snapshot_files *f = snapshot_files();
+	const char *spool;
 
 	if (!r)
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
@@ -801,7 +785,11 @@ static int do_status(struct handler *h, const struct snapshot *s, Advisor__Respo
 	r->n_catalog_files = f->n_catalogs;
 	r->policy_file = (char *)(uintptr_t)f->policy;
 	r->socket = (char *)(uintptr_t)info.socket;
-	r->db = (char *)(uintptr_t)info.db;
+	/* Where the decisions really go (issue 21): the SQLite file, or the
+	 * MariaDB server and this node's spool; db only for SQLite. */
+	r->log = (char *)(uintptr_t)dlog_where(&spool);
+	r->spool = (char *)(uintptr_t)spool;
+	r->db = spool ? NULL : (char *)(uintptr_t)info.db;
 	resp->status = r;
 	resp->body_case = ADVISOR__RESPONSE__BODY_STATUS;
 	return 0;

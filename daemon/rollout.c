@@ -439,8 +439,15 @@ int rollout_report(int64_t since, const char *user, struct arena *a,
 		return rc;
 	}
 	advisor__report_response__init(r);
-	if (dlog_scan(&f, add_decision, &g, err, errlen) != 0)
+	switch (dlog_scan(&f, add_decision, &g, err, errlen)) {
+	case 0:
+		break;
+	case DLOG_ERR_UNAVAILABLE:
+		rc = ADVISOR__ERROR_CODE__ERR_UNAVAILABLE;   /* the server is down: advisorctl exits 69 */
 		goto out;
+	default:
+		goto out;
+	}
 	if (g.oom) {
 		adv_snprintf(err, errlen, "out of memory summarising the decision log");
 		goto out;

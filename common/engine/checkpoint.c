@@ -34,6 +34,10 @@
  * (or an asynchronous background write) longer than T is a reject
  * (CKPT_WRITE_EXCEEDS_INTERVAL): the job would spend most of its time
  * writing, or pile up writes.  Serving jobs get figures but no findings.
+ * A job that does not checkpoint (--llm-ckpt=off) has no interval: every
+ * failure restarts it from the beginning, so its waste is the whole run
+ * (W(T) tends to 1 as T grows), and ckpt_describe() says that in words
+ * rather than as an interval.
  */
 #include "config.h"
 
@@ -216,7 +220,8 @@ void ckpt_check(const struct adv_job *job, const struct adv_policy *pol,
 	}
 	in.interval_s = declared ? req->interval_s : 0;
 	ckpt_compute(&in, &o);
-	out->interval_s = declared ? req->interval_s : o.optimal_s;
+	/* off: no interval at all (0), and a failure loses everything (waste 1). */
+	out->interval_s = declared ? req->interval_s : req->off ? 0 : o.optimal_s;
 	out->optimal_s = o.optimal_s;
 	out->young_s = o.young_s;
 	out->daly_s = o.daly_s;
@@ -238,4 +243,28 @@ void ckpt_check(const struct adv_job *job, const struct adv_policy *pol,
 		return;
 	}
 	judge_interval(pol, req, out, sync_write, res);
+}
+
+/* Durations as advisorctl prints them: under a second with two decimals. */
+static void ckpt_duration(double s, char *buf, size_t len)
+{
+	if (s > 0 && s < 1)
+		adv_snprintf(buf, len, "%.2fs", s);
+	else
+		options_format_duration(s, buf, len);
+}
+
+void ckpt_describe(const struct adv_checkpoint *c, char *buf, size_t len)
+{
+	char t[32], o[32];
+
+	ckpt_duration(c->interval_s, t, sizeof(t));
+	ckpt_duration(c->optimal_s, o, sizeof(o));
+	if (c->interval_s > 0)
+		adv_snprintf(buf, len, "every %s loses %.2f%% of the run; the optimum every %s "
+			     "loses %.2f%%", t, 100 * c->waste, o, 100 * c->optimal_waste);
+	else
+		adv_snprintf(buf, len, "none: each failure loses the whole run so far, and the "
+			     "job fails every %.1f h on average (job MTBF); checkpointing every %s "
+			     "would lose %.2f%%", c->job_mtbf_h, o, 100 * c->optimal_waste);
 }

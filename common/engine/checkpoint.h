@@ -53,4 +53,12 @@ void ckpt_check(const struct adv_job *job, const struct adv_policy *pol,
 		const struct adv_memory *mem, const struct adv_ckpt_req *req,
 		struct adv_checkpoint *out, struct adv_result *res);
 
+/*
+ * The checkpoint line a user reads (advisorctl check and ckpt): what the
+ * interval loses against the optimum, or, for a job that does not
+ * checkpoint (interval_s 0), that a failure loses the whole run so far and
+ * how often one comes.
+ */
+void ckpt_describe(const struct adv_checkpoint *c, char *buf, size_t len);
+
 #endif

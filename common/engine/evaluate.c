@@ -97,11 +97,16 @@ static const struct adv_gpu *resolve_gpu(const catalog_t *cat, const struct adv_
 	const char *name = req->res.gpu[0] ? req->res.gpu : part && part->gpu[0] ? part->gpu : "";
 	const struct adv_gpu *gpu = name[0] ? catalog_find_gpu(cat, name) : NULL;
 
-	if (!gpu)
+	if (!gpu && name[0])
 		engine_add_finding(res, ADV_CODE_GPU_TYPE_UNKNOWN, NULL,
-				   name[0] ? "GPU type '%s' is not in the catalog; memory and estimates are not checked"
-					   : "the job's GPU type is not known%s; memory and estimates are not checked",
+				   "GPU type '%s' is not in the catalog; memory and estimates are not checked",
 				   name);
+	else if (!gpu)
+		/* The daemon and advisorctl --local say alike why the cluster did not tell. */
+		engine_add_finding(res, ADV_CODE_GPU_TYPE_UNKNOWN, NULL,
+				   "the job's GPU type is not known (%s); memory and estimates are not checked",
+				   req->res.gpu_why[0] ? req->res.gpu_why
+						       : "neither the job nor the policy names one");
 	return gpu;
 }
 

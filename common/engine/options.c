@@ -354,6 +354,48 @@ int options_find(const char *name)
 	return -1;
 }
 
+/* A character of an option name: the end of "--llm-seq" in "--llm-seq," is the comma. */
+static bool is_name_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '-' || c == '_';
+}
+
+void options_ctl_spelling(const char *text, char *out, size_t len)
+{
+	static const char prefix[] = "--llm-";
+	size_t n = 0;
+
+	if (!len)
+		return;
+	while (*text && n + 1 < len) {
+		size_t name_len = 0;
+		int id = -1;
+
+		if (!strncmp(text, prefix, sizeof(prefix) - 1)) {
+			const char *name = text + sizeof(prefix) - 1;
+
+			while (is_name_char(name[name_len]))
+				name_len++;
+			for (int i = 0; i < OPTIONS_COUNT; i++)
+				if (strlen(options_table[i].name) == name_len &&
+				    !strncmp(options_table[i].name, name, name_len))
+					id = i;
+		}
+		if (id < 0) {
+			out[n++] = *text++;
+			continue;
+		}
+		/* "--NAME", then " VALUE" for "=VALUE": advisorctl's getopt form. */
+		n += adv_snprintf(out + n, len - n, "--%s", options_table[id].name);
+		text += sizeof(prefix) - 1 + name_len;
+		if (*text == '=' && n + 1 < len) {
+			out[n++] = ' ';
+			text++;
+		}
+	}
+	out[n < len ? n : len - 1] = '\0';
+}
+
 int options_apply_id(struct adv_workload *wl, enum options_id id, const char *value,
 		     char *err, size_t errlen)
 {

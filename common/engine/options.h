@@ -74,6 +74,14 @@ bool options_is_set(const struct adv_workload *wl, enum options_id id);
  * #SBATCH lines under the command line). */
 void options_merge(struct adv_workload *dst, const struct adv_workload *src);
 
+/*
+ * Writes text with each option of the table respelled as advisorctl takes
+ * it: "--llm-model=NAME" becomes "--model NAME", "--llm-seq" "--seq"; every
+ * other word stays (a fix in the job's own flags, an --llm-NAME that is no
+ * row).  For the fixes advisorctl prints; the plugin prints sbatch's.
+ */
+void options_ctl_spelling(const char *text, char *out, size_t len);
+
 /* Formats seconds as "1h30m" / "45m" / "90s". */
 void options_format_duration(double seconds, char *buf, size_t len);
 

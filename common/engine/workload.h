@@ -73,6 +73,10 @@ struct adv_resources {
 	int nodes;
 	int gpus_per_node;
 	char partition[ADV_NAME_MAX];
+	/* Why the GPU type is not known where the cluster was asked for it
+	 * (daemon/service/slurmgres.c), for GPU_TYPE_UNKNOWN; "" otherwise.
+	 * Filled after decoding, never on the wire. */
+	char gpu_why[160];
 };
 
 /* Parallel sizes; ADV_UNSET = not given (1 for tp..vpp, derived for dp). */

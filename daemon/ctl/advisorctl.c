@@ -27,6 +27,7 @@
 #include "print.h"
 #include "service/arena.h"
 #include "service/service.h"
+#include "service/slurmgres.h"
 #include "service/snapshot.h"
 #include "util.h"
 #include "wire/convert.h"
@@ -103,16 +104,39 @@ enum {
 	OPT_VERDICT, OPT_SINCE, OPT_LIMIT, OPT_QUERIES, OPT_PROMETHEUS, OPT_CROSS_TP, OPT_SCRIPT,
 };
 
-#define COMMON_OPTS \
-	{ "socket", required_argument, NULL, OPT_SOCKET }, \
-	{ "server", required_argument, NULL, OPT_SERVER }, \
-	{ "server-uid", required_argument, NULL, OPT_SERVER_UID }, \
-	{ "json", no_argument, NULL, OPT_JSON }, \
-	{ "local", no_argument, NULL, OPT_LOCAL }, \
-	{ "catalog", required_argument, NULL, OPT_CATALOG }, \
-	{ "policy", required_argument, NULL, OPT_POLICY }, \
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT }, \
-	{ "help", no_argument, NULL, OPT_HELP }
+/*
+ * The options every command may take before or among its arguments, once:
+ * getopt's rows (COMMON_OPTS) and each command's --help (common_help())
+ * come from this list, so a command's help lists exactly what it takes.
+ * X(name, has_arg, val, arg, local_only, help): local_only rows are taken
+ * only by the commands --local can answer (CTL_LOCAL_CMDS); the others
+ * refuse them by name (issue 21).  A help of several lines has "\n"
+ * between them.
+ */
+#define CTL_COMMON_LIST(X) \
+	X("socket", required_argument, OPT_SOCKET, "PATH", false, \
+	  "daemon socket (default " ADV_SOCKET_PATH ")") \
+	X("server", required_argument, OPT_SERVER, "HOST:PORT[,HOST:PORT]", false, \
+	  "advisord over MUNGE-authenticated TCP instead, tried\nin order within --timeout") \
+	X("server-uid", required_argument, OPT_SERVER_UID, "UID|USER", false, \
+	  "the uid advisord must prove it runs as (default: root\nor slurm; your own uid is trusted too)") \
+	X("json", no_argument, OPT_JSON, "", false, "print JSON for scripts") \
+	X("local", no_argument, OPT_LOCAL, "", true, \
+	  "answer in-process from --catalog/--policy, no daemon") \
+	X("catalog", required_argument, OPT_CATALOG, "FILE", true, \
+	  "catalog for --local; repeat to add files\n(default " ADV_CONFDIR "/catalog.yaml)") \
+	X("policy", required_argument, OPT_POLICY, "FILE", true, \
+	  "policy for --local (default " ADV_CONFDIR "/policy.yaml)") \
+	X("timeout", required_argument, OPT_TIMEOUT, "MS", false, \
+	  "how long to wait for the daemon (default 10000)") \
+	X("help", no_argument, OPT_HELP, "", false, "this help")
+
+#define CTL_GETOPT_ROW(name, has_arg, val, arg, local_only, help) { name, has_arg, NULL, val },
+#define COMMON_OPTS CTL_COMMON_LIST(CTL_GETOPT_ROW)
+
+/* The commands --local answers in-process (service_local); the rest need
+ * the daemon's state and refuse --local, --catalog and --policy. */
+#define CTL_LOCAL_CMDS "check", "plan", "ckpt", "catalog", "policy"
 
 /* The workload options: the rows of engine/optlist.h without the "llm-"
  * prefix, in the table's order (rows of one getopt value resolve an
@@ -146,22 +170,70 @@ enum {
 /* sbatch's short forms of those options (src/sbatch/opt.c). */
 #define JOB_SHORTOPTS "A:C:G:n:N:p:"
 
-static const char common_help[] =
-	"Common options:\n"
-	"      --socket PATH     daemon socket (default " ADV_SOCKET_PATH ")\n"
-	"      --server HOST:PORT[,HOST:PORT]\n"
-	"                        advisord over MUNGE-authenticated TCP instead, tried\n"
-	"                        in order within --timeout\n"
-	"      --server-uid UID|USER\n"
-	"                        the uid advisord must prove it runs as (default: root\n"
-	"                        or slurm; your own uid is trusted too)\n"
-	"      --json            print JSON for scripts\n"
-	"      --local           answer in-process from --catalog/--policy, no daemon\n"
-	"      --catalog FILE    catalog for --local; repeat to add files\n"
-	"                        (default " ADV_CONFDIR "/catalog.yaml)\n"
-	"      --policy FILE     policy for --local (default " ADV_CONFDIR "/policy.yaml)\n"
-	"      --timeout MS      how long to wait for the daemon (default 10000)\n"
-	"      --help            this help\n";
+/* The command being run (NULL before one is named): its help, its refusals. */
+static const char *ctl_cmd;
+
+/* True when cmd (NULL: any, the global options) takes --local. */
+static bool takes_local(const char *cmd)
+{
+	static const char *const local_cmds[] = { CTL_LOCAL_CMDS };
+
+	if (!cmd)
+		return true;
+	for (size_t i = 0; i < ADV_ARRAY_SIZE(local_cmds); i++)
+		if (!strcmp(cmd, local_cmds[i]))
+			return true;
+	return false;
+}
+
+/* Help column of the common options, as the hand-written help had it. */
+#define CTL_COMMON_COL 24
+
+/*
+ * "Common options:" and the rows of CTL_COMMON_LIST the command being run
+ * takes, the left column "      --NAME ARG" and the help at CTL_COMMON_COL
+ * (on the next line when the left column is too long).
+ */
+static const char *common_help(void)
+{
+	static const struct {
+		const char *name, *arg, *help;
+		bool local_only;
+	} rows[] = {
+#define CTL_HELP_COMMON_ROW(name, has_arg, val, arg, local_only, help) \
+		{ name, arg, help, local_only },
+		CTL_COMMON_LIST(CTL_HELP_COMMON_ROW)
+#undef CTL_HELP_COMMON_ROW
+	};
+	static char text[2048];
+	size_t n;
+
+	n = adv_strlcpy(text, "Common options:\n", sizeof(text));
+	for (size_t i = 0; i < ADV_ARRAY_SIZE(rows); i++) {
+		char left[96];
+		const char *h = rows[i].help;
+		size_t w;
+
+		if (rows[i].local_only && !takes_local(ctl_cmd))
+			continue;
+		w = adv_snprintf(left, sizeof(left), "      --%s%s%s", rows[i].name,
+				 rows[i].arg[0] ? " " : "", rows[i].arg);
+		if (w + 2 > CTL_COMMON_COL)
+			n += adv_snprintf(text + n, sizeof(text) - n, "%s\n%*s", left, CTL_COMMON_COL, "");
+		else
+			n += adv_snprintf(text + n, sizeof(text) - n, "%-*s", CTL_COMMON_COL, left);
+		while (h) {
+			const char *nl = strchr(h, '\n');
+			int len = nl ? (int)(nl - h) : (int)strlen(h);
+
+			n += adv_snprintf(text + n, sizeof(text) - n, "%.*s\n", len, h);
+			h = nl ? nl + 1 : NULL;
+			if (h)
+				n += adv_snprintf(text + n, sizeof(text) - n, "%*s", CTL_COMMON_COL, "");
+		}
+	}
+	return text;
+}
 
 static const char job_help_resources[] =
 	"Resources (sbatch's options and syntax, read as sbatch reads them):\n"
@@ -224,6 +296,11 @@ static int common_opt(struct ctl *c, int opt, const char *arg)
 {
 	long v;
 
+	if ((opt == OPT_LOCAL || opt == OPT_CATALOG || opt == OPT_POLICY) && !takes_local(c->cmd))
+		return usage_error(c->cmd, "%s does not take --%s: it needs the running daemon's "
+				   "state (--local answers check, plan, ckpt, catalog and policy)",
+				   c->cmd, opt == OPT_LOCAL ? "local" : opt == OPT_CATALOG ? "catalog"
+							      : "policy");
 	switch (opt) {
 	case OPT_SOCKET: c->socket = arg; return 0;
 	case OPT_SERVER: {
@@ -359,6 +436,9 @@ static int call_local(struct ctl *c, Advisor__Request *req, struct reply *rp)
 		fprintf(stderr, "advisorctl: %s\n", err);
 		return EX_DATAERR_;
 	}
+	/* The partition's GPU type from Slurm as the daemon asks it, but here,
+	 * once: no thread of its own in a command line tool. */
+	slurmgres_foreground();
 	service_local(rp->snap, req, me(), &rp->arena, &rp->local);
 	rp->r = &rp->local;
 	return 0;
@@ -434,7 +514,7 @@ static void check_help(void)
 	       "                             resource and workload options given here win\n"
 	       "      -- ARGS                the script's arguments ($1, $2, ...), as the words\n"
 	       "                             after the script name on sbatch's command line\n"
-	       "%s\n%s", job_help(), common_help);
+	       "%s\n%s", job_help(), common_help());
 }
 
 /* A command's own option (OPT_TOP and after); returns 0 or an exit status. */
@@ -449,7 +529,7 @@ static int parse_job_rest(struct ctl *c, int argc, char **argv, struct adv_reque
 			  void *ctx, int *rest)
 {
 	static const struct option job_longopts[] = {
-		COMMON_OPTS, JOB_OPTS, { NULL, 0, NULL, 0 }
+		COMMON_OPTS JOB_OPTS, { NULL, 0, NULL, 0 }
 	};
 	/* sbatch's short options, by the long name jobreq_apply_named takes. */
 	static const struct {
@@ -655,7 +735,7 @@ static int check_call(struct ctl *c, Advisor__Request *req, struct jobship *js, 
 static int cmd_check(struct ctl *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		COMMON_OPTS, JOB_OPTS,
+		COMMON_OPTS JOB_OPTS,
 		{ "script", required_argument, NULL, OPT_SCRIPT },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -728,7 +808,7 @@ static void plan_help(void)
 	       "Exit 0 with plans, 2 when nothing fits.\n\n%s"
 	       "      --top N                how many plans (default 5, at most 64)\n"
 	       "      --cross-node-tp        also plans whose TP spans nodes\n\n%s",
-	       job_help(), common_help);
+	       job_help(), common_help());
 }
 
 static int plan_opt(struct ctl *c, int opt, const char *arg, void *ctx)
@@ -750,7 +830,7 @@ static int plan_opt(struct ctl *c, int opt, const char *arg, void *ctx)
 static int cmd_plan(struct ctl *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		COMMON_OPTS, JOB_OPTS,
+		COMMON_OPTS JOB_OPTS,
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "cross-node-tp", no_argument, NULL, OPT_CROSS_TP },
 		{ NULL, 0, NULL, 0 },
@@ -792,7 +872,7 @@ static void ckpt_help(void)
 	       "      --write-seconds C      blocking time of one checkpoint\n"
 	       "      --restart-seconds R    restart cost (default: policy restart_minutes)\n"
 	       "      --interval DURATION    interval to score (90s, 30m, 2h, 1h30m)\n\n"
-	       "%s\n%s", job_help(), common_help);
+	       "%s\n%s", job_help(), common_help());
 }
 
 static int raw_double(struct ctl *c, const char *opt, const char *arg, double *out)
@@ -835,7 +915,7 @@ static int ckpt_opt(struct ctl *c, int opt, const char *arg, void *ctx)
 static int cmd_ckpt(struct ctl *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		COMMON_OPTS, JOB_OPTS,
+		COMMON_OPTS JOB_OPTS,
 		{ "job-mtbf-hours", required_argument, NULL, OPT_MTBF },
 		{ "write-seconds", required_argument, NULL, OPT_WRITE },
 		{ "restart-seconds", required_argument, NULL, OPT_RESTART },
@@ -874,7 +954,7 @@ static int cmd_ckpt(struct ctl *c, int argc, char **argv)
 /* Commands whose only options are the common ones; returns positional args. */
 static int parse_plain(struct ctl *c, int argc, char **argv, void (*help)(void), int max_pos)
 {
-	static const struct option longopts[] = { COMMON_OPTS, { NULL, 0, NULL, 0 } };
+	static const struct option longopts[] = { COMMON_OPTS { NULL, 0, NULL, 0 } };
 	int opt, rc;
 
 	optind = 1;
@@ -898,7 +978,7 @@ static void catalog_help(void)
 {
 	printf("Usage: advisorctl [--json] catalog [gpus|models] [NAME]\n"
 	       "Lists the catalog in force, or one GPU or model by name or alias.\n\n%s",
-	       common_help);
+	       common_help());
 }
 
 static int cmd_catalog(struct ctl *c, int argc, char **argv)
@@ -929,7 +1009,7 @@ static int cmd_catalog(struct ctl *c, int argc, char **argv)
 static void policy_help(void)
 {
 	printf("Usage: advisorctl [--json] policy\n"
-	       "Prints the policy in force as YAML, every default filled in.\n\n%s", common_help);
+	       "Prints the policy in force as YAML, every default filled in.\n\n%s", common_help());
 }
 
 static int cmd_policy(struct ctl *c, int argc, char **argv)
@@ -967,7 +1047,7 @@ static void history_help(void)
 	       "      --include-queries\n"
 	       "                      also the what-if queries (advisorctl check), kept 7\n"
 	       "                      days apart from the decisions\n\n%s",
-	       common_help);
+	       common_help());
 }
 
 static int parse_since(struct ctl *c, const char *s, int64_t *out)
@@ -998,7 +1078,7 @@ static int parse_since(struct ctl *c, const char *s, int64_t *out)
 static int cmd_history(struct ctl *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		COMMON_OPTS,
+		COMMON_OPTS
 		{ "user", required_argument, NULL, OPT_USER },
 		{ "job", required_argument, NULL, OPT_JOB },
 		{ "verdict", required_argument, NULL, OPT_VERDICT },
@@ -1073,13 +1153,13 @@ static void stats_help(void)
 	       "                      latency histogram, reloads, decision log queue, uptime.\n"
 	       "                      Prints advisor_up 0 (and exits 69) when the daemon is\n"
 	       "                      down, for node_exporter's textfile collector.\n\n%s",
-	       common_help);
+	       common_help());
 }
 
 static int cmd_stats(struct ctl *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		COMMON_OPTS,
+		COMMON_OPTS
 		{ "prometheus", no_argument, NULL, OPT_PROMETHEUS },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1109,8 +1189,6 @@ static int cmd_stats(struct ctl *c, int argc, char **argv)
 		return usage_error(c->cmd, "unexpected argument '%s'", argv[optind]);
 	if (prometheus && c->json)
 		return usage_error(c->cmd, "--prometheus and --json exclude each other");
-	if (prometheus && c->local)
-		return usage_error(c->cmd, "--prometheus needs the daemon, not --local");
 	req.body_case = ADVISOR__REQUEST__BODY_STATS;
 	req.stats = &sr;
 	rc = call(c, &req, &rp);
@@ -1138,7 +1216,7 @@ static void report_help(void)
 	       "                      (2025-01-31 or 2025-01-31T12:00:00, local time);\n"
 	       "                      default 7d\n"
 	       "      --user U        only decisions of user U (admins only for others)\n\n%s",
-	       common_help);
+	       common_help());
 }
 
 static void reload_help(void)
@@ -1146,14 +1224,14 @@ static void reload_help(void)
 	printf("Usage: advisorctl reload\n"
 	       "Reloads catalog and policy (admins only).  A broken file is reported with\n"
 	       "file:line:col and the previous configuration stays; exit 65 then.\n\n%s",
-	       common_help);
+	       common_help());
 }
 
 static void status_help(void)
 {
 	printf("Usage: advisorctl [--json] status\n"
 	       "Is the daemon up, which files it serves, since when.  Exit 69 when it is not.\n\n%s",
-	       common_help);
+	       common_help());
 }
 
 static int cmd_simple(struct ctl *c, int argc, char **argv, Advisor__Request__BodyCase body,
@@ -1192,7 +1270,7 @@ static int cmd_simple(struct ctl *c, int argc, char **argv, Advisor__Request__Bo
 static int cmd_report(struct ctl *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		COMMON_OPTS,
+		COMMON_OPTS
 		{ "user", required_argument, NULL, OPT_USER },
 		{ "since", required_argument, NULL, OPT_SINCE },
 		{ NULL, 0, NULL, 0 },
@@ -1265,13 +1343,13 @@ static void main_help(FILE *f)
 		"Exit status: 0 accept, 1 warn, 2 reject, 64 usage, 65 bad input file,\n"
 		"69 daemon unavailable, 70 internal error, 75 rate limited (retry later),\n"
 		"77 permission denied.  See advisorctl(1).\n",
-		common_help);
+		common_help());
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		COMMON_OPTS,
+		COMMON_OPTS
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1300,7 +1378,13 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < ADV_ARRAY_SIZE(commands); i++) {
 		if (strcmp(argv[optind], commands[i].name) == 0) {
-			c.cmd = commands[i].name;
+			c.cmd = ctl_cmd = commands[i].name;
+			/* --local before the command: refused as after it. */
+			if ((c.local || c.n_catalogs || c.policy) && !takes_local(c.cmd))
+				return usage_error(c.cmd, "%s does not take --local, --catalog or "
+						   "--policy: it needs the running daemon's state "
+						   "(--local answers check, plan, ckpt, catalog and "
+						   "policy)", c.cmd);
 			return commands[i].fn(&c, argc - optind, argv + optind);
 		}
 	}

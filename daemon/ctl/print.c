@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/checkpoint.h"
 #include "engine/options.h"
 #include "engine/provenance.h"
 #include "print.h"
@@ -180,7 +181,8 @@ static json_object *checkpoint_json(const struct adv_checkpoint *c, bool extra)
 {
 	json_object *o = json_object_new_object();
 
-	put(o, "interval_s", jnum(c->interval_s));
+	/* null: the job does not checkpoint (waste 1: a failure loses the run). */
+	put(o, "interval_s", c->interval_s > 0 ? jnum(c->interval_s) : NULL);
 	put(o, "optimal_s", jnum(c->optimal_s));
 	put(o, "waste", jnum(c->waste));
 	put(o, "optimal_waste", jnum(c->optimal_waste));
@@ -241,22 +243,30 @@ static void dur(double s, char *buf, size_t len)
 		options_format_duration(s, buf, len);
 }
 
+/*
+ * The findings of check and ckpt, their messages and fixes in advisorctl's
+ * own options ("--model NAME", not the plugin's "--llm-model=NAME"; the
+ * JSON keeps sbatch's spelling, which a script may hand to sbatch).
+ */
 static void print_findings(FILE *f, const struct adv_finding *fs, int n)
 {
+	char msg[ADV_MSG_MAX], fix[ADV_MSG_MAX];
 	size_t w = 4;
 
 	for (int i = 0; i < n; i++)
 		if (strlen(fs[i].code) > w)
 			w = strlen(fs[i].code);
 	for (int i = 0; i < n; i++) {
+		options_ctl_spelling(fs[i].message, msg, sizeof(msg));
 		fprintf(f, "  %-6s  %-*s  %s\n", sev_name((int)fs[i].severity), (int)w, fs[i].code,
-			fs[i].message);
+			msg);
 		/* The job's own terms first: that is the line the user edits. */
 		if (fs[i].fix_job[0])
 			fprintf(f, "  %-6s  %-*s  fix: %s\n", "", (int)w, "", fs[i].fix_job);
-		if (fs[i].fix[0])
+		options_ctl_spelling(fs[i].fix, fix, sizeof(fix));
+		if (fix[0])
 			fprintf(f, "  %-6s  %-*s  %s %s\n", "", (int)w, "",
-				fs[i].fix_job[0] ? "or: " : "fix:", fs[i].fix);
+				fs[i].fix_job[0] ? "or: " : "fix:", fix);
 	}
 }
 
@@ -330,15 +340,13 @@ static void print_memory(FILE *f, const struct adv_memory *m, bool infer)
 
 static void print_checkpoint(FILE *f, const struct adv_checkpoint *c)
 {
-	char t[32], o[32], y[32], d[32], w[32];
+	char line[ADV_MSG_MAX], y[32], d[32], w[32];
 
-	dur(c->interval_s, t, sizeof(t));
-	dur(c->optimal_s, o, sizeof(o));
+	ckpt_describe(c, line, sizeof(line));
 	dur(c->young_s, y, sizeof(y));
 	dur(c->daly_s, d, sizeof(d));
 	dur(c->write_s, w, sizeof(w));
-	fprintf(f, "checkpoint: every %s loses %.2f%% of the run; the optimum every %s loses "
-		"%.2f%%\n", t, 100 * c->waste, o, 100 * c->optimal_waste);
+	fprintf(f, "checkpoint: %s\n", line);
 	fprintf(f, "  Young %s, Daly %s; write %s per checkpoint", y, d, w);
 	if (c->size_gb > 0)
 		fprintf(f, " (%.0f GB)", c->size_gb);
@@ -1060,6 +1068,8 @@ void print_status(FILE *f, const Advisor__StatusResponse *r, bool json)
 		put(o, "loaded", json_object_new_int64(r->loaded));
 		put(o, "socket", jstr(r->socket));
 		put(o, "db", jstr(r->db));
+		put(o, "log", jstr(r->log ? r->log : r->db));
+		put(o, "spool", jstr(r->spool));
 		put(o, "catalog_files", strings_json(r->catalog_files, r->n_catalog_files));
 		put(o, "policy_file", jstr(r->policy_file));
 		print_json(f, o);
@@ -1070,7 +1080,10 @@ void print_status(FILE *f, const Advisor__StatusResponse *r, bool json)
 	fprintf(f, "advisord %s is up (pid %d) since %s\n", r->version ? r->version : "?",
 		r->pid, since);
 	fprintf(f, "  %-8s %s\n", "socket", r->socket ? r->socket : "-");
-	fprintf(f, "  %-8s %s\n", "log", r->db ? r->db : "-");
+	/* An older daemon sends db alone. */
+	fprintf(f, "  %-8s %s\n", "log", r->log ? r->log : r->db ? r->db : "-");
+	if (r->spool)
+		fprintf(f, "  %-8s %s\n", "spool", r->spool);
 	for (size_t i = 0; i < r->n_catalog_files; i++)
 		fprintf(f, "  %-8s %s\n", i ? "" : "catalog", r->catalog_files[i]);
 	fprintf(f, "  %-8s %s\n", "policy", r->policy_file ? r->policy_file : "-");

@@ -717,6 +717,12 @@ static void wait_committed(void)
 	pthread_mutex_unlock(&D.lock);
 }
 
+const char *dlog_where(const char **spool)
+{
+	*spool = store == &dlog_spool_ops ? dlog_spool_file() : NULL;
+	return store->where();
+}
+
 int dlog_query(const struct dlog_filter *f, struct dlog_rec **out, size_t *n,
 	       char *err, size_t errlen)
 {

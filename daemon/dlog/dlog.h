@@ -47,6 +47,12 @@ int dlog_open(const char *path, char *err, size_t errlen);
  */
 int dlog_open_storage(const struct advconf *conf, const char *db_path, char *err,
 		      size_t errlen);
+/*
+ * Where the log is kept, for `advisorctl status`: the SQLite file, or
+ * "MariaDB DB on HOST:PORT" with *spool its local spool file (*spool NULL
+ * for SQLite).
+ */
+const char *dlog_where(const char **spool);
 /* The host name records are made with: $ADVISOR_HOSTNAME (tests), else gethostname(). */
 const char *dlog_host(void);
 /* Commits everything queued, stops the writer, closes the database. */
@@ -84,6 +90,8 @@ uint64_t dlog_bytes(void);
 /*
  * Newest first; *out is malloc'ed (free()).  Waits for the writer to commit
  * what was queued before the call, so a decision just made is found.
+ * 0, -1 with err, or DLOG_ERR_UNAVAILABLE: the log's server is down (err
+ * says its error and how many records wait in this node's spool; dlog_rec.h).
  */
 int dlog_query(const struct dlog_filter *f, struct dlog_rec **out, size_t *n,
 	       char *err, size_t errlen);
@@ -91,7 +99,7 @@ void dlog_counters(uint64_t *queued, uint64_t *logged, uint64_t *dropped);
 /*
  * Calls fn for every decision matching f (limit ignored), oldest first,
  * without holding them all in memory: the per-code summary of
- * `advisorctl report`.  0, or -1 with err.
+ * `advisorctl report`.  0, or -1 or DLOG_ERR_UNAVAILABLE with err, as dlog_query.
  */
 int dlog_scan(const struct dlog_filter *f, void (*fn)(const struct dlog_rec *r, void *ctx),
 	      void *ctx, char *err, size_t errlen);

@@ -11,6 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* dlog_query and dlog_scan (and the stores' query and scan): the log's
+ * server is down, err says so; -1 is any other failure. */
+#define DLOG_ERR_UNAVAILABLE (-2)
+
 #define DLOG_ID_MAX 48
 #define DLOG_HOST_MAX 64
 

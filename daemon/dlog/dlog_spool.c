@@ -25,6 +25,9 @@
  *   wait in the spool, and once more when the server is back;
  * - readers (history, report) read the central database; a node's records
  *   still in its spool are not visible anywhere until they are replayed.
+ *   While the writer knows the server is down they fail at once, with its
+ *   error and the records waiting (DLOG_ERR_UNAVAILABLE: advisorctl exits
+ *   69), rather than each waiting a connect timeout.
  * Retention and max_mb apply to the central tables (size from
  * information_schema); every advisord prunes, which is harmless.
  */
@@ -98,9 +101,16 @@ static struct {
 	/* Read by other threads. */
 	atomic_uint_fast64_t spooled;  /* rows in the spool */
 	atomic_uint_fast64_t bytes;    /* the tables' size, last measured */
-	pthread_mutex_t rlock;         /* the idle reader connections */
+	pthread_mutex_t rlock;         /* the idle reader connections, and what follows */
 	struct dlog_mariadb *idle[MARIA_READERS_IDLE];
 	size_t n_idle;
+	/* The writer's last word on the server, for the readers: while it is
+	 * down they answer at once with its error (issue 21), instead of each
+	 * waiting a connect timeout on a server the writer already knows is
+	 * gone; the writer retries every MARIA_BACKOFF_MAX_MS at most. */
+	bool readers_down;
+	time_t readers_down_since;
+	char readers_why[256];
 } M = { .rlock = PTHREAD_MUTEX_INITIALIZER };
 
 static int64_t mono_ms(void)
@@ -263,6 +273,11 @@ static void maria_down(const char *why)
 		M.down_since = now;
 		M.last_report = 0;
 	}
+	pthread_mutex_lock(&M.rlock);
+	M.readers_down = true;
+	M.readers_down_since = M.down_since;
+	adv_strlcpy(M.readers_why, why, sizeof(M.readers_why));
+	pthread_mutex_unlock(&M.rlock);
 	/* Once a minute, not per batch: an outage must not flood the journal too. */
 	if (now < M.last_report + DLOG_REPORT_EVERY_S)
 		return;
@@ -278,6 +293,9 @@ static void maria_up(void)
 	M.backoff_ms = 0;
 	if (!M.down)
 		return;
+	pthread_mutex_lock(&M.rlock);
+	M.readers_down = false;
+	pthread_mutex_unlock(&M.rlock);
 	msg_log(LOG_WARNING, "decision log %s: reachable again after %lld s; replaying the %"
 		PRIu64 " records of the spool %s", M.path, (long long)(time(NULL) - M.down_since),
 		(uint64_t)atomic_load(&M.spooled), M.spool_path);
@@ -567,7 +585,22 @@ struct maria_read {
  */
 static int maria_read(struct maria_read *a, char *err, size_t errlen)
 {
-	for (int attempt = 0; attempt < 2; attempt++) {
+	char more[160];
+	bool down;
+
+	pthread_mutex_lock(&M.rlock);
+	down = M.readers_down;
+	if (down) {
+		struct tm tm;
+		char since[16];
+
+		localtime_r(&M.readers_down_since, &tm);
+		strftime(since, sizeof(since), "%H:%M:%S", &tm);
+		adv_snprintf(err, errlen, "%s is unreachable since %s: %s", M.path, since,
+			     M.readers_why);
+	}
+	pthread_mutex_unlock(&M.rlock);
+	for (int attempt = 0; !down && attempt < 2; attempt++) {
 		bool pooled;
 		int rc;
 		struct dlog_mariadb *m = reader_get(&pooled, &rc, err, errlen);
@@ -584,14 +617,11 @@ static int maria_read(struct maria_read *a, char *err, size_t errlen)
 		if (rc != DLOG_MARIADB_ERR_DOWN || !pooled || a->fn)
 			break;
 	}
-	if (atomic_load(&M.spooled)) {
-		char more[160];
-
-		adv_snprintf(more, sizeof(more), "; %" PRIu64 " records of this node wait in its "
-			     "spool", (uint64_t)atomic_load(&M.spooled));
-		adv_strlcat(err, more, errlen);
-	}
-	return -1;
+	/* As the README says: the server's error and the records waiting (0 too). */
+	adv_snprintf(more, sizeof(more), "; %" PRIu64 " records of this node wait in its "
+		     "spool %s", (uint64_t)atomic_load(&M.spooled), M.spool_path);
+	adv_strlcat(err, more, errlen);
+	return DLOG_ERR_UNAVAILABLE;
 }
 
 int dlog_spool_open(const struct advconf *conf, const char *db_path, const struct dlog_env *env,
@@ -682,6 +712,11 @@ static void maria_close(void)
 static const char *spool_where(void)
 {
 	return M.path;
+}
+
+const char *dlog_spool_file(void)
+{
+	return M.spool_path;
 }
 
 static uint64_t spool_bytes(void)

@@ -22,5 +22,7 @@ extern const struct dlog_store_ops dlog_spool_ops;
  */
 int dlog_spool_open(const struct advconf *conf, const char *db_path, const struct dlog_env *env,
 		    char *err, size_t errlen);
+/* The spool's file, for `advisorctl status` (NULL when not open). */
+const char *dlog_spool_file(void);
 
 #endif

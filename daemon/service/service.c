@@ -23,6 +23,7 @@
 #include "engine/planner.h"
 #include "jobread/jobread.h"
 #include "service.h"
+#include "slurmgres.h"
 #include "util.h"
 #include "wire/convert.h"
 
@@ -126,6 +127,31 @@ static int read_job(const struct snapshot *s, const Advisor__CheckRequest *m,
 	return out->n_need > 0 ? 1 : 0;
 }
 
+/*
+ * No -p: Slurm puts a submitted job in the default partition, so that
+ * partition's mode, GPU and limits apply (and it is what gets logged); a
+ * what-if query from advisorctl keeps the global policy.  A GPU type that
+ * neither the job nor the partition's policy names comes from the
+ * partition's nodes in Slurm, or gpu_why says why it did not (issue 21: the
+ * daemon and advisorctl --local run this same code).
+ */
+static void resolve_cluster(const struct snapshot *s, const Advisor__CheckRequest *m,
+			    struct adv_request *req)
+{
+	const struct adv_partition *pt;
+
+	if (!req->res.partition[0] && m->has_context &&
+	    m->context != ADVISOR__CONTEXT__CTX_ADVISORCTL)
+		if (slurmgres_default_partition(req->res.partition, sizeof(req->res.partition)) != 0)
+			req->res.partition[0] = '\0';   /* unknown: the global policy applies */
+	if (req->res.gpu[0])
+		return;
+	pt = policy_find_partition(s->pol, req->res.partition);
+	if (!pt || !pt->gpu[0])
+		slurmgres_gpu_for_partition(req->res.partition, req->res.gpu, sizeof(req->res.gpu),
+					    req->res.gpu_why, sizeof(req->res.gpu_why));
+}
+
 int service_check(const struct snapshot *s, const Advisor__CheckRequest *m, const char *user,
 		  struct adv_request *req, struct adv_result *res, struct service_check_io *io,
 		  char *err, size_t errlen)
@@ -137,8 +163,7 @@ int service_check(const struct snapshot *s, const Advisor__CheckRequest *m, cons
 	io->n_need = 0;
 	if (rc)
 		return rc;
-	if (io->resolve)
-		io->resolve(req, io->resolve_arg);
+	resolve_cluster(s, m, req);
 	if (m->job) {
 		out = arena_alloc(io->arena, sizeof(*out));
 		if (!out)

@@ -23,10 +23,6 @@
  * of a verdict. */
 struct service_check_io {
 	struct arena *arena;            /* where the reader's output lives */
-	/* Called after decoding, before the job is read: the daemon fills the
-	 * default partition and its GPU from the live cluster.  May be NULL. */
-	void (*resolve)(struct adv_request *req, void *arg);
-	void *resolve_arg;
 	struct adv_finding pre[SERVICE_MAX_PRE];  /* the reader's findings */
 	/* Set when the reader needs files first: answer with need_files. */
 	char (*need)[JOBREAD_PATH_MAX];
@@ -39,8 +35,11 @@ int service_check_request(const Advisor__CheckRequest *m, const char *user,
 Advisor__CheckResponse *service_check_answer(struct arena *a, const struct adv_result *res,
 					     const char *decision_id);
 /*
- * A whole check: decode, read the job's own text when the request carries
- * it (jobread.h), apply the --llm-* options over it, run the engine and
+ * A whole check: decode, take what the job leaves out from the live cluster
+ * (a plugin's check without -p runs in the default partition; a GPU type
+ * neither the job nor the partition's policy names is that of the
+ * partition's nodes: slurmgres.h), read the job's own text when the
+ * request carries it (jobread.h), apply the --llm-* options over it, run the engine and
  * annotate the result with sources and fixes in the job's terms.  When
  * the reader needs files first, io->n_need > 0 and res is not filled.
  */

@@ -134,3 +134,117 @@ run layers ctl --json check -N 2 --script "$SCRATCH/layers.sbatch" --model llama
 jq -e '.layout.gpus == 16 and .layout.nodes == 2' "$SCRATCH/layers.out" > /dev/null ||
 	fail "-N 2 over #SBATCH -N 4 --gres=gpu:h100:8: $(jq -c .layout "$SCRATCH/layers.out") $(cat "$SCRATCH/layers.err")"
 pass "an #SBATCH placeholder is refused with its line; -N on the command line wins over #SBATCH -N"
+
+# A job that never checkpoints (issue 21): said in words (each failure loses
+# the whole run so far, and how often failures come), not "every T loses 100%".
+run ckoff ctl check --gpu h100 --nodes 16 --gpus-per-node 8 --model llama3-70b --layout tp8,pp4 --ckpt off
+grep -q "^checkpoint: none: each failure loses the whole run so far, and the job fails every 195.3 h on average" \
+	"$SCRATCH/ckoff.out" || fail "--ckpt off: $(grep checkpoint: "$SCRATCH/ckoff.out")"
+grep -q "100.00%" "$SCRATCH/ckoff.out" && fail "--ckpt off still says 100.00%"
+run ckoffj ctl --json check --gpu h100 --nodes 16 --gpus-per-node 8 --model llama3-70b --layout tp8,pp4 --ckpt off
+jq -e '.checkpoint.interval_s == null and .checkpoint.waste == 1' "$SCRATCH/ckoffj.out" > /dev/null ||
+	fail "--ckpt off --json: $(jq -c .checkpoint "$SCRATCH/ckoffj.out")"
+pass "--ckpt off: the checkpoint line says each failure loses the whole run, and the job MTBF; interval_s null"
+
+# Fixes in advisorctl's own options (issue 21): --model NAME, --ckpt D, not
+# the plugin's --llm-model=NAME; --json keeps sbatch's spelling.
+run nomodel ctl check --gpu h100 --gpus 8
+grep -q "MODEL_NOT_GIVEN  no --model: " "$SCRATCH/nomodel.out" && grep -q "fix: --model NAME$" "$SCRATCH/nomodel.out" ||
+	fail "MODEL_NOT_GIVEN not in advisorctl's spelling: $(cat "$SCRATCH/nomodel.out")"
+grep -q -- "--llm-" "$SCRATCH/nomodel.out" "$SCRATCH/ckoff.out" && fail "advisorctl printed a --llm-* option"
+grep -q "fix: --ckpt 1h28m$" "$SCRATCH/ckoff.out" || fail "CKPT_MISSING fix: $(grep fix: "$SCRATCH/ckoff.out")"
+run nomodelj ctl --json check --gpu h100 --gpus 8
+jq -e '.findings[] | select(.code == "MODEL_NOT_GIVEN" and .fix == "--llm-model=NAME")' "$SCRATCH/nomodelj.out" > /dev/null ||
+	fail "--json fix is not sbatch's --llm-model=NAME: $(jq -c .findings "$SCRATCH/nomodelj.out")"
+pass "advisorctl's fixes name its own options (--model NAME, --ckpt 1h28m); --json keeps --llm-model=NAME"
+
+# --local and the daemon agree on the default partition's GPU type (issue
+# 21): the same code asks Slurm for it (daemon/service/slurmgres.c), and
+# where there is no Slurm to ask both say so, alike.  The live case is in
+# test_slurm.sh.
+SLURM_CONF=$SCRATCH/no-slurm.conf
+export SLURM_CONF
+# From here on ctl asks the daemon, as in lib.sh (start_daemon uses it).
+ctl() { "$ADVISORCTL" --socket "$SOCK" "$@"; }
+start_daemon
+run gpud ctl --json check --gpus 8 --model llama3-8b
+run gpul ctl_local --json check --gpus 8 --model llama3-8b
+stop_daemon
+unset SLURM_CONF
+for w in gpud gpul; do
+	jq -r '.findings[] | select(.code == "GPU_TYPE_UNKNOWN") | .message' "$SCRATCH/$w.out" > "$SCRATCH/$w.msg"
+	grep -qF "the job's GPU type is not known (Slurm not asked: $SCRATCH/no-slurm.conf: No such file or directory)" \
+		"$SCRATCH/$w.msg" || fail "$w: GPU_TYPE_UNKNOWN does not say why Slurm was not asked: $(cat "$SCRATCH/$w.msg" "$SCRATCH/$w.err")"
+done
+cmp -s "$SCRATCH/gpud.msg" "$SCRATCH/gpul.msg" ||
+	fail "the daemon and --local differ: $(cat "$SCRATCH/gpud.msg") / $(cat "$SCRATCH/gpul.msg")"
+pass "no Slurm to ask: the daemon and --local both say GPU_TYPE_UNKNOWN with the same reason (slurm.conf not readable)"
+
+# Each command's --help lists exactly what it takes (issue 21; generated
+# from one table in advisorctl.c): every option a help names is accepted by
+# that command (given with --help after it: no "unrecognized", no "does not
+# take"), and the options it refuses (--local, --catalog, --policy for the
+# commands that need the daemon's state) are not named and are refused
+# with exit 64 and their name.
+for cmd in check plan ckpt catalog policy history report stats reload status; do
+	"$ADVISORCTL" "$cmd" --help > "$SCRATCH/help" || fail "$cmd --help: exit $?"
+	# --NAME, and whether an argument follows ("--gpu TYPE", "--zero 0..3", "-G, --gpus [TYPE:]N").
+	grep -oE -- '--[a-z][a-z0-9-]*(\[=[A-Z]+\]| [A-Z0-9[][^ ,]*)?' "$SCRATCH/help" | grep -v '^--llm-' | sort -u > "$SCRATCH/opts"
+	[ -s "$SCRATCH/opts" ] || fail "$cmd --help names no option"
+	n=0
+	while read -r opt arg; do
+		if [ -n "$arg" ]; then set -- "$opt=x"; else set -- "${opt%%\[*}"; fi
+		run hopt "$ADVISORCTL" "$cmd" "$1" --help
+		if grep -Eq "unrecognized option|does not take|doesn't allow" "$SCRATCH/hopt.err"; then
+			fail "$cmd --help lists $opt, which $cmd refuses: $(cat "$SCRATCH/hopt.err")"
+		fi
+		n=$((n + 1))
+	done < "$SCRATCH/opts"
+	case $cmd in
+	check|plan|ckpt|catalog|policy)
+		grep -q -- "--local" "$SCRATCH/help" || fail "$cmd --help does not list --local, which it takes" ;;
+	*)
+		for refused in --local "--catalog=$CATALOG" "--policy=$POLICY"; do
+			grep -q -- "${refused%%=*}" "$SCRATCH/help" && fail "$cmd --help lists ${refused%%=*}, which it refuses"
+			run hrefused "$ADVISORCTL" "$cmd" "$refused"
+			[ "$status" -eq 64 ] && grep -q "$cmd does not take ${refused%%=*}" "$SCRATCH/hrefused.err" ||
+				fail "$cmd $refused: exit $status: $(cat "$SCRATCH/hrefused.err")"
+		done
+		run hrefused "$ADVISORCTL" --local "$cmd"
+		[ "$status" -eq 64 ] || fail "--local $cmd: exit $status, expected 64"
+		;;
+	esac
+	echo "# $cmd: $n options in its --help, each accepted"
+done
+pass "each command's --help lists only options it takes; history, report, stats, reload and status refuse --local, --catalog, --policy by name"
+
+# The docs name every option (issue 21): each option of advisord --help is
+# in advisord(8)'s SYNOPSIS, each common option of advisorctl --help in
+# advisorctl(1)'s, and each plugstack.conf key the plugin parses
+# (plugin/args.c) in spank_advisor(8)'s SYNOPSIS and in the example
+# etc/plugstack.conf, explained and on its plugin line.
+synopsis() { sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$top_srcdir/man/$1" | sed 's/\\-/-/g; s/\\f[BIR]//g'; }
+synopsis advisord.8 > "$SCRATCH/syn"
+"$ADVISORD" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u > "$SCRATCH/dopts"
+[ "$(wc -l < "$SCRATCH/dopts")" -ge 15 ] || fail "advisord --help names only $(wc -l < "$SCRATCH/dopts") options"
+while read -r o; do
+	grep -qE -- "(^|[^a-z-])$o([^a-z-]|$)" "$SCRATCH/syn" || fail "advisord(8) SYNOPSIS lacks $o"
+done < "$SCRATCH/dopts"
+synopsis advisorctl.1 > "$SCRATCH/syn"
+"$ADVISORCTL" --help | sed -n '/^Common options:/,$p' | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u > "$SCRATCH/copts"
+echo --version >> "$SCRATCH/copts"
+while read -r o; do
+	grep -qE -- "(^|[^a-z-])$o([^a-z-]|$)" "$SCRATCH/syn" || fail "advisorctl(1) SYNOPSIS lacks $o"
+done < "$SCRATCH/copts"
+keys=$(sed -n '/keys\[\] = {/,/NULL }/p' "$top_srcdir/plugin/args.c" | tr -d '\n' |
+	sed -n 's/.*keys\[\] = {\(.*\)NULL }.*/\1/p' | tr -d '" \t')
+[ -n "$keys" ] || fail "cannot read the plugstack keys of plugin/args.c"
+grep -q '"server="' "$top_srcdir/plugin/args.c" || fail "plugin/args.c no longer parses server="
+synopsis spank_advisor.8 > "$SCRATCH/syn"
+for k in $(echo "$keys" | tr ',' ' ') server; do
+	grep -q "$k=" "$SCRATCH/syn" || fail "spank_advisor(8) SYNOPSIS lacks $k="
+	grep -q "^#   $k=" "$top_srcdir/etc/plugstack.conf" || fail "etc/plugstack.conf does not explain $k="
+	grep -Eq "^#? ?(required|optional) .* $k=" "$top_srcdir/etc/plugstack.conf" ||
+		fail "etc/plugstack.conf has no plugin line with $k="
+done
+pass "advisord(8), advisorctl(1) and spank_advisor(8) SYNOPSIS name every option; etc/plugstack.conf every key ($(echo "$keys" | tr ',' ' ') server)"

@@ -193,6 +193,52 @@ pass "mariadbd killed under 64 clients and restarted: $acked decisions acknowled
 # The other node reconnects for reading by itself.
 expect_status 0 "history on login2 after the restart" nctl login2 history --limit 3
 
+# --- what status and history say during an outage (issue 21) ----------------------------------
+# status names the log advisord really writes (the server and the spool),
+# not a SQLite file that does not exist; during an outage history says the
+# server's error and how many records wait in this node's spool (as the
+# README promises), at once, with exit 69 (unavailable).
+expect_status 0 "status on login1" nctl login1 status
+grep -q "log .*MariaDB advisor on 127.0.0.1:$MARIADB_PORT" "$SCRATCH/out" &&
+	grep -q "spool .*$SCRATCH/login1.db.spool" "$SCRATCH/out" ||
+	fail "status does not name the MariaDB log and its spool: $(cat "$SCRATCH/out")"
+grep -q "$SCRATCH/login1.db\$" "$SCRATCH/out" && fail "status names $SCRATCH/login1.db, which login1 does not write"
+expect_status 0 "status --json on login2" nctl login2 --json status
+jq -e --arg sp "$SCRATCH/login2-spool.db" '.db == null and (.log | test("MariaDB advisor")) and .spool == $sp' "$SCRATCH/out" > /dev/null ||
+	fail "status --json on login2: $(cat "$SCRATCH/out")"
+mariadb_stop KILL
+decide login1 301 > /dev/null
+decide login1 302 > /dev/null
+# A server that accepts and never answers in its place (a host that went
+# away mid-handshake): a reader that connected would wait MariaDB's 5 s
+# connect timeout.
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(64); held = []
+while True: held.append(s.accept()[0])' "$MARIADB_PORT" &
+SILENT_PID=$!
+sleep 0.3
+t0=$(date +%s%N)
+expect_status 69 "history on login1 while MariaDB is down" nctl login1 history --limit 3
+t1=$(date +%s%N)
+ms=$(( (t1 - t0) / 1000000 ))
+[ "$ms" -lt 3000 ] || fail "history during the outage took $ms ms"
+grep -q "MariaDB" "$SCRATCH/err" && grep -Eq "[0-9]+ records of this node wait in its spool" "$SCRATCH/err" ||
+	fail "history during the outage does not say the server's error and the records waiting: $(cat "$SCRATCH/err")"
+expect_status 69 "report on login2 while MariaDB is down" nctl login2 report
+grep -q "MariaDB" "$SCRATCH/err" || fail "report during the outage: $(cat "$SCRATCH/err")"
+kill "$SILENT_PID"
+wait "$SILENT_PID" 2> /dev/null
+mariadb_start "$SCRATCH/mariadb"
+i=0
+until [ "$(sqlite3 "$SCRATCH/login1.db.spool" "SELECT COUNT(*) FROM spool")" = 0 ]; do
+	i=$((i + 1)); [ $i -lt 300 ] || fail "login1's spool not replayed 30 s after the restart"
+	sleep 0.1
+done
+expect_status 0 "history on login1 after the outage" nctl login1 --json history --job 302
+jq -e '.decisions | length == 1' "$SCRATCH/out" > /dev/null || fail "decision 302 not in history after the replay: $(cat "$SCRATCH/out")"
+pass "status names the MariaDB log and the spool; during an outage history and report exit 69 within $ms ms with the server's error and the records waiting"
+
 # --- retention on MariaDB ------------------------------------------------------------------
 stop_node login2
 now=$(date +%s)

@@ -282,6 +282,32 @@ expect_status 1
 expect_err "usable on h200"
 pass
 
+begin "advisorctl --local and the daemon take the partition's GPU type from Slurm alike"
+# issue 21: the same code (daemon/service/slurmgres.c) asks slurmctld in
+# both; no --gpu: the default partition (h100, Gres=gpu:h100:8) and h200
+# (no gpu: in the policy, Gres=gpu:h200:8).
+for p in default h200; do
+	popt=
+	[ "$p" = default ] || popt="-p $p"
+	# shellcheck disable=SC2086
+	run "gpu_daemon_$p" "$advisorctl" --socket "$sock" --json check $popt --gpus 8 --model llama3-8b
+	# shellcheck disable=SC2086
+	run "gpu_local_$p" "$advisorctl" --local --catalog "$top_srcdir/etc/catalog.yaml" \
+		--policy "$CLUSTER_DIR/policy.yaml" --json check $popt --gpus 8 --model llama3-8b
+	for w in daemon local; do
+		f=$out/gpu_${w}_$p.stdout
+		jq -e '[.findings[].code] | index("GPU_TYPE_UNKNOWN") == null' "$f" > /dev/null 2>&1 ||
+			fail "$w, partition $p: GPU type not taken from Slurm: $(jq -c '.findings' "$f" 2>/dev/null)"
+	done
+	d=$(jq -c '.memory.capacity_gib' "$out/gpu_daemon_$p.stdout" 2>/dev/null)
+	l=$(jq -c '.memory.capacity_gib' "$out/gpu_local_$p.stdout" 2>/dev/null)
+	want=79.65
+	[ "$p" = h200 ] && want=140.4
+	[ "$d" = "$want" ] && [ "$l" = "$want" ] ||
+		fail "partition $p: GPU memory daemon $d, --local $l, expected $want (the partition's GPU)"
+done
+pass
+
 begin "srun inside an salloc allocation"
 run salloc salloc -J adv-salloc -N2 -G16 sh -c \
 	'srun --llm-model=llama3-70b --llm-layout=tp3 true; echo "bad_rc=$?";

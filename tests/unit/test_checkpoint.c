@@ -196,6 +196,41 @@ static void test_engine_verdicts(void **st)
 	assert_non_null(fixture_finding(&res, "CKPT_MISSING"));
 }
 
+/* The line a user reads: an interval and its loss, or, without checkpoints,
+ * that a failure loses the whole run and how often failures come (issue 21:
+ * not "every 5h36m16s loses 100.00% of the run"). */
+static void test_describe(void **st)
+{
+	struct fixture *s = *st;
+	struct adv_request r;
+	struct adv_result res;
+	char line[ADV_MSG_MAX], want[128];
+
+	job(&r, 1024, "off");
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_true(res.checkpoint.interval_s == 0);
+	assert_true(res.checkpoint.waste == 1.0);
+	ckpt_describe(&res.checkpoint, line, sizeof(line));
+	print_message("off: %s\n", line);
+	assert_null(strstr(line, "100.00%"));
+	assert_non_null(strstr(line, "none: each failure loses the whole run so far"));
+	snprintf(want, sizeof(want), "fails every %.1f h on average", 25000.0 / 1024);
+	assert_non_null(strstr(line, want));
+	assert_non_null(strstr(line, "checkpointing every "));
+	/* A declared interval: what it loses beside the optimum. */
+	job(&r, 1024, "1h");
+	engine_check(s->cat, s->pol, &r, &res);
+	ckpt_describe(&res.checkpoint, line, sizeof(line));
+	assert_true(strncmp(line, "every 1h loses ", 15) == 0);
+	assert_non_null(strstr(line, "; the optimum every "));
+	/* None declared: the optimum stands for the interval, as before. */
+	job(&r, 64, NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_true(res.checkpoint.interval_s == res.checkpoint.optimal_s);
+	ckpt_describe(&res.checkpoint, line, sizeof(line));
+	assert_true(strncmp(line, "every ", 6) == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -206,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_compute),
 		cmocka_unit_test(test_engine_figures),
 		cmocka_unit_test(test_engine_verdicts),
+		cmocka_unit_test(test_describe),
 	};
 
 	return cmocka_run_group_tests(tests, setup, fixture_teardown);

@@ -446,6 +446,46 @@ static void test_table_man_pages(void **st)
 	free(spank);
 }
 
+/* advisorctl prints fixes in its own spelling, from the table (issue 21). */
+static void test_ctl_spelling(void **st)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ "--llm-model=NAME", "--model NAME" },
+		{ "--llm-ckpt=1h28m", "--ckpt 1h28m" },
+		{ "--llm-layout=tp4,pp2 or --llm-layout=tp2,pp2", "--layout tp4,pp2 or --layout tp2,pp2" },
+		{ "state --llm-seq, --llm-recompute (or the job's own flags)",
+		  "state --seq, --recompute (or the job's own flags)" },
+		{ "--llm-grad-dtype=bf16; --llm-zero=2 (72.7 GiB per GPU)",
+		  "--grad-dtype bf16; --zero 2 (72.7 GiB per GPU)" },
+		/* Not rows of the table, or not options: as they are. */
+		{ "--llm-nosuch=1 --llm-models=x --tensor-model-parallel-size 4", "--llm-nosuch=1 --llm-models=x --tensor-model-parallel-size 4" },
+		{ "", "" },
+		{ "--llm-", "--llm-" },
+	};
+	char out[ADV_MSG_MAX], small[8];
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		options_ctl_spelling(cases[i].in, out, sizeof(out));
+		assert_string_equal(out, cases[i].want);
+	}
+	/* Every row, by the table's own names. */
+	for (int id = 0; id < OPTIONS_COUNT; id++) {
+		char in[64], want[64];
+
+		snprintf(in, sizeof(in), "--llm-%s=X", options_table[id].name);
+		snprintf(want, sizeof(want), "--%s X", options_table[id].name);
+		options_ctl_spelling(in, out, sizeof(out));
+		assert_string_equal(out, want);
+	}
+	/* Bounded: cut, always terminated. */
+	options_ctl_spelling("--llm-model=llama3-70b", small, sizeof(small));
+	assert_int_equal(strlen(small), sizeof(small) - 1);
+	assert_string_equal(small, "--model");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -459,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_table_rows),
 		cmocka_unit_test(test_table_contract),
 		cmocka_unit_test(test_table_man_pages),
+		cmocka_unit_test(test_ctl_spelling),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,12 @@
  * it, waiting at most SLURMGRES_FIRST_WAIT_MS for the very first load.
  * libslurm calls fatal() when it finds no configuration, so nothing touches
  * it unless a slurm.conf is readable (SLURM_CONF or /etc/slurm/slurm.conf).
+ *
+ * advisorctl --local asks the same way (issue 21: it and the daemon agree),
+ * but once, in the caller (slurmgres_foreground): a command line tool may
+ * wait for slurmctld as sinfo does, and leaves no thread behind.  When the
+ * type is not known, the reason (no slurm.conf, slurmctld did not answer,
+ * no such partition, no typed gres) goes into GPU_TYPE_UNKNOWN's message.
  */
 #include "config.h"
 
@@ -45,7 +51,11 @@ static pthread_once_t slurmgres_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t slurmgres_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t slurmgres_cond = PTHREAD_COND_INITIALIZER;
 static bool slurmgres_enabled;
+static bool slurmgres_in_caller;  /* advisorctl: one load, no thread */
 static bool slurmgres_loaded;     /* one load finished (even a failed one) */
+static bool slurmgres_answered;   /* one load succeeded */
+static char slurmgres_off[160];   /* why Slurm is not asked, or "" */
+static char slurmgres_error[160]; /* the last load's failure */
 static struct slurmgres_part slurmgres_parts[SLURMGRES_MAX_PARTS];
 static size_t slurmgres_nparts;
 
@@ -115,15 +125,20 @@ static void slurmgres_part_type(const partition_info_t *p, const node_info_msg_t
 		adv_strlcpy(gpu, counts[best].type, len);
 }
 
-static int slurmgres_load(struct slurmgres_part *out, size_t *nout)
+static int slurmgres_load(struct slurmgres_part *out, size_t *nout, char *err, size_t errlen)
 {
 	partition_info_msg_t *parts = NULL;
 	node_info_msg_t *nodes = NULL;
 	uint32_t i;
 
-	if (slurm_load_partitions((time_t)0, &parts, SHOW_ALL) != 0 || !parts)
+	if (slurm_load_partitions((time_t)0, &parts, SHOW_ALL) != 0 || !parts) {
+		adv_snprintf(err, errlen, "slurmctld did not answer (%s)",
+			     slurm_strerror(slurm_get_errno()));
 		return -1;
+	}
 	if (slurm_load_node((time_t)0, &nodes, SHOW_ALL) != 0 || !nodes) {
+		adv_snprintf(err, errlen, "slurmctld did not list its nodes (%s)",
+			     slurm_strerror(slurm_get_errno()));
 		slurm_free_partition_info_msg(parts);
 		return -1;
 	}
@@ -147,13 +162,16 @@ static int slurmgres_load(struct slurmgres_part *out, size_t *nout)
 static void slurmgres_refresh(void)
 {
 	static struct slurmgres_part fresh[SLURMGRES_MAX_PARTS];
+	char err[sizeof(slurmgres_error)] = "";
 	size_t n = 0;
-	int rc = slurmgres_load(fresh, &n);
+	int rc = slurmgres_load(fresh, &n, err, sizeof(err));
 
 	pthread_mutex_lock(&slurmgres_lock);
+	adv_strlcpy(slurmgres_error, err, sizeof(slurmgres_error));
 	if (rc == 0) {
 		memcpy(slurmgres_parts, fresh, n * sizeof(fresh[0]));
 		slurmgres_nparts = n;
+		slurmgres_answered = true;
 	}
 	slurmgres_loaded = true;
 	pthread_cond_broadcast(&slurmgres_cond);
@@ -183,16 +201,39 @@ static void slurmgres_start(void)
 	pthread_attr_t attr;
 	pthread_t t;
 
-	if (getenv("ADVISOR_NO_SLURM"))
+	if (getenv("ADVISOR_NO_SLURM")) {
+		adv_strlcpy(slurmgres_off, "Slurm not asked: ADVISOR_NO_SLURM is set",
+			    sizeof(slurmgres_off));
 		return;
-	if (!(conf && *conf ? access(conf, R_OK) == 0 : access("/etc/slurm/slurm.conf", R_OK) == 0))
+	}
+	if (!conf || !*conf)
+		conf = "/etc/slurm/slurm.conf";
+	if (access(conf, R_OK) != 0) {
+		adv_snprintf(slurmgres_off, sizeof(slurmgres_off), "Slurm not asked: %s: %s", conf,
+			     strerror(errno));
 		return;
+	}
+	if (slurmgres_in_caller) {
+		slurm_init(NULL);
+		slurmgres_refresh();
+		slurm_fini();
+		slurmgres_enabled = true;
+		return;
+	}
 	if (pthread_attr_init(&attr) != 0)
 		return;
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &attr, slurmgres_thread, NULL) == 0)
 		slurmgres_enabled = true;
+	else
+		adv_strlcpy(slurmgres_off, "Slurm not asked: no thread to ask it",
+			    sizeof(slurmgres_off));
 	pthread_attr_destroy(&attr);
+}
+
+void slurmgres_foreground(void)
+{
+	slurmgres_in_caller = true;
 }
 
 static void slurmgres_wait_first(void)
@@ -236,20 +277,42 @@ static const struct slurmgres_part *slurmgres_find(const char *partition)
 	return NULL;
 }
 
-int slurmgres_gpu_for_partition(const char *partition, char *gpu, size_t len)
+int slurmgres_gpu_for_partition(const char *partition, char *gpu, size_t len,
+				char *why, size_t whylen)
 {
 	const struct slurmgres_part *e;
+	char where[SLURMGRES_NAME + 16], none[8];
 	int rc = -1;
 
+	if (!why || !whylen) {
+		why = none;
+		whylen = sizeof(none);
+	}
+	why[0] = '\0';
 	if (!gpu || !len)
 		return -1;
 	gpu[0] = '\0';
-	if (!slurmgres_lock_loaded())
+	if (!slurmgres_lock_loaded()) {
+		adv_strlcpy(why, slurmgres_off, whylen);
 		return -1;
+	}
 	e = slurmgres_find(partition);
 	if (e && e->gpu[0]) {
 		adv_strlcpy(gpu, e->gpu, len);
 		rc = 0;
+	} else {
+		if (partition && *partition)
+			adv_snprintf(where, sizeof(where), "partition %s", partition);
+		else
+			adv_strlcpy(where, "the default partition", sizeof(where));
+		if (!slurmgres_answered)
+			adv_snprintf(why, whylen, "Slurm could not tell the GPU type of %s: %s", where,
+				     slurmgres_loaded ? slurmgres_error : "slurmctld did not answer in time");
+		else if (!e)
+			adv_snprintf(why, whylen, "Slurm has no %s", where);
+		else
+			adv_snprintf(why, whylen, "the nodes of Slurm's %s have no typed GPU "
+				     "(Gres=gpu:TYPE:N)", where);
 	}
 	pthread_mutex_unlock(&slurmgres_lock);
 	return rc;
