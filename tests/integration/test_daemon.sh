@@ -190,7 +190,9 @@ sub=$(value id "$SCRATCH/sub")
 	model=llama3-70b layout=tp8,pp4 > "$SCRATCH/node" || fail "node check: $(cat "$SCRATCH/node")"
 node=$(value id "$SCRATCH/node")
 expect_status 0 "show" ctl show "$sub"
+# Every finding, the note sbatch hides on a reject included.
 for want in "script: train.sbatch" "verdict: reject" "advisor: TP_NOT_DIVIDE_HEADS: TP=3 does not divide the 64 attention heads" \
+	"advisor: note: SCRIPT_ASSUMED: " \
 	"advisor:   fix: --tensor-model-parallel-size 4 (train.sbatch line 4, TP=3)" \
 	"advisor:   or:  --llm-layout=tp4" "workload: task=train framework=megatron" "  $node  "; do
 	grep -qF -- "$want" "$SCRATCH/out" || fail "show lacks '$want': $(cat "$SCRATCH/out")"
