@@ -33,6 +33,7 @@
 
 #include "advisor.pb-c.h"
 #include "dlog/dlog.h"
+#include "dlog/dlog_detail.h"
 #include "engine/options.h"
 #include "handler.h"
 #include "jsonlog.h"
@@ -313,6 +314,37 @@ static void rollout_of(const struct adv_result *res, struct dlog_rec *r)
 }
 
 /*
+ * Issue 21: what the user saw, kept with the decision in the log's bounded
+ * lines (dlog_detail.h): every finding with its message and fixes, where
+ * each workload value came from, and the script's name as the client gave
+ * it (sbatch's argument, "stdin", "--wrap"; advisorctl's --script).
+ */
+static void detail_of(const Advisor__CheckRequest *m, const struct adv_result *res,
+		      struct dlog_rec *r)
+{
+	unsigned left = 0;
+
+	r->detail = true;
+	if (m->job && m->job->script_name)
+		adv_strlcpy(r->script, m->job->script_name, sizeof(r->script));
+	for (int i = 0; i < res->n_findings; i++) {
+		const struct adv_finding *f = &res->findings[i];
+		const char *fields[] = { engine_severity_name(f->severity), f->code, f->message,
+					 f->fix, f->fix_job };
+
+		dlog_detail_add(r->findings, sizeof(r->findings), &left, fields, 5);
+	}
+	dlog_detail_finish(r->findings, sizeof(r->findings), left);
+	left = 0;
+	for (int i = 0; i < res->n_sources; i++) {
+		const char *fields[] = { res->sources[i].field, res->sources[i].where };
+
+		dlog_detail_add(r->sources, sizeof(r->sources), &left, fields, 2);
+	}
+	dlog_detail_finish(r->sources, sizeof(r->sources), left);
+}
+
+/*
  * Logs a check: a what-if query into the queries table; a plugin decision
  * into the decisions, folded into an identical one when its user is over
  * budget.  id is the decision id to answer with (an earlier one when
@@ -359,6 +391,7 @@ static bool record(const struct peer *p, const char *user, const Advisor__CheckR
 	r.mem_gib = res->has_memory ? res->memory.per_gpu_gib : -1;
 	r.ckpt_interval_s = res->has_checkpoint ? res->checkpoint.optimal_s : -1;
 	rollout_of(res, &r);
+	detail_of(m, res, &r);
 	if (query) {
 		dlog_append(&r);
 		return false;
@@ -433,7 +466,73 @@ answer:
 
 /* ---- history ----------------------------------------------------------------- */
 
-static Advisor__Decision *decision_pb(struct arena *a, const struct dlog_rec *r)
+static int severity_of(const char *name)
+{
+	for (int s = ADV_SEV_INFO; s <= ADV_SEV_REJECT; s++)
+		if (strcmp(name, engine_severity_name((enum adv_severity)s)) == 0)
+			return s;
+	return ADV_SEV_INFO;
+}
+
+/* The findings and sources of r (dlog_detail.h lines) into d; -1 out of memory. */
+static int detail_pb(struct arena *a, const struct dlog_rec *r, Advisor__Decision *d)
+{
+	char line[DLOG_FINDINGS_MAX], *fl[5];
+	const char *p = r->findings;
+	unsigned left = 0;
+	size_t k;
+
+	d->has_detail = 1;
+	d->detail = r->detail;
+	if (!r->detail)
+		return 0;
+	d->findings = ARENA_ARRAY(a, Advisor__Finding *, ADV_MAX_FINDINGS);
+	d->sources = ARENA_ARRAY(a, Advisor__Source *, ADV_MAX_SOURCES);
+	if (!d->findings || !d->sources)
+		return -1;
+	while ((k = dlog_detail_next(&p, line, sizeof(line), fl, 5, &left)) > 0) {
+		Advisor__Finding *f;
+
+		if (d->n_findings >= ADV_MAX_FINDINGS) {
+			left++;
+			continue;
+		}
+		if (!(f = ARENA_NEW(a, Advisor__Finding)))
+			return -1;
+		advisor__finding__init(f);
+		f->has_severity = 1;
+		f->severity = severity_of(fl[0]);
+		f->code = k > 1 ? arena_strdup(a, fl[1]) : NULL;
+		f->message = k > 2 && fl[2][0] ? arena_strdup(a, fl[2]) : NULL;
+		f->fix = k > 3 && fl[3][0] ? arena_strdup(a, fl[3]) : NULL;
+		f->fix_job = k > 4 && fl[4][0] ? arena_strdup(a, fl[4]) : NULL;
+		d->findings[d->n_findings++] = f;
+	}
+	d->has_findings_left_out = 1;
+	d->findings_left_out = left;
+	left = 0;
+	p = r->sources;
+	while ((k = dlog_detail_next(&p, line, sizeof(line), fl, 2, &left)) > 0) {
+		Advisor__Source *s;
+
+		if (d->n_sources >= ADV_MAX_SOURCES) {
+			left++;
+			continue;
+		}
+		if (!(s = ARENA_NEW(a, Advisor__Source)))
+			return -1;
+		advisor__source__init(s);
+		s->field = arena_strdup(a, fl[0]);
+		s->where = k > 1 ? arena_strdup(a, fl[1]) : NULL;
+		d->sources[d->n_sources++] = s;
+	}
+	d->has_sources_left_out = 1;
+	d->sources_left_out = left;
+	return 0;
+}
+
+/* A record as history lists it; with detail (show), what the user saw too. */
+static Advisor__Decision *decision_pb(struct arena *a, const struct dlog_rec *r, bool detail)
 {
 	Advisor__Decision *d = ARENA_NEW(a, Advisor__Decision);
 	char *codes, *save = NULL;
@@ -478,7 +577,105 @@ static Advisor__Decision *decision_pb(struct arena *a, const struct dlog_rec *r)
 	for (char *t = strtok_r(codes, " ", &save); t && d->n_codes < ADV_MAX_FINDINGS;
 	     t = strtok_r(NULL, " ", &save))
 		d->codes[d->n_codes++] = t;
+	/* Issue 21: the links and the script are small: every listed record has them. */
+	d->parent = r->parent[0] ? arena_strdup(a, r->parent) : NULL;
+	d->script = r->script[0] ? arena_strdup(a, r->script) : NULL;
+	if (detail) {
+		d->workload = r->workload[0] ? arena_strdup(a, r->workload) : NULL;
+		if (detail_pb(a, r, d) != 0)
+			return NULL;
+	}
 	return d;
+}
+
+/* The records f selects as Decisions (without detail) in *out; -1 with err. */
+static int linked_pb(struct arena *a, const struct dlog_filter *f, bool oldest_first,
+		     Advisor__Decision ***out, size_t *n_out, char *err, size_t errlen)
+{
+	struct dlog_rec *recs;
+	size_t n;
+
+	*out = NULL;
+	*n_out = 0;
+	if (dlog_query(f, &recs, &n, err, errlen) != 0)
+		return -1;
+	if (n && !(*out = ARENA_ARRAY(a, Advisor__Decision *, n))) {
+		free(recs);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct dlog_rec *r = &recs[oldest_first ? n - 1 - i : i];
+
+		if (((*out)[*n_out] = decision_pb(a, r, false)))
+			(*n_out)++;
+	}
+	free(recs);
+	return 0;
+}
+
+/*
+ * history --decision ID, advisorctl show (issue 21): one decision or
+ * what-if query by its id, with what the user saw, its submission (a node
+ * check's parent) and its node checks (a submission's children).  Who may
+ * see it is history's rule: users their own, admins anyone's; asking for
+ * another user's decision is refused, not answered as if it were absent.
+ */
+static int do_show(struct handler *h, const struct peer *p, const char *me,
+		   const struct snapshot *s, const char *id, Advisor__Response *resp, char *err,
+		   size_t errlen)
+{
+	struct dlog_filter f = { .verdict = -1, .limit = 1, .include_queries = true,
+				 .detail = true, .id = id };
+	bool admin = is_admin(s, p, me);
+	Advisor__HistoryResponse *r = ARENA_NEW(&h->arena, Advisor__HistoryResponse);
+	struct dlog_rec *rec;
+	size_t n;
+
+	if (!r)
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	advisor__history_response__init(r);
+	if (dlog_query(&f, &rec, &n, err, errlen) != 0)
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	if (n && !admin && strcmp(rec->user, me) != 0) {
+		adv_snprintf(err, errlen, "decision %s is not yours: the decisions of other users "
+			     "are for admins only (admins: policy.yaml admins:)", id);
+		free(rec);
+		return ADVISOR__ERROR_CODE__ERR_DENIED;
+	}
+	if (n) {
+		struct dlog_filter lf = { .verdict = -1, .user = admin ? NULL : me };
+		Advisor__Decision **ps;
+		size_t n_ps;
+
+		r->decisions = ARENA_ARRAY(&h->arena, Advisor__Decision *, 1);
+		if (!r->decisions || !(r->decisions[0] = decision_pb(&h->arena, rec, true))) {
+			free(rec);
+			return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+		}
+		r->n_decisions = 1;
+		/* The links, under the same rule: a user sees only their own. */
+		if (rec->parent[0]) {
+			lf.id = rec->parent;
+			lf.limit = 1;
+			if (linked_pb(&h->arena, &lf, false, &ps, &n_ps, err, errlen) != 0) {
+				free(rec);
+				return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+			}
+			r->parent = n_ps ? ps[0] : NULL;
+		}
+		lf.id = NULL;
+		lf.parent = rec->id;
+		lf.limit = DLOG_SHOW_CHILDREN_MAX;
+		if (linked_pb(&h->arena, &lf, true, &r->children, &r->n_children, err,
+			      errlen) != 0) {
+			free(rec);
+			return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+		}
+	}
+	free(rec);
+	resp->history = r;
+	resp->body_case = ADVISOR__RESPONSE__BODY_HISTORY;
+	return 0;
 }
 
 static int do_history(struct handler *h, const struct peer *p, const char *me,
@@ -490,6 +687,8 @@ static int do_history(struct handler *h, const struct peer *p, const char *me,
 	struct dlog_rec *recs;
 	size_t n;
 
+	if (m->decision && *m->decision)
+		return do_show(h, p, me, s, m->decision, resp, err, errlen);
 	f.user = (m->user && *m->user) ? m->user : NULL;
 	if (!is_admin(s, p, me)) {
 		if (f.user && strcmp(f.user, me) != 0) {
@@ -505,6 +704,10 @@ static int do_history(struct handler *h, const struct peer *p, const char *me,
 		f.verdict = m->verdict;
 	if (m->has_since)
 		f.since = m->since;
+	if (m->has_until)
+		f.until = m->until;
+	if (m->script && *m->script)
+		f.script = m->script;
 	if (m->has_limit)
 		f.limit = m->limit < 1 ? 1 : m->limit > HISTORY_MAX ? HISTORY_MAX : m->limit;
 	/* Users see their own queries, admins anyone's: the same rule as for decisions. */
@@ -528,7 +731,7 @@ static int do_history(struct handler *h, const struct peer *p, const char *me,
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	}
 	for (size_t i = 0; i < n; i++)
-		if ((r->decisions[r->n_decisions] = decision_pb(&h->arena, &recs[i])))
+		if ((r->decisions[r->n_decisions] = decision_pb(&h->arena, &recs[i], false)))
 			r->n_decisions++;
 	free(recs);
 	resp->history = r;

@@ -97,6 +97,9 @@ static json_object *decision_json(const struct dlog_rec *r)
 	json_object_object_add(o, "mem_gib", r->mem_gib >= 0 ? number(r->mem_gib) : NULL);
 	json_object_object_add(o, "ckpt_interval_s", r->ckpt_interval_s >= 0
 			       ? number(r->ckpt_interval_s) : NULL);
+	/* Issue 21: a node check's submission, the batch script's name (history --json's). */
+	json_object_object_add(o, "parent", str_or_null(r->parent));
+	json_object_object_add(o, "script", str_or_null(r->script));
 	return o;
 }
 

@@ -38,21 +38,10 @@ static void report_add(struct plugin_lines *out, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A fix in the job's terms changes one line per setting ("A; B; C"): one
- * line each ("fix: A", "and: B"), so that none is cut at the line length. */
-static void report_fix_job(struct plugin_lines *out, const char *fix)
+/* One line of a finding (engine_finding_lines), cut at PLUGIN_LINE_MAX. */
+static void report_line(const char *text, void *ctx)
 {
-	const char *lead = "fix:";
-
-	while (*fix) {
-		size_t n = strcspn(fix, ";");
-
-		report_add(out, "advisor:   %s %.*s", lead, (int)n, fix);
-		lead = "and:";
-		fix += n;
-		while (*fix == ';' || *fix == ' ')
-			fix++;
-	}
+	report_add(ctx, "%s", text);
 }
 
 static void report_summary(const struct adv_result *res, const struct adv_request *req,
@@ -87,7 +76,6 @@ void annotate_lines(const struct adv_result *res, const struct adv_request *req,
 	report_summary(res, req, out);
 	for (i = 0; i < res->n_findings; i++) {
 		const struct adv_finding *f = &res->findings[i];
-		char head[ADV_CODE_MAX + 16];
 
 		if (f->severity == ADV_SEV_INFO && res->verdict != ADV_ACCEPT)
 			continue;
@@ -96,19 +84,10 @@ void annotate_lines(const struct adv_result *res, const struct adv_request *req,
 		if (f->severity < ADV_SEV_REJECT && !with_warnings &&
 		    !(res->verdict == ADV_REJECT && engine_finding_is(f, ADV_CODE_BEST_PLAN)))
 			continue;
-		adv_snprintf(head, sizeof(head), "%s%s",
-			     f->severity == ADV_SEV_REJECT ? "" :
-			     f->severity == ADV_SEV_WARN ? "warning: " : "note: ", f->code);
-		report_add(out, "advisor: %s: %s", head, f->message);
 		/* The fix in the job's own terms first (the line and the flag
-		 * to change), then the --llm-* form. */
-		if (f->fix_job[0]) {
-			report_fix_job(out, f->fix_job);
-			if (f->fix[0])
-				report_add(out, "advisor:   or:  %s", f->fix);
-		} else if (f->fix[0]) {
-			report_add(out, "advisor:   fix: %s", f->fix);
-		}
+		 * to change), then the --llm-* form: the lines `advisorctl
+		 * show` prints again. */
+		engine_finding_lines(f, report_line, out);
 	}
 }
 

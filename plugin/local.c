@@ -243,8 +243,10 @@ static int local_apply(spank_t sp, const struct plugin_state *st, const struct a
 	if (res->verdict == ADV_REJECT) {
 		for (i = 0; i < lines.n; i++)
 			slurm_error("%s", lines.line[i]);
+		/* Issue 21: the one command that shows the full reason again later. */
 		if (id[0])
-			slurm_error("advisor: decision %s; nothing was submitted", id);
+			slurm_error("advisor: decision %s; nothing was submitted; see: advisorctl show %s",
+				    id, id);
 		return -1;
 	}
 	for (i = 0; i < lines.n; i++) {

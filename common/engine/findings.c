@@ -124,3 +124,31 @@ bool engine_finding_checkpoint(const struct adv_finding *f)
 {
 	return !strncmp(f->code, "CKPT_", 5);
 }
+
+void engine_finding_lines(const struct adv_finding *f, void (*line)(const char *text, void *ctx),
+			  void *ctx)
+{
+	char buf[ADV_FINDING_LINE_MAX];
+	const char *fix = f->fix_job, *lead = "fix:";
+
+	adv_snprintf(buf, sizeof(buf), "advisor: %s%s: %s", f->severity == ADV_SEV_REJECT ? "" :
+		     f->severity == ADV_SEV_WARN ? "warning: " : "note: ", f->code, f->message);
+	line(buf, ctx);
+	/* A fix in the job's terms changes one line per setting ("A; B; C"): one
+	 * line each, so that none is cut at the plugin's line length. */
+	while (*fix) {
+		size_t n = strcspn(fix, ";");
+
+		adv_snprintf(buf, sizeof(buf), "advisor:   %s %.*s", lead, (int)n, fix);
+		line(buf, ctx);
+		lead = "and:";
+		fix += n;
+		while (*fix == ';' || *fix == ' ')
+			fix++;
+	}
+	if (f->fix[0]) {
+		adv_snprintf(buf, sizeof(buf), "advisor:   %s %s", f->fix_job[0] ? "or: " : "fix:",
+			     f->fix);
+		line(buf, ctx);
+	}
+}

@@ -35,4 +35,17 @@ bool engine_finding_is(const struct adv_finding *f, enum adv_code code);
 /* Whether f is one of the checkpoint findings (the codes named CKPT_*). */
 bool engine_finding_checkpoint(const struct adv_finding *f);
 
+/* The longest line engine_finding_lines() hands over, with its NUL. */
+#define ADV_FINDING_LINE_MAX (ADV_CODE_MAX + ADV_FIX_JOB_MAX + 32)
+/*
+ * The lines a user sees of f, as the plugin prints them at submission and
+ * `advisorctl show` prints them again (issue 21), each handed to line():
+ * "advisor: [warning: |note: ]CODE: message", then the fix in the job's
+ * own terms, one line per setting ("advisor:   fix: A", "advisor:   and:
+ * B"), then the --llm-* form ("advisor:   or:  ..."; "advisor:   fix: ..."
+ * alone when there is no fix in the job's terms).
+ */
+void engine_finding_lines(const struct adv_finding *f, void (*line)(const char *text, void *ctx),
+			  void *ctx);
+
 #endif

@@ -102,6 +102,7 @@ enum {
 	/* command specific: from OPT_TOP on, handed to the command (parse_job) */
 	OPT_TOP, OPT_MTBF, OPT_WRITE, OPT_RESTART, OPT_INTERVAL, OPT_USER, OPT_JOB,
 	OPT_VERDICT, OPT_SINCE, OPT_LIMIT, OPT_QUERIES, OPT_PROMETHEUS, OPT_CROSS_TP, OPT_SCRIPT,
+	OPT_DECISION, OPT_UNTIL,
 };
 
 /*
@@ -1033,7 +1034,9 @@ static int cmd_policy(struct ctl *c, int argc, char **argv)
 static void history_help(void)
 {
 	printf("Usage: advisorctl [--json] history [--user U] [--job ID] [--verdict V]\n"
-	       "          [--since TIME] [--limit N] [--include-queries]\n"
+	       "          [--since TIME] [--until TIME] [--script NAME] [--limit N]\n"
+	       "          [--include-queries]\n"
+	       "       advisorctl [--json] history --decision ID\n"
 	       "Past decisions, newest first.  Users see their own; admins anyone's.\n"
 	       "Decisions are what the plugin asked at sbatch, salloc, srun and on the node;\n"
 	       "a record with REPEAT above 1 stands for that many identical checks of a user\n"
@@ -1043,14 +1046,73 @@ static void history_help(void)
 	       "      --verdict V     accept, warn or reject\n"
 	       "      --since TIME    a duration back from now (7d, 24h, 30m) or a date\n"
 	       "                      (2025-01-31 or 2025-01-31T12:00:00, local time)\n"
+	       "      --until TIME    only decisions before TIME (the same forms)\n"
+	       "      --script NAME   decisions of the batch script NAME, as sbatch was given\n"
+	       "                      it (jobs/train.sbatch, stdin) or its file name alone\n"
+	       "                      (train.sbatch): a rejected job has no job id\n"
 	       "      --limit N       at most N decisions (default 50, at most 5000)\n"
 	       "      --include-queries\n"
 	       "                      also the what-if queries (advisorctl check), kept 7\n"
-	       "                      days apart from the decisions\n\n%s",
+	       "                      days apart from the decisions\n"
+	       "      --decision ID   one decision as the user saw it: advisorctl show ID\n\n%s",
 	       common_help());
 }
 
-static int parse_since(struct ctl *c, const char *s, int64_t *out)
+static void show_help(void)
+{
+	printf("Usage: advisorctl [--json] show DECISION\n"
+	       "One decision (or what-if query) as its user saw it: the verdict, every\n"
+	       "finding with its message and fixes, the workload and where each of its\n"
+	       "values came from, the script, and the linked decisions: the submission a\n"
+	       "node check belongs to and the node checks of a submission.  DECISION is the\n"
+	       "id sbatch printed (\"advisor: decision ID\"), ADVISOR_DECISION_ID in the job,\n"
+	       "or the DECISION column of history.  Users see their own; admins anyone's.\n"
+	       "Exit 0, 65 when no decision has that id, 77 for another user's decision.\n\n%s",
+	       common_help());
+}
+
+/* Prints show's answer: 0, or EX_DATAERR_ when no decision has the id. */
+static int show_print(struct ctl *c, const Advisor__HistoryResponse *r, const char *id)
+{
+	if (!r || r->n_decisions == 0) {
+		fprintf(stderr, "advisorctl: no decision %s in the decision log (history lists the "
+			"ids; decisions older than the policy's retention_days are pruned)\n", id);
+		return EX_DATAERR_;
+	}
+	print_show(stdout, r, c->json);
+	return 0;
+}
+
+static int show_call(struct ctl *c, const char *id)
+{
+	Advisor__Request req = ADVISOR__REQUEST__INIT;
+	Advisor__HistoryRequest hr = ADVISOR__HISTORY_REQUEST__INIT;
+	struct reply rp;
+	int rc;
+
+	hr.decision = (char *)id;
+	req.body_case = ADVISOR__REQUEST__BODY_HISTORY;
+	req.history = &hr;
+	rc = call(c, &req, &rp);
+	if (rc == 0)
+		rc = show_print(c, rp.r->history, id);
+	reply_free(&rp);
+	return rc;
+}
+
+static int cmd_show(struct ctl *c, int argc, char **argv)
+{
+	int i = parse_plain(c, argc, argv, show_help, 1);
+
+	if (i < 0)
+		return -i;
+	if (i >= argc || !argv[i][0])
+		return usage_error(c->cmd, "which decision? (the id sbatch printed, or history's "
+				   "DECISION column)");
+	return show_call(c, argv[i]);
+}
+
+static int parse_since(struct ctl *c, const char *opt, const char *s, int64_t *out)
 {
 	static const char *const fmts[] = { "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S",
 					    "%Y-%m-%dT%H:%M", "%Y-%m-%d" };
@@ -1071,8 +1133,8 @@ static int parse_since(struct ctl *c, const char *s, int64_t *out)
 			return 0;
 		}
 	}
-	return usage_error(c->cmd, "--since: '%s' is neither a duration (7d, 24h, 30m) nor a "
-			   "date (2025-01-31, 2025-01-31T12:00:00)", s);
+	return usage_error(c->cmd, "%s: '%s' is neither a duration (7d, 24h, 30m) nor a "
+			   "date (2025-01-31, 2025-01-31T12:00:00)", opt, s);
 }
 
 static int cmd_history(struct ctl *c, int argc, char **argv)
@@ -1085,9 +1147,13 @@ static int cmd_history(struct ctl *c, int argc, char **argv)
 		{ "since", required_argument, NULL, OPT_SINCE },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "include-queries", no_argument, NULL, OPT_QUERIES },
+		{ "until", required_argument, NULL, OPT_UNTIL },
+		{ "script", required_argument, NULL, OPT_SCRIPT },
+		{ "decision", required_argument, NULL, OPT_DECISION },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const verdicts[] = { "accept", "warn", "reject", NULL };
+	const char *decision = NULL;
 	Advisor__Request req = ADVISOR__REQUEST__INIT;
 	Advisor__HistoryRequest hr = ADVISOR__HISTORY_REQUEST__INIT;
 	char err[ADV_ERR_MAX];
@@ -1114,8 +1180,22 @@ static int cmd_history(struct ctl *c, int argc, char **argv)
 			hr.verdict = v;
 			break;
 		case OPT_SINCE:
-			rc = parse_since(c, optarg, &hr.since);
+			rc = parse_since(c, "--since", optarg, &hr.since);
 			hr.has_since = 1;
+			break;
+		case OPT_UNTIL:
+			rc = parse_since(c, "--until", optarg, &hr.until);
+			hr.has_until = 1;
+			break;
+		case OPT_SCRIPT:
+			if (!optarg[0])
+				return usage_error(c->cmd, "--script: give the script's name");
+			hr.script = optarg;
+			break;
+		case OPT_DECISION:
+			if (!optarg[0])
+				return usage_error(c->cmd, "--decision: give the decision's id");
+			decision = optarg;
 			break;
 		case OPT_LIMIT:
 			if (options_parse_int("--limit", optarg, 1, 5000, &v, err, sizeof(err)))
@@ -1135,6 +1215,9 @@ static int cmd_history(struct ctl *c, int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error(c->cmd, "unexpected argument '%s'", argv[optind]);
+	/* One decision: the filters of a list do not apply to it. */
+	if (decision)
+		return show_call(c, decision);
 	req.body_case = ADVISOR__REQUEST__BODY_HISTORY;
 	req.history = &hr;
 	rc = call(c, &req, &rp);
@@ -1288,7 +1371,7 @@ static int cmd_report(struct ctl *c, int argc, char **argv)
 		case OPT_HELP: report_help(); exit(0);
 		case '?': return usage_error(c->cmd, "bad option");
 		case OPT_USER: rr.user = optarg; rc = 0; break;
-		case OPT_SINCE: rc = parse_since(c, optarg, &rr.since); break;
+		case OPT_SINCE: rc = parse_since(c, "--since", optarg, &rr.since); break;
 		default: rc = common_opt(c, opt, optarg);
 		}
 		if (rc)
@@ -1325,8 +1408,9 @@ static const struct command {
 	{ "ckpt", cmd_ckpt, "checkpoint interval of a job, or the raw --job-mtbf-hours form" },
 	{ "catalog", cmd_catalog, "[gpus|models] [NAME]: the GPU and model catalog" },
 	{ "policy", cmd_policy, "the policy in force" },
-	{ "history", cmd_history, "past decisions (--user --job --verdict --since --limit\n"
-	  "           --include-queries)" },
+	{ "history", cmd_history, "past decisions (--user --job --verdict --since --until\n"
+	  "           --script --limit --include-queries --decision)" },
+	{ "show", cmd_show, "DECISION: one decision as its user saw it, with its linked ones" },
 	{ "report", cmd_report, "per-code summary of a period: what enforcement would block" },
 	{ "stats", cmd_stats, "counters and latency of the running daemon (--prometheus)" },
 	{ "reload", cmd_reload, "reload catalog and policy (admins only)" },
@@ -1389,5 +1473,5 @@ int main(int argc, char **argv)
 		}
 	}
 	return usage_error(NULL, "unknown command '%s' (accepted: check, plan, ckpt, catalog, "
-			   "policy, history, report, stats, reload, status)", argv[optind]);
+			   "policy, history, show, report, stats, reload, status)", argv[optind]);
 }

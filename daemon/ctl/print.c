@@ -16,6 +16,8 @@
 #include <time.h>
 
 #include "engine/checkpoint.h"
+#include "dlog/dlog_rec.h"
+#include "engine/findings.h"
 #include "engine/options.h"
 #include "engine/provenance.h"
 #include "print.h"
@@ -551,6 +553,9 @@ void print_check(FILE *f, const struct adv_result *res, const char *decision_id,
 		print_estimate(f, &res->estimate, infer);
 	if (res->has_serving)
 		print_serving(f, &res->serving, res->seq, res->layout.dp);
+	/* Issue 21: the command that prints this report's findings again later. */
+	if (decision_id && *decision_id)
+		fprintf(f, "see: advisorctl show %s\n", decision_id);
 }
 
 /* ---- ckpt, plan -------------------------------------------------------------- */
@@ -847,40 +852,45 @@ static void iso_time(int64_t t, char *buf, size_t len)
 		adv_snprintf(buf, len, "%lld", (long long)t);
 }
 
+/* One record of history --json; show adds what its user saw. */
+static json_object *decision_json(const Advisor__Decision *d)
+{
+	json_object *x = json_object_new_object();
+
+	put(x, "id", jstr(d->id));
+	put(x, "time", json_object_new_int64(d->time));
+	/* Issue 13: the node that decided (the log may be the cluster's). */
+	put(x, "host", jstr(d->host));
+	put(x, "uid", json_object_new_int64(d->uid));
+	put(x, "user", jstr(d->user));
+	put(x, "job_id", d->has_job_id ? json_object_new_int64(d->job_id) : NULL);
+	put(x, "context", jstr(context_name(d->context)));
+	put(x, "gpu", jstr(d->gpu));
+	put(x, "gpus", json_object_new_int(d->gpus));
+	put(x, "nodes", json_object_new_int(d->nodes));
+	put(x, "partition", jstr(d->partition));
+	put(x, "model", jstr(d->model));
+	put(x, "layout", jstr(d->layout));
+	put(x, "verdict", jstr(verdict_name(d->verdict)));
+	put(x, "codes", strings_json(d->codes, d->n_codes));
+	put(x, "mem_gib", d->has_mem_gib ? jnum(d->mem_gib) : NULL);
+	put(x, "ckpt_interval_s", d->has_ckpt_interval_s ? jnum(d->ckpt_interval_s) : NULL);
+	/* Issue 14: checks an aggregated record stands for; a what-if query. */
+	put(x, "repeat", json_object_new_int64(d->has_repeat && d->repeat > 1 ? d->repeat : 1));
+	put(x, "query", json_object_new_boolean(d->has_query && d->query));
+	/* Issue 21: the submission of a node check; the batch script's name. */
+	put(x, "parent", jstr(d->parent));
+	put(x, "script", jstr(d->script));
+	return x;
+}
+
 void print_history(FILE *f, const Advisor__HistoryResponse *r, bool json)
 {
 	if (json) {
 		json_object *o = json_object_new_object(), *a = json_object_new_array();
 
-		for (size_t i = 0; i < r->n_decisions; i++) {
-			const Advisor__Decision *d = r->decisions[i];
-			json_object *x = json_object_new_object();
-
-			put(x, "id", jstr(d->id));
-			put(x, "time", json_object_new_int64(d->time));
-			/* Issue 13: the node that decided (the log may be the cluster's). */
-			put(x, "host", jstr(d->host));
-			put(x, "uid", json_object_new_int64(d->uid));
-			put(x, "user", jstr(d->user));
-			put(x, "job_id", d->has_job_id ? json_object_new_int64(d->job_id) : NULL);
-			put(x, "context", jstr(context_name(d->context)));
-			put(x, "gpu", jstr(d->gpu));
-			put(x, "gpus", json_object_new_int(d->gpus));
-			put(x, "nodes", json_object_new_int(d->nodes));
-			put(x, "partition", jstr(d->partition));
-			put(x, "model", jstr(d->model));
-			put(x, "layout", jstr(d->layout));
-			put(x, "verdict", jstr(verdict_name(d->verdict)));
-			put(x, "codes", strings_json(d->codes, d->n_codes));
-			put(x, "mem_gib", d->has_mem_gib ? jnum(d->mem_gib) : NULL);
-			put(x, "ckpt_interval_s", d->has_ckpt_interval_s ? jnum(d->ckpt_interval_s)
-									  : NULL);
-			/* Issue 14: checks an aggregated record stands for; a what-if query. */
-			put(x, "repeat", json_object_new_int64(d->has_repeat && d->repeat > 1 ? d->repeat
-										       : 1));
-			put(x, "query", json_object_new_boolean(d->has_query && d->query));
-			json_object_array_add(a, x);
-		}
+		for (size_t i = 0; i < r->n_decisions; i++)
+			json_object_array_add(a, decision_json(r->decisions[i]));
 		put(o, "decisions", a);
 		print_json(f, o);
 		return;
@@ -921,6 +931,170 @@ void print_history(FILE *f, const Advisor__HistoryResponse *r, bool json)
 			table_row(&t, row);
 		}
 		table_print(f, &t);
+	}
+}
+
+/* ---- show (issue 21) --------------------------------------------------------- */
+
+static void show_line(const char *text, void *ctx)
+{
+	fprintf(ctx, "%s\n", text);
+}
+
+static void show_json_line(const char *text, void *ctx)
+{
+	json_object_array_add(ctx, json_object_new_string(text));
+}
+
+/* "d-... 2026-11-25 06:09:07 on node1: step, job 1234, verdict accept" */
+static void show_link(FILE *f, const char *lead, const Advisor__Decision *d)
+{
+	char when[32];
+
+	iso_time(d->time, when, sizeof(when));
+	fprintf(f, "%s%s  %s", lead, d->id, when);
+	if (d->host)
+		fprintf(f, " on %s", d->host);
+	fprintf(f, ": %s", context_name(d->context));
+	if (d->has_job_id)
+		fprintf(f, ", job %u", d->job_id);
+	fprintf(f, ", verdict %s", verdict_name(d->verdict));
+	for (size_t k = 0; k < d->n_codes; k++)
+		fprintf(f, "%s%s", k ? "," : " (", d->codes[k]);
+	fprintf(f, "%s\n", d->n_codes ? ")" : "");
+}
+
+static void print_show_json(FILE *f, const Advisor__HistoryResponse *r)
+{
+	const Advisor__Decision *d = r->decisions[0];
+	json_object *o = decision_json(d), *a;
+
+	put(o, "workload", jstr(d->workload));
+	/* false: an older advisord made it and kept none of what follows. */
+	put(o, "recorded", json_object_new_boolean(d->has_detail && d->detail));
+	a = NULL;
+	if (d->detail) {
+		a = json_object_new_array();
+		for (size_t i = 0; i < d->n_findings; i++) {
+			struct adv_finding fd;
+			json_object *x = json_object_new_object(), *lines = json_object_new_array();
+
+			convert_finding_from_pb(d->findings[i], &fd);
+			put(x, "code", jstr(fd.code));
+			put(x, "severity", jstr(sev_name((int)fd.severity)));
+			put(x, "message", jstr(fd.message));
+			put(x, "fix", jstr(fd.fix));
+			put(x, "fix_job", jstr(fd.fix_job));
+			engine_finding_lines(&fd, show_json_line, lines);
+			put(x, "lines", lines);
+			json_object_array_add(a, x);
+		}
+	}
+	put(o, "findings", a);
+	put(o, "findings_left_out", json_object_new_int64(d->findings_left_out));
+	a = NULL;
+	if (d->detail) {
+		a = json_object_new_array();
+		for (size_t i = 0; i < d->n_sources; i++) {
+			json_object *x = json_object_new_object();
+
+			put(x, "field", jstr(d->sources[i]->field));
+			put(x, "where", jstr(d->sources[i]->where));
+			json_object_array_add(a, x);
+		}
+	}
+	put(o, "sources", a);
+	put(o, "sources_left_out", json_object_new_int64(d->sources_left_out));
+	put(o, "parent", r->parent ? decision_json(r->parent) : NULL);
+	a = json_object_new_array();
+	for (size_t i = 0; i < r->n_children; i++)
+		json_object_array_add(a, decision_json(r->children[i]));
+	put(o, "children", a);
+	print_json(f, o);
+}
+
+void print_show(FILE *f, const Advisor__HistoryResponse *r, bool json)
+{
+	const Advisor__Decision *d = r->decisions[0];
+	char when[32];
+
+	if (json) {
+		print_show_json(f, r);
+		return;
+	}
+	iso_time(d->time, when, sizeof(when));
+	fprintf(f, "decision %s  %s%s%s\n", d->id, when, d->host ? " on " : "",
+		d->host ? d->host : "");
+	fprintf(f, "user: %s (uid %u), %s%s", d->user ? d->user : "-", d->uid,
+		d->has_query && d->query ? "what-if query of advisorctl check"
+					 : context_name(d->context), d->has_job_id ? ", job " : "");
+	if (d->has_job_id)
+		fprintf(f, "%u", d->job_id);
+	fprintf(f, "\nscript: %s\n", d->script ? d->script
+			  : d->has_detail && d->detail ? "none (no batch script was read)"
+						       : "not recorded");
+	fprintf(f, "verdict: %s", verdict_name(d->verdict));
+	if (d->has_repeat && d->repeat > 1)
+		fprintf(f, " (%u identical checks of a user over the request budget)", d->repeat);
+	fprintf(f, "\nresources: %d %s%s%s on %d %s%s%s\n", d->gpus, d->gpu ? d->gpu : "",
+		d->gpu ? " " : "", adv_plural(d->gpus, "GPU", "GPUs"), d->nodes,
+		adv_plural(d->nodes, "node", "nodes"), d->partition ? ", partition " : "",
+		d->partition ? d->partition : "");
+	fprintf(f, "model: %s   layout: %s", d->model ? d->model : "-", d->layout ? d->layout : "-");
+	if (d->has_mem_gib)
+		fprintf(f, "   memory: %.1f GiB per GPU", d->mem_gib);
+	fprintf(f, "\nworkload: %s\n", d->workload ? d->workload : "-");
+	if (!d->has_detail || !d->detail) {
+		fprintf(f, "findings: not recorded (an advisord older than this one made the "
+			"decision; its codes: ");
+		for (size_t k = 0; k < d->n_codes; k++)
+			fprintf(f, "%s%s", k ? " " : "", d->codes[k]);
+		fprintf(f, "%s)\nread from the job: not recorded\n", d->n_codes ? "" : "none");
+	} else {
+		fprintf(f, "findings:%s\n", d->n_findings ? " (as the user saw them)" : " none");
+		for (size_t i = 0; i < d->n_findings; i++) {
+			struct adv_finding fd;
+
+			convert_finding_from_pb(d->findings[i], &fd);
+			engine_finding_lines(&fd, show_line, f);
+		}
+		if (d->findings_left_out)
+			fprintf(f, "(%u more %s left out: the decision log keeps %d KiB of findings "
+				"per decision)\n", d->findings_left_out,
+				adv_plural((int)d->findings_left_out, "finding", "findings"),
+				DLOG_FINDINGS_MAX / 1024);
+		if (d->n_sources) {
+			size_t w = 5;
+
+			for (size_t i = 0; i < d->n_sources; i++)
+				if (d->sources[i]->field && strlen(d->sources[i]->field) > w)
+					w = strlen(d->sources[i]->field);
+			fprintf(f, "read from the job:\n  %-*s  from\n", (int)w, "value");
+			for (size_t i = 0; i < d->n_sources; i++)
+				fprintf(f, "  %-*s  %s\n", (int)w,
+					d->sources[i]->field ? d->sources[i]->field : "",
+					d->sources[i]->where ? d->sources[i]->where : "");
+		} else {
+			fprintf(f, "read from the job: nothing (the values are options or defaults)\n");
+		}
+		if (d->sources_left_out)
+			fprintf(f, "(%u more %s left out: the decision log keeps %d KiB of sources "
+				"per decision)\n", d->sources_left_out,
+				adv_plural((int)d->sources_left_out, "source", "sources"),
+				DLOG_SOURCES_MAX / 1024);
+	}
+	if (d->parent) {
+		if (r->parent)
+			show_link(f, "submission: ", r->parent);
+		else
+			fprintf(f, "submission: %s (not in this log, or not yours)\n", d->parent);
+	}
+	if (r->n_children) {
+		fprintf(f, "node checks (%zu%s):\n", r->n_children,
+			r->n_children >= DLOG_SHOW_CHILDREN_MAX ? ", the oldest only: history --job "
+			"lists them all" : "");
+		for (size_t i = 0; i < r->n_children; i++)
+			show_link(f, "  ", r->children[i]);
 	}
 }
 

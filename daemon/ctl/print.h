@@ -17,6 +17,8 @@ void print_plan(FILE *f, const Advisor__PlanResponse *r, bool json);
 void print_catalog(FILE *f, const Advisor__CatalogResponse *r, bool json);
 void print_policy(FILE *f, const Advisor__PolicyResponse *r, bool json);
 void print_history(FILE *f, const Advisor__HistoryResponse *r, bool json);
+/* advisorctl show (issue 21): r->decisions[0] with what its user saw, and its links. */
+void print_show(FILE *f, const Advisor__HistoryResponse *r, bool json);
 void print_stats(FILE *f, const Advisor__StatsResponse *r, bool json);
 void print_reload(FILE *f, const Advisor__ReloadResponse *r, bool json);
 void print_status(FILE *f, const Advisor__StatusResponse *r, bool json);

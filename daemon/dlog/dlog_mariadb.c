@@ -23,6 +23,9 @@
  *                   an increment replayed after a lost COMMIT answer counts
  *                   once: the op is inserted with INSERT IGNORE and the count
  *                   only added when that inserted a row, in one transaction
+ * Schema 2 (issue 21) adds to decisions and queries what the user saw:
+ * `script`, `findings` and `sources` (NULL in older rows: "not recorded"),
+ * and an index on `parent`, so that show finds a submission's node checks.
  *
  * Writes use prepared statements with MariaDB's array binding (one
  * COM_STMT_BULK_EXECUTE per chunk of rows) when the server offers it, and
@@ -108,22 +111,38 @@ static const char *const migration_1[] = {
 	NULL
 };
 
-static const char *const *const migrations[DLOG_MARIADB_SCHEMA] = { migration_1 };
+/*
+ * Schema 2 (issue 21): columns added only where missing, so that a
+ * migration cut short runs again; MySQL has no ADD COLUMN IF NOT EXISTS.
+ */
+static const struct {
+	const char *name, *ddl;
+} added_2[] = {
+	{ "script", "ADD COLUMN `script` VARCHAR(256) NULL" },
+	{ "findings", "ADD COLUMN `findings` TEXT NULL" },
+	{ "sources", "ADD COLUMN `sources` TEXT NULL" },
+};
+
+static const char *const *const migrations[DLOG_MARIADB_SCHEMA] = { migration_1, NULL };
 
 #define INSERT_COLUMNS \
 	"`id`, `host`, `time`, `uid`, `user`, `job_id`, `context`, `parent`, `gpu`, `gpus`," \
 	" `nodes`, `partition`, `model`, `layout`, `workload`, `verdict`, `verdict_name`," \
-	" `codes`, `mem_gib`, `ckpt_interval_s`, `mode`, `severities`, `unenforced`, `repeat`"
+	" `codes`, `mem_gib`, `ckpt_interval_s`, `mode`, `severities`, `unenforced`, `repeat`," \
+	" `script`, `findings`, `sources`"
 #define INSERT_SQL(table) \
 	"INSERT IGNORE INTO `" table "` (" INSERT_COLUMNS ") VALUES" \
-	" (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-#define N_INSERT 24
+	" (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+#define N_INSERT 27
 /* The columns read_row() reads, in its order. */
-#define SELECT_COLUMNS \
+#define SELECT_HEAD \
 	"`id`, `host`, `time`, `uid`, `user`, `job_id`, `context`, `parent`, `gpu`, `gpus`," \
 	" `nodes`, `partition`, `model`, `layout`, `workload`, `verdict`, `codes`, `mem_gib`," \
-	" `ckpt_interval_s`, `mode`, `severities`, `unenforced`, `repeat`"
-#define N_SELECT 23
+	" `ckpt_interval_s`, `mode`, `severities`, `unenforced`, `repeat`, `script`"
+#define SELECT_COLUMNS SELECT_HEAD ", `findings`, `sources`"
+/* Without what only show prints: history's list, report. */
+#define SELECT_BRIEF SELECT_HEAD ", NULL AS `findings`, NULL AS `sources`"
+#define N_SELECT 26
 
 static const char *const context_names[] = { "advisorctl", "sbatch", "salloc", "srun", "step" };
 static const char *const verdict_names[] = { "accept", "warn", "reject" };
@@ -230,6 +249,39 @@ static int query_int(struct dlog_mariadb *m, const char *sql, long long *v, char
 	return DLOG_MARIADB_OK;
 }
 
+/* Schema 1 to 2: the columns of issue 21 and the index on parent, each only when missing. */
+static int migrate_2(struct dlog_mariadb *m, char *err, size_t errlen)
+{
+	static const char *const tables[] = { "decisions", "queries" };
+	char sql[320];
+	long long n;
+	int rc;
+
+	for (size_t t = 0; t < ADV_ARRAY_SIZE(tables); t++) {
+		for (size_t i = 0; i < ADV_ARRAY_SIZE(added_2); i++) {
+			adv_snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM information_schema.COLUMNS"
+				     " WHERE `table_schema` = DATABASE() AND `table_name` = '%s' AND"
+				     " `column_name` = '%s'", tables[t], added_2[i].name);
+			if ((rc = query_int(m, sql, &n, err, errlen)))
+				return rc;
+			adv_snprintf(sql, sizeof(sql), "ALTER TABLE `%s` %s", tables[t],
+				     added_2[i].ddl);
+			if (n == 0 && (rc = exec(m, sql, err, errlen)))
+				return rc;
+		}
+		adv_snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM information_schema.STATISTICS"
+			     " WHERE `table_schema` = DATABASE() AND `table_name` = '%s' AND"
+			     " `index_name` = 'parent'", tables[t]);
+		if ((rc = query_int(m, sql, &n, err, errlen)))
+			return rc;
+		adv_snprintf(sql, sizeof(sql), "ALTER TABLE `%s` ADD KEY `parent` (`parent`)",
+			     tables[t]);
+		if (n == 0 && (rc = exec(m, sql, err, errlen)))
+			return rc;
+	}
+	return DLOG_MARIADB_OK;
+}
+
 /*
  * Brings the schema to DLOG_MARIADB_SCHEMA.  Two daemons starting at once
  * (two login nodes after a power cut) take turns on a named lock, so one
@@ -267,9 +319,11 @@ static int migrate(struct dlog_mariadb *m, char *err, size_t errlen)
 		goto out;
 	}
 	for (; v < DLOG_MARIADB_SCHEMA; v++) {
-		for (const char *const *s = migrations[v]; *s; s++)
+		for (const char *const *s = migrations[v]; s && *s; s++)
 			if ((rc = exec(m, *s, err, errlen)))
 				goto out;
+		if (v == 1 && (rc = migrate_2(m, err, errlen)))
+			goto out;
 		adv_snprintf(sql, sizeof(sql),
 			     "INSERT IGNORE INTO `schema_version` VALUES (%lld, %lld)", v + 1,
 			     (long long)time(NULL));
@@ -395,6 +449,7 @@ struct cols {
 static const enum col_kind kinds[N_INSERT] = {
 	C_STR, C_STR, C_I64, C_I64, C_STR, C_I64, C_STR, C_STR, C_STR, C_I64, C_I64, C_STR,
 	C_STR, C_STR, C_STR, C_I64, C_STR, C_STR, C_DBL, C_DBL, C_I64, C_STR, C_STR, C_I64,
+	C_STR, C_STR, C_STR,
 };
 
 static int cols_alloc(struct cols *c, size_t n)
@@ -439,6 +494,13 @@ static void set_dbl(struct cols *c, size_t k, size_t row, double v)
 	c->ind[k][row] = v >= 0 ? STMT_INDICATOR_NONE : STMT_INDICATOR_NULL;
 }
 
+/* What the user saw: NULL only for a record without it, "" for none of it. */
+static void set_detail(struct cols *c, size_t k, size_t row, bool detail, const char *s)
+{
+	c->s[k][row] = s;
+	c->ind[k][row] = detail ? STMT_INDICATOR_NTS : STMT_INDICATOR_NULL;
+}
+
 static void fill_row(struct cols *c, size_t row, const struct dlog_rec *r)
 {
 	size_t k = 0;
@@ -469,6 +531,9 @@ static void fill_row(struct cols *c, size_t row, const struct dlog_rec *r)
 	set_str(c, k++, row, r->severities);
 	set_str(c, k++, row, r->unenforced);
 	set_i64(c, k++, row, r->repeat, r->repeat <= 1);
+	set_detail(c, k++, row, r->detail, r->script);
+	set_detail(c, k++, row, r->detail, r->findings);
+	set_detail(c, k++, row, r->detail, r->sources);
 }
 
 /* Binds the whole chunk for one array execution. */
@@ -666,6 +731,7 @@ static void bind_result_row(struct row *w)
 	bind_out(w, k++, MYSQL_TYPE_DOUBLE, &w->mem, sizeof(w->mem));
 	bind_out(w, k++, MYSQL_TYPE_DOUBLE, &w->ckpt, sizeof(w->ckpt));
 	I(w->mode); S(w->r.severities); S(w->r.unenforced); I(w->repeat);
+	S(w->r.script); S(w->r.findings); S(w->r.sources);
 #undef S
 #undef I
 }
@@ -696,17 +762,27 @@ static void row_to_rec(struct row *w, bool query, struct dlog_rec *out)
 	out->ckpt_interval_s = w->null[18] ? -1 : w->ckpt;
 	out->mode = w->null[19] ? -1 : (int)w->mode;
 	out->repeat = w->null[22] || w->repeat < 1 ? 1 : (uint32_t)w->repeat;
+	out->detail = !w->null[24];
 	out->query = query;
 }
 
 /* The WHERE of history and report, with its parameters. */
 struct where {
-	char sql[256];
-	MYSQL_BIND b[5];
-	unsigned long user_len;
-	long long job, verdict, since;
+	char sql[512];
+	MYSQL_BIND b[10];
+	unsigned long user_len, id_len, parent_len, script_len;
+	long long job, verdict, since, until;
 	size_t n;
 };
+
+static void where_str(struct where *w, const char *s, unsigned long *len)
+{
+	*len = (unsigned long)strlen(s);
+	w->b[w->n].buffer_type = MYSQL_TYPE_STRING;
+	w->b[w->n].buffer = (void *)s;
+	w->b[w->n].buffer_length = *len;
+	w->b[w->n++].length = len;
+}
 
 static void where_build(struct where *w, const struct dlog_filter *f, bool job)
 {
@@ -734,6 +810,28 @@ static void where_build(struct where *w, const struct dlog_filter *f, bool job)
 		w->verdict = f->verdict;
 		w->b[w->n].buffer_type = MYSQL_TYPE_LONGLONG;
 		w->b[w->n++].buffer = &w->verdict;
+	}
+	/* Issue 21: history's (and show's) own filters; report sets none of them. */
+	if (f->until) {
+		adv_strlcat(w->sql, " AND `time` < ?", sizeof(w->sql));
+		w->until = f->until;
+		w->b[w->n].buffer_type = MYSQL_TYPE_LONGLONG;
+		w->b[w->n++].buffer = &w->until;
+	}
+	if (f->id) {
+		adv_strlcat(w->sql, " AND `id` = ?", sizeof(w->sql));
+		where_str(w, f->id, &w->id_len);
+	}
+	if (f->parent) {
+		adv_strlcat(w->sql, " AND `parent` = ?", sizeof(w->sql));
+		where_str(w, f->parent, &w->parent_len);
+	}
+	/* The name as sbatch was given it, or its last component. */
+	if (f->script) {
+		adv_strlcat(w->sql, " AND (`script` = ? OR RIGHT(`script`, CHAR_LENGTH(?) + 1) ="
+			    " CONCAT('/', ?))", sizeof(w->sql));
+		for (int i = 0; i < 3; i++)
+			where_str(w, f->script, &w->script_len);
 	}
 }
 
@@ -778,9 +876,10 @@ static int fetch_row(struct dlog_mariadb *m, MYSQL_STMT *st, char *err, size_t e
 int dlog_mariadb_query(struct dlog_mariadb *m, const struct dlog_filter *f,
 		       struct dlog_rec **out, size_t *n, char *err, size_t errlen)
 {
-	char sql[2048];
+	const char *cols = f->detail ? SELECT_COLUMNS : SELECT_BRIEF;
+	char sql[4096];
 	struct where w;
-	MYSQL_BIND params[11];
+	MYSQL_BIND params[2 * 10 + 3];
 	MYSQL_STMT *st = NULL;
 	struct row *row = malloc(sizeof(*row));
 	struct dlog_rec *recs = NULL;
@@ -798,15 +897,15 @@ int dlog_mariadb_query(struct dlog_mariadb *m, const struct dlog_filter *f,
 	/* Newest first; within a second, decisions before queries, then newest written first. */
 	if (f->include_queries)
 		adv_snprintf(sql, sizeof(sql),
-			     "SELECT " SELECT_COLUMNS ", `q` FROM ((SELECT " SELECT_COLUMNS ","
+			     "SELECT " SELECT_COLUMNS ", `q` FROM ((SELECT %s,"
 			     " 0 AS `q`, `seq` FROM `decisions`%s ORDER BY `time` DESC, `seq` DESC"
-			     " LIMIT ?) UNION ALL (SELECT " SELECT_COLUMNS ", 1 AS `q`, `seq` FROM"
+			     " LIMIT ?) UNION ALL (SELECT %s, 1 AS `q`, `seq` FROM"
 			     " `queries`%s ORDER BY"
 			     " `time` DESC, `seq` DESC LIMIT ?)) AS `u` ORDER BY `time` DESC, `q`,"
-			     " `seq` DESC LIMIT ?", w.sql, w.sql);
+			     " `seq` DESC LIMIT ?", cols, w.sql, cols, w.sql);
 	else
-		adv_snprintf(sql, sizeof(sql), "SELECT " SELECT_COLUMNS ", 0 FROM `decisions`%s"
-			     " ORDER BY `time` DESC, `seq` DESC LIMIT ?", w.sql);
+		adv_snprintf(sql, sizeof(sql), "SELECT %s, 0 FROM `decisions`%s"
+			     " ORDER BY `time` DESC, `seq` DESC LIMIT ?", cols, w.sql);
 	memset(params, 0, sizeof(params));
 	memcpy(params, w.b, w.n * sizeof(*w.b));
 	np = w.n;
@@ -858,7 +957,7 @@ int dlog_mariadb_scan(struct dlog_mariadb *m, const struct dlog_filter *f,
 		      void (*fn)(const struct dlog_rec *r, void *ctx), void *ctx,
 		      char *err, size_t errlen)
 {
-	char sql[1024];
+	char sql[2048];
 	struct where w;
 	MYSQL_STMT *st = NULL;
 	struct row *row = malloc(sizeof(*row));
@@ -872,7 +971,7 @@ int dlog_mariadb_scan(struct dlog_mariadb *m, const struct dlog_filter *f,
 		return DLOG_MARIADB_ERR_NOMEM;
 	}
 	where_build(&w, f, false);
-	adv_snprintf(sql, sizeof(sql), "SELECT " SELECT_COLUMNS " FROM `decisions`%s"
+	adv_snprintf(sql, sizeof(sql), "SELECT " SELECT_BRIEF " FROM `decisions`%s"
 		     " ORDER BY `time`, `seq`", w.sql);
 	/* Rows stream from the server as fn folds them: memory stays flat for a long log. */
 	if ((rc = run_select(m, &st, sql, w.b, row, NULL, err, errlen)) == 0) {

@@ -21,7 +21,8 @@
 #include "dlog_rec.h"
 
 /* The schema this daemon writes; a database at a higher version is refused. */
-#define DLOG_MARIADB_SCHEMA 1
+/* 2: issue 21, what the user saw (script, findings, sources). */
+#define DLOG_MARIADB_SCHEMA 2
 
 enum dlog_mariadb_err {
 	DLOG_MARIADB_OK = 0,

@@ -17,6 +17,15 @@
 
 #define DLOG_ID_MAX 48
 #define DLOG_HOST_MAX 64
+/*
+ * Issue 21: what the user saw, kept with the decision, each field cut to
+ * its bound (bytes): the script's name as sbatch was given it, the
+ * findings and the sources of the workload's values.  The job corpus
+ * (tests/jobs) needs at most 1.9 KiB of findings and 1.1 KiB of sources.
+ */
+#define DLOG_SCRIPT_MAX 256
+#define DLOG_FINDINGS_MAX 4096
+#define DLOG_SOURCES_MAX 2048
 
 struct dlog_rec {
 	char id[DLOG_ID_MAX];
@@ -45,7 +54,22 @@ struct dlog_rec {
 	bool query;                /* a what-if query (queries table), not a decision */
 	/* Issue 13: the node it was decided on; "" = this one (dlog fills it in). */
 	char host[DLOG_HOST_MAX];
+	/*
+	 * Issue 21: what the user saw.  findings: one line per finding,
+	 * "SEVERITY<TAB>CODE<TAB>message<TAB>fix<TAB>fix_job" (tabs and line
+	 * ends in the texts become spaces); sources: "field<TAB>where" per
+	 * line.  What does not fit ends in a line "+N": N lines left out.
+	 * dlog_detail.h writes and reads them.  detail false: a row of an
+	 * older daemon, which recorded none of the three ("not recorded").
+	 */
+	bool detail;
+	char script[DLOG_SCRIPT_MAX];  /* "train.sbatch", "stdin", "--wrap"; "" none */
+	char findings[DLOG_FINDINGS_MAX];
+	char sources[DLOG_SOURCES_MAX];
 };
+
+/* show (issue 21) lists at most this many node checks of a submission. */
+#define DLOG_SHOW_CHILDREN_MAX 500
 
 /* Days the queries table keeps what-if queries. */
 #define DLOG_QUERY_DAYS 7
@@ -57,6 +81,12 @@ struct dlog_filter {
 	int64_t since;             /* unix time, 0 = any */
 	int limit;
 	bool include_queries;      /* dlog_query: the queries table too */
+	/* Issue 21 (dlog_query only). */
+	int64_t until;             /* unix time, before it; 0 = any */
+	const char *id;            /* one decision by its id; NULL = any */
+	const char *parent;        /* the node checks of this submission; NULL = any */
+	const char *script;        /* the script's name, or its last path component; NULL = any */
+	bool detail;               /* read findings and sources too (show); else left "" */
 };
 
 /*

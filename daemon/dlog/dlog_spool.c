@@ -68,19 +68,22 @@ static const char spool_schema_sql[] =
 	" parent TEXT, gpu TEXT, gpus INTEGER, nodes INTEGER, partition TEXT, model TEXT,"
 	" layout TEXT, workload TEXT, verdict INTEGER, verdict_name TEXT, codes TEXT,"
 	" mem_gib REAL, ckpt_interval_s REAL, mode INTEGER, severities TEXT, unenforced TEXT,"
-	" repeat INTEGER, host TEXT,"
+	" repeat INTEGER, host TEXT, script TEXT, findings TEXT, sources TEXT,"
 	" kind INTEGER NOT NULL,"     /* SPOOL_DECISION, SPOOL_QUERY, SPOOL_REPEAT */
 	" op TEXT, n INTEGER)";        /* SPOOL_REPEAT: the op key and the count */
 static const char spool_insert_sql[] =
 	"INSERT INTO spool (id, time, uid, user, job_id, context, parent, gpu, gpus, nodes,"
 	" partition, model, layout, workload, verdict, verdict_name, codes, mem_gib,"
-	" ckpt_interval_s, mode, severities, unenforced, repeat, host, kind, op, n)"
-	" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-/* dlog_sqlite_row_to_rec's columns, then (23) the query flag, seq, kind, op, n. */
+	" ckpt_interval_s, mode, severities, unenforced, repeat, host, script, findings, sources,"
+	" kind, op, n) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+/* Parameters after dlog_sqlite_bind_rec's 27. */
+enum { SPOOL_P_KIND = 28, SPOOL_P_OP, SPOOL_P_N };
+/* dlog_sqlite_row_to_rec's columns, then the query flag, seq, kind, op, n. */
 static const char spool_peek_sql[] =
 	"SELECT " DLOG_SQLITE_COLUMNS ", kind = 1, seq, kind, op, n FROM spool ORDER BY seq"
 	" LIMIT ?";
 enum { SPOOL_DECISION = 0, SPOOL_QUERY = 1, SPOOL_REPEAT = 2 };
+enum { SPOOL_C_SEQ = DLOG_SQLITE_NCOLS + 1, SPOOL_C_KIND, SPOOL_C_OP, SPOOL_C_N };
 
 static struct {
 	bool on;                       /* storage: mariadb */
@@ -144,6 +147,8 @@ static int spool_open(char *err, size_t errlen)
 	    sqlite3_exec(M.spool, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL,
 			 NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(M.spool, spool_schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    /* A spool left by an older daemon gains the columns of issue 21. */
+	    dlog_sqlite_add_columns(M.spool, "spool") != 0 ||
 	    sqlite3_prepare_v2(M.spool, spool_insert_sql, -1, &M.spool_ins, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(M.spool, spool_peek_sql, -1, &M.spool_peek, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(M.spool, "DELETE FROM spool WHERE seq <= ?", -1, &M.spool_del,
@@ -183,7 +188,7 @@ static int spool_push(const struct dlog_rec *recs, size_t n, const struct dlog_m
 	for (size_t i = 0; i < n && rc == SQLITE_DONE; i++) {
 		sqlite3_clear_bindings(st);
 		dlog_sqlite_bind_rec(st, &recs[i]);
-		sqlite3_bind_int(st, 25, recs[i].query ? SPOOL_QUERY : SPOOL_DECISION);
+		sqlite3_bind_int(st, SPOOL_P_KIND, recs[i].query ? SPOOL_QUERY : SPOOL_DECISION);
 		rc = sqlite3_step(st);
 		sqlite3_reset(st);
 	}
@@ -192,9 +197,9 @@ static int spool_push(const struct dlog_rec *recs, size_t n, const struct dlog_m
 		sqlite3_bind_text(st, 1, reps[i].id, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 2, reps[i].time);
 		dlog_sqlite_bind_text(st, 24, reps[i].host);
-		sqlite3_bind_int(st, 25, SPOOL_REPEAT);
-		sqlite3_bind_text(st, 26, reps[i].op, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 27, (sqlite3_int64)reps[i].n);
+		sqlite3_bind_int(st, SPOOL_P_KIND, SPOOL_REPEAT);
+		sqlite3_bind_text(st, SPOOL_P_OP, reps[i].op, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, SPOOL_P_N, (sqlite3_int64)reps[i].n);
 		rc = sqlite3_step(st);
 		sqlite3_reset(st);
 	}
@@ -222,17 +227,17 @@ static int spool_peek(size_t max, struct dlog_rec *recs, size_t *n,
 	*last = 0;
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)max);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*last = sqlite3_column_int64(st, 24);
-		if (sqlite3_column_int(st, 25) == SPOOL_REPEAT) {
+		*last = sqlite3_column_int64(st, SPOOL_C_SEQ);
+		if (sqlite3_column_int(st, SPOOL_C_KIND) == SPOOL_REPEAT) {
 			struct dlog_mariadb_repeat *p = &reps[(*n_reps)++];
-			const unsigned char *op = sqlite3_column_text(st, 26);
+			const unsigned char *op = sqlite3_column_text(st, SPOOL_C_OP);
 
 			memset(p, 0, sizeof(*p));
 			dlog_sqlite_col_text(st, 0, p->id, sizeof(p->id));
 			dlog_sqlite_col_text(st, 22, p->host, sizeof(p->host));
 			adv_strlcpy(p->op, op ? (const char *)op : "", sizeof(p->op));
 			p->time = sqlite3_column_int64(st, 1);
-			p->n = (uint64_t)sqlite3_column_int64(st, 27);
+			p->n = (uint64_t)sqlite3_column_int64(st, SPOOL_C_N);
 		} else {
 			dlog_sqlite_row_to_rec(st, &recs[(*n)++]);
 		}

@@ -83,13 +83,22 @@ static const struct {
 	{ "unenforced", "TEXT" },       /* reject codes warn mode let through */
 	{ "repeat", "INTEGER" },        /* issue 14: checks an aggregated row stands for */
 	{ "host", "TEXT" },             /* issue 13: the node it was decided on */
+	/* Issue 21: what the user saw; NULL in an older row reads as "not recorded". */
+	{ "script", "TEXT" },           /* the batch script's name as sbatch was given it */
+	{ "findings", "TEXT" },         /* dlog_detail.h lines: severity, code, message, fixes */
+	{ "sources", "TEXT" },          /* dlog_detail.h lines: field, where it came from */
 };
+
+/* Issue 21: show finds a submission's node checks; history --script a user's scripts. */
+static const char index_sql[] =
+	"CREATE INDEX IF NOT EXISTS decisions_parent ON decisions(parent);"
+	"CREATE INDEX IF NOT EXISTS queries_parent ON queries(parent);";
 
 #define INSERT_SQL(table) \
 	"INSERT OR REPLACE INTO " table " (id, time, uid, user, job_id, context, parent, gpu," \
 	" gpus, nodes, partition, model, layout, workload, verdict, verdict_name, codes," \
-	" mem_gib, ckpt_interval_s, mode, severities, unenforced, repeat, host)" \
-	" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+	" mem_gib, ckpt_interval_s, mode, severities, unenforced, repeat, host, script," \
+	" findings, sources) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 static const char repeat_sql[] =
 	"UPDATE decisions SET repeat = coalesce(repeat, 1) + ? WHERE id = ?";
 
@@ -131,7 +140,16 @@ static void bind_real(sqlite3_stmt *st, int i, double v)
 		sqlite3_bind_null(st, i);
 }
 
-/* Binds r to parameters 1..24 of an INSERT_SQL-shaped statement (the log's or the spool's). */
+/* What the user saw: NULL only for a record without it, "" for none of it. */
+static void bind_detail(sqlite3_stmt *st, int i, bool detail, const char *s)
+{
+	if (detail)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+/* Binds r to parameters 1..27 of an INSERT_SQL-shaped statement (the log's or the spool's). */
 void dlog_sqlite_bind_rec(sqlite3_stmt *st, const struct dlog_rec *r)
 {
 	sqlite3_bind_text(st, 1, r->id, -1, SQLITE_STATIC);
@@ -169,6 +187,9 @@ void dlog_sqlite_bind_rec(sqlite3_stmt *st, const struct dlog_rec *r)
 	else
 		sqlite3_bind_null(st, 23);
 	dlog_sqlite_bind_text(st, 24, r->host);
+	bind_detail(st, 25, r->detail, r->script);
+	bind_detail(st, 26, r->detail, r->findings);
+	bind_detail(st, 27, r->detail, r->sources);
 }
 
 static int insert_one(const struct dlog_rec *r)
@@ -221,26 +242,29 @@ static bool has_column(sqlite3 *db, const char *table, const char *name)
 	return found;
 }
 
+int dlog_sqlite_add_columns(sqlite3 *db, const char *table)
+{
+	for (size_t i = 0; i < ADV_ARRAY_SIZE(added_columns); i++) {
+		char sql[128];
+
+		if (has_column(db, table, added_columns[i].name))
+			continue;
+		adv_snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s %s", table,
+			     added_columns[i].name, added_columns[i].type);
+		if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * Adds the columns an older log lacks; ADD COLUMN only touches the schema.
  * Both tables: a queries table made by an issue-14 daemon has no host.
  */
 static int migrate(sqlite3 *db)
 {
-	static const char *const tables[] = { "decisions", "queries" };
-
-	for (size_t t = 0; t < ADV_ARRAY_SIZE(tables); t++)
-		for (size_t i = 0; i < ADV_ARRAY_SIZE(added_columns); i++) {
-			char sql[128];
-
-			if (has_column(db, tables[t], added_columns[i].name))
-				continue;
-			adv_snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s %s", tables[t],
-				     added_columns[i].name, added_columns[i].type);
-			if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
-				return -1;
-		}
-	return 0;
+	return dlog_sqlite_add_columns(db, "decisions") || dlog_sqlite_add_columns(db, "queries")
+	       ? -1 : 0;
 }
 
 /* Opens the database for writing; -1 with err (and nothing open) on failure. */
@@ -262,6 +286,7 @@ static int open_db(char *err, size_t errlen)
 			 NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(D.db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
 	    migrate(D.db) != 0 ||
+	    sqlite3_exec(D.db, index_sql, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(D.db, INSERT_SQL("decisions"), -1, &D.insert, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(D.db, INSERT_SQL("queries"), -1, &D.insert_query, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(D.db, repeat_sql, -1, &D.repeat, NULL) != SQLITE_OK) {
@@ -574,8 +599,13 @@ void dlog_sqlite_row_to_rec(sqlite3_stmt *st, struct dlog_rec *r)
 	r->repeat = sqlite3_column_type(st, 21) == SQLITE_NULL ? 1
 		    : (uint32_t)sqlite3_column_int64(st, 21);
 	dlog_sqlite_col_text(st, 22, r->host, sizeof(r->host));
+	r->detail = sqlite3_column_type(st, 24) != SQLITE_NULL;
+	dlog_sqlite_col_text(st, 23, r->script, sizeof(r->script));
+	dlog_sqlite_col_text(st, 24, r->findings, sizeof(r->findings));
+	dlog_sqlite_col_text(st, 25, r->sources, sizeof(r->sources));
 	/* dlog_query's union (and the spool) say which table a row came from. */
-	r->query = sqlite3_column_count(st) > 23 && sqlite3_column_int(st, 23) == 1;
+	r->query = sqlite3_column_count(st) > DLOG_SQLITE_NCOLS &&
+		   sqlite3_column_int(st, DLOG_SQLITE_NCOLS) == 1;
 }
 
 /*
@@ -608,18 +638,30 @@ static int reader_open(const char *sql, sqlite3 **db, sqlite3_stmt **st, char *e
 	" WHERE (?1 IS NULL OR user = ?1) AND (?2 IS NULL OR job_id = ?2)" \
 	" AND (?3 IS NULL OR verdict = ?3) AND time >= ?4"
 
+/*
+ * HISTORY_WHERE and the filters of issue 21 that are set, each its own
+ * term so that the planner takes the index of id or parent for show.
+ */
+static void history_where(const struct dlog_filter *f, char *buf, size_t len)
+{
+	adv_strlcpy(buf, HISTORY_WHERE, len);
+	if (f->until)
+		adv_strlcat(buf, " AND time < ?6", len);
+	if (f->id)
+		adv_strlcat(buf, " AND id = ?7", len);
+	if (f->parent)
+		adv_strlcat(buf, " AND parent = ?8", len);
+	/* The name as sbatch was given it, or its last component: "train.sbatch" finds "jobs/train.sbatch". */
+	if (f->script)
+		adv_strlcat(buf, " AND (script = ?9 OR substr(script, -length(?9) - 1) = '/' || ?9)",
+			    len);
+}
+
 static int sqlite_query(const struct dlog_filter *f, struct dlog_rec **out, size_t *n,
 			char *err, size_t errlen)
 {
-	static const char decisions_sql[] =
-		"SELECT " DLOG_SQLITE_COLUMNS ", 0 FROM decisions" HISTORY_WHERE
-		" ORDER BY time DESC, rowid DESC LIMIT ?5";
-	/* Newest first across both tables; within a second, decisions before queries. */
-	static const char union_sql[] =
-		"SELECT * FROM (SELECT " DLOG_SQLITE_COLUMNS ", 0 AS q, rowid AS r FROM decisions"
-		HISTORY_WHERE " UNION ALL SELECT " DLOG_SQLITE_COLUMNS ", 1 AS q, rowid AS r FROM"
-		" queries" HISTORY_WHERE ") ORDER BY time DESC, q, r DESC LIMIT ?5";
-	const char *sql = f->include_queries ? union_sql : decisions_sql;
+	const char *cols = f->detail ? DLOG_SQLITE_COLUMNS : DLOG_SQLITE_COLUMNS_BRIEF;
+	char where[512], sql[2048];
 	struct dlog_rec *recs = NULL;
 	size_t count = 0, cap = 0;
 	sqlite3_stmt *st = NULL;
@@ -628,6 +670,15 @@ static int sqlite_query(const struct dlog_filter *f, struct dlog_rec **out, size
 
 	*out = NULL;
 	*n = 0;
+	history_where(f, where, sizeof(where));
+	/* Newest first across both tables; within a second, decisions before queries. */
+	if (f->include_queries)
+		adv_snprintf(sql, sizeof(sql), "SELECT * FROM (SELECT %s, 0 AS q, rowid AS r FROM"
+			     " decisions%s UNION ALL SELECT %s, 1 AS q, rowid AS r FROM queries%s)"
+			     " ORDER BY time DESC, q, r DESC LIMIT ?5", cols, where, cols, where);
+	else
+		adv_snprintf(sql, sizeof(sql), "SELECT %s, 0 FROM decisions%s ORDER BY time DESC,"
+			     " rowid DESC LIMIT ?5", cols, where);
 	if (reader_open(sql, &db, &st, err, errlen))
 		goto out;
 	dlog_sqlite_bind_text(st, 1, f->user);
@@ -637,6 +688,14 @@ static int sqlite_query(const struct dlog_filter *f, struct dlog_rec **out, size
 		sqlite3_bind_int(st, 3, f->verdict);
 	sqlite3_bind_int64(st, 4, f->since);
 	sqlite3_bind_int(st, 5, f->limit > 0 ? f->limit : 100);
+	if (f->until)
+		sqlite3_bind_int64(st, 6, f->until);
+	if (f->id)
+		sqlite3_bind_text(st, 7, f->id, -1, SQLITE_STATIC);
+	if (f->parent)
+		sqlite3_bind_text(st, 8, f->parent, -1, SQLITE_STATIC);
+	if (f->script)
+		sqlite3_bind_text(st, 9, f->script, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (count == cap) {
 			size_t ncap = cap ? cap * 2 : 64;
@@ -671,7 +730,7 @@ static int sqlite_scan(const struct dlog_filter *f,
 		       size_t errlen)
 {
 	static const char sql[] =
-		"SELECT " DLOG_SQLITE_COLUMNS " FROM decisions WHERE (?1 IS NULL OR user = ?1)"
+		"SELECT " DLOG_SQLITE_COLUMNS_BRIEF " FROM decisions WHERE (?1 IS NULL OR user = ?1)"
 		" AND (?2 IS NULL OR verdict = ?2) AND time >= ?3 ORDER BY time, rowid";
 	struct dlog_rec *rec = malloc(sizeof(*rec));
 	sqlite3_stmt *st = NULL;

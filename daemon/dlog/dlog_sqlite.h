@@ -16,7 +16,14 @@
 #define DLOG_SQLITE_COLUMNS \
 	"id, time, uid, user, job_id, context, parent, gpu, gpus, nodes, partition, model," \
 	" layout, workload, verdict, codes, mem_gib, ckpt_interval_s, mode, severities," \
-	" unenforced, repeat, host"
+	" unenforced, repeat, host, script, findings, sources"
+/* The same without the findings and sources (NULL there): history's list, report. */
+#define DLOG_SQLITE_COLUMNS_BRIEF \
+	"id, time, uid, user, job_id, context, parent, gpu, gpus, nodes, partition, model," \
+	" layout, workload, verdict, codes, mem_gib, ckpt_interval_s, mode, severities," \
+	" unenforced, repeat, host, script, NULL, NULL"
+/* How many: a column after them (dlog_query's union, the spool) is the query flag. */
+#define DLOG_SQLITE_NCOLS 26
 
 extern const struct dlog_store_ops dlog_sqlite_ops;
 
@@ -28,17 +35,24 @@ extern const struct dlog_store_ops dlog_sqlite_ops;
 int dlog_sqlite_open(const char *path, const struct dlog_env *env, char *err, size_t errlen);
 
 /*
- * Binds r to parameters 1..24 of an INSERT in the log's column order (id,
+ * Binds r to parameters 1..27 of an INSERT in the log's column order (id,
  * time, uid, user, job_id, context, parent, gpu, gpus, nodes, partition,
  * model, layout, workload, verdict, verdict_name, codes, mem_gib,
- * ckpt_interval_s, mode, severities, unenforced, repeat, host).
+ * ckpt_interval_s, mode, severities, unenforced, repeat, host, script,
+ * findings, sources).
  */
 void dlog_sqlite_bind_rec(sqlite3_stmt *st, const struct dlog_rec *r);
+/*
+ * Adds to table the columns added to the log since its first release that
+ * it lacks (ALTER TABLE ADD COLUMN; the rows it holds read NULL there):
+ * the log's tables, and the spool's.  0, or -1.
+ */
+int dlog_sqlite_add_columns(sqlite3 *db, const char *table);
 /* s, or NULL when s is NULL or empty. */
 void dlog_sqlite_bind_text(sqlite3_stmt *st, int i, const char *s);
 /*
- * The record of a row whose columns start with DLOG_SQLITE_COLUMNS; a 24th
- * column of 1 marks a what-if query (rec->query).
+ * The record of a row whose columns start with DLOG_SQLITE_COLUMNS; a
+ * column after them of 1 marks a what-if query (rec->query).
  */
 void dlog_sqlite_row_to_rec(sqlite3_stmt *st, struct dlog_rec *r);
 /* Column i as a string in dst ("" for NULL), cut to len. */

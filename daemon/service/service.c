@@ -118,7 +118,9 @@ static int read_job(const struct snapshot *s, const Advisor__CheckRequest *m,
 		char **env = calloc(n + 1, sizeof(*env));
 
 		if (env) {
-			memcpy(env, jt->env, n * sizeof(*env));
+			/* A JobText without env (a client may send none) has a NULL array. */
+			if (n)
+				memcpy(env, jt->env, n * sizeof(*env));
 			in.env = env;
 		}
 		jobread_read(s->cat, &in, out);

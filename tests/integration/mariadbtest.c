@@ -84,6 +84,15 @@ static void make_rec(struct dlog_rec *r, int i, int64_t t, bool query)
 		snprintf(r->unenforced, sizeof(r->unenforced), "MEM_OVER_CAPACITY");
 	r->repeat = 1;
 	r->query = query;
+	/* Issue 21: what the user saw; a third of the records are from an older daemon (none). */
+	r->detail = i % 3 != 0;
+	if (r->detail && i % 6 != 1) {
+		snprintf(r->script, sizeof(r->script), "jobs/train-%d.sbatch", i % 7);
+		snprintf(r->findings, sizeof(r->findings), "reject\tMEM_OVER_CAPACITY\t%d GiB \xc3\xa9\t"
+			 "--llm-zero=3\t\nwarn\tCKPT_TOO_LONG\tevery 5h\t\t--save-interval 100\n+2\n", i);
+		snprintf(r->sources, sizeof(r->sources), "tp\ttrain.sbatch:%d --tensor-model-parallel-size\n",
+			 i % 40);
+	}
 }
 
 static void same_rec(const struct dlog_rec *a, const struct dlog_rec *b)
@@ -94,6 +103,7 @@ static void same_rec(const struct dlog_rec *a, const struct dlog_rec *b)
 	N(gpus); N(nodes); S(partition); S(model); S(layout); S(workload); N(verdict);
 	S(codes); N(mem_gib); N(ckpt_interval_s); N(mode); S(severities); S(unenforced);
 	N(repeat); N(query);
+	S(script); S(findings); S(sources); N(detail);
 #undef S
 #undef N
 }
@@ -231,6 +241,7 @@ int main(int argc, char **argv)
 	memset(&f, 0, sizeof(f));
 	f.verdict = -1;
 	f.limit = 1000000;
+	f.detail = true;
 	CHECK(dlog_mariadb_query(m, &f, &recs, &n, err, sizeof(err)) == 0, "%s", err);
 	CHECK(n == N_DEC, "%zu", n);
 	for (size_t i = 0, k = N_DEC; i < n; i++) {
@@ -272,6 +283,54 @@ int main(int argc, char **argv)
 		CHECK(recs[i].query && (i == 0 || recs[i].time <= recs[i - 1].time), "row %zu", i);
 	free(recs);
 	printf("ok - history filters: user, verdict, job, since, limit, include_queries\n");
+
+	/* --- issue 21: one decision by id, a submission's node checks, the script, until */
+	memset(&f, 0, sizeof(f));
+	f.verdict = -1;
+	f.id = "d-test-44";
+	f.detail = true;
+	CHECK(dlog_mariadb_query(m, &f, &recs, &n, err, sizeof(err)) == 0, "%s", err);
+	CHECK(n == 1 && recs[0].detail && strstr(recs[0].findings, "44 GiB") &&
+	      !strcmp(recs[0].script, "jobs/train-2.sbatch"), "by id: %zu", n);
+	free(recs);
+	f.id = "d-test-47";
+	f.detail = false;
+	CHECK(dlog_mariadb_query(m, &f, &recs, &n, err, sizeof(err)) == 0, "%s", err);
+	CHECK(n == 1 && !recs[0].detail && !recs[0].findings[0] && !strcmp(recs[0].script,
+	      "jobs/train-5.sbatch"), "brief: the script without the findings");
+	free(recs);
+	memset(&f, 0, sizeof(f));
+	f.verdict = -1;
+	f.parent = "d-parent-42";
+	CHECK(dlog_mariadb_query(m, &f, &recs, &n, err, sizeof(err)) == 0, "%s", err);
+	CHECK(n == 1 && !strcmp(recs[0].id, "d-test-42"), "by parent: %zu", n);
+	free(recs);
+	memset(&f, 0, sizeof(f));
+	f.verdict = -1;
+	f.limit = 100000;
+	f.script = "train-2.sbatch";
+	CHECK(dlog_mariadb_query(m, &f, &recs, &n, err, sizeof(err)) == 0, "%s", err);
+	for (size_t i = 0; i < n; i++)
+		CHECK(!strcmp(recs[i].script, "jobs/train-2.sbatch"), "script %s", recs[i].script);
+	CHECK(n > 100, "by the script's file name: %zu", n);
+	free(recs);
+	f.script = "jobs/train-2.sbatch";
+	CHECK(dlog_mariadb_query(m, &f, &recs, &n, err, sizeof(err)) == 0, "%s", err);
+	CHECK(n > 100, "by the script as given: %zu", n);
+	free(recs);
+	f.script = "rain-2.sbatch";
+	CHECK(dlog_mariadb_query(m, &f, &recs, &n, err, sizeof(err)) == 0, "%s", err);
+	CHECK(n == 0, "part of a name: %zu", n);
+	free(recs);
+	memset(&f, 0, sizeof(f));
+	f.verdict = -1;
+	f.limit = 100000;
+	f.until = t0 + 10 * 3600;
+	CHECK(dlog_mariadb_query(m, &f, &recs, &n, err, sizeof(err)) == 0, "%s", err);
+	CHECK(n == 10, "until: %zu", n);
+	free(recs);
+	printf("ok - issue 21: by id with findings and sources or without, by parent, by script "
+	       "(as given or its file name), until\n");
 
 	/* --- repeat counts: an op applies once */
 	memset(&rep, 0, sizeof(rep));
@@ -338,8 +397,39 @@ int main(int argc, char **argv)
 		      err);
 		CHECK(mysql_query(my, "DELETE FROM schema_version WHERE version = 99") == 0, "%s",
 		      mysql_error(my));
-		mysql_close(my);
 		printf("ok - a schema newer than this daemon's is refused: %s\n", err);
+		/* Schema 1, as an older advisord left it: migrated, its rows "not recorded". */
+		CHECK(mysql_query(my, "ALTER TABLE decisions DROP COLUMN script, DROP COLUMN findings,"
+				  " DROP COLUMN sources, DROP KEY parent") == 0, "%s", mysql_error(my));
+		CHECK(mysql_query(my, "ALTER TABLE queries DROP COLUMN script, DROP COLUMN findings,"
+				  " DROP COLUMN sources, DROP KEY parent") == 0, "%s", mysql_error(my));
+		CHECK(mysql_query(my, "DELETE FROM schema_version WHERE version = 2") == 0, "%s",
+		      mysql_error(my));
+		CHECK(mysql_query(my, "COMMIT") == 0, "%s", mysql_error(my));
+		mysql_close(my);
+		dlog_mariadb_close(m);
+		m = connect_ok(true);
+		CHECK(dlog_mariadb_schema(m) == 2, "migrated to %d", dlog_mariadb_schema(m));
+		memset(&f, 0, sizeof(f));
+		f.verdict = -1;
+		f.limit = 1000000;
+		f.detail = true;
+		CHECK(dlog_mariadb_query(m, &f, &recs, &n, err, sizeof(err)) == 0, "%s", err);
+		CHECK(n == N_DEC - 480, "after the migration: %zu", n);
+		for (size_t i = 0; i < n; i++)
+			CHECK(!recs[i].detail && !recs[i].script[0] && !recs[i].findings[0],
+			      "%s recorded after the migration", recs[i].id);
+		free(recs);
+		make_rec(&batch[0], 44, now, false);
+		adv_strlcpy(batch[0].id, "d-after", sizeof(batch[0].id));
+		CHECK(dlog_mariadb_write(m, batch, 1, NULL, 0, err, sizeof(err)) == 0, "%s", err);
+		f.id = "d-after";
+		CHECK(dlog_mariadb_query(m, &f, &recs, &n, err, sizeof(err)) == 0, "%s", err);
+		CHECK(n == 1, "d-after: %zu", n);
+		same_rec(&recs[0], &batch[0]);
+		free(recs);
+		printf("ok - schema 1 migrated to 2: the columns and index added, older rows not "
+		       "recorded, new ones round-trip\n");
 	}
 	dlog_mariadb_close(m);
 	dlog_mariadb_end();

@@ -135,6 +135,28 @@ jq -e '.layout.gpus == 16 and .layout.nodes == 2' "$SCRATCH/layers.out" > /dev/n
 	fail "-N 2 over #SBATCH -N 4 --gres=gpu:h100:8: $(jq -c .layout "$SCRATCH/layers.out") $(cat "$SCRATCH/layers.err")"
 pass "an #SBATCH placeholder is refused with its line; -N on the command line wins over #SBATCH -N"
 
+# show and history's filters of issue 21: bad words refused before any daemon is asked.
+run show0 "$ADVISORCTL" --socket "$SCRATCH/none.sock" show
+[ "$status" -eq 64 ] && grep -q "which decision" "$SCRATCH/show0.err" || fail "show without an id: $status $(cat "$SCRATCH/show0.err")"
+run show2 "$ADVISORCTL" --socket "$SCRATCH/none.sock" show d-1 d-2
+[ "$status" -eq 64 ] && grep -q "unexpected argument 'd-2'" "$SCRATCH/show2.err" || fail "show with two ids: $status $(cat "$SCRATCH/show2.err")"
+run until "$ADVISORCTL" --socket "$SCRATCH/none.sock" history --until soon
+[ "$status" -eq 64 ] && grep -q -- "--until: 'soon' is neither a duration" "$SCRATCH/until.err" || fail "history --until soon: $status $(cat "$SCRATCH/until.err")"
+run script0 "$ADVISORCTL" --socket "$SCRATCH/none.sock" history --script ''
+[ "$status" -eq 64 ] || fail "history --script '': $status"
+run dec0 "$ADVISORCTL" --socket "$SCRATCH/none.sock" history --decision ''
+[ "$status" -eq 64 ] || fail "history --decision '': $status"
+run showhelp "$ADVISORCTL" show --help
+[ "$status" -eq 0 ] && grep -q "^Usage: advisorctl \[--json\] show DECISION" "$SCRATCH/showhelp.out" || fail "show --help"
+run histhelp "$ADVISORCTL" history --help
+grep -q -- "--script NAME" "$SCRATCH/histhelp.out" && grep -q -- "--until TIME" "$SCRATCH/histhelp.out" &&
+	grep -q -- "--decision ID" "$SCRATCH/histhelp.out" || fail "history --help lacks the filters of issue 21"
+run nodaemon "$ADVISORCTL" --socket "$SCRATCH/none.sock" show d-1
+[ "$status" -eq 69 ] || fail "show without a daemon: $status, want 69"
+# An in-process check makes no decision: it names no show command.
+run localcheck ctl check --gpu h100 --gpus 8 --model llama3-8b
+grep -q "^see: " "$SCRATCH/localcheck.out" && fail "--local check names a show command: $(cat "$SCRATCH/localcheck.out")"
+pass "show and history --until/--script/--decision refuse bad words (exit 64), need the daemon (69); --local check names no show command"
 # A job that never checkpoints (issue 21): said in words (each failure loses
 # the whole run so far, and how often failures come), not "every T loses 100%".
 run ckoff ctl check --gpu h100 --nodes 16 --gpus-per-node 8 --model llama3-70b --layout tp8,pp4 --ckpt off

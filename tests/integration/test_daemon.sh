@@ -172,6 +172,80 @@ expect_status 0 "history table" ctl history --limit 3
 head -n 1 "$SCRATCH/out" | grep -q "DECISION" || fail "history table has no header"
 pass "history: filters, table, own decisions for users, others' for admins only"
 
+# --- show: a decision as its user saw it, linked both ways (issue 21) -----------------
+cat > "$SCRATCH/train.sbatch" <<'EOT'
+#!/bin/bash
+#SBATCH -N 4
+#SBATCH --gres=gpu:8
+srun torchrun --nnodes 4 --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 3 \
+  --num-layers 80 --hidden-size 8192 --num-attention-heads 64 --seq-length 4096 \
+  --micro-batch-size 1 --global-batch-size 480 --bf16
+EOT
+# The submission as sbatch sends it (no job id yet), then a node check of its job.
+(cd "$SCRATCH" && "$WIRECLIENT" "$SOCK" decide sbatch gpu=h100 gpus=32 nodes=4 partition=h100 \
+	script=train.sbatch) > "$SCRATCH/sub"
+sub=$(value id "$SCRATCH/sub")
+[ -n "$sub" ] || fail "no decision for the submission: $(cat "$SCRATCH/sub")"
+"$WIRECLIENT" "$SOCK" decide step gpu=h100 gpus=32 nodes=4 partition=h100 job=77 parent="$sub" \
+	model=llama3-70b layout=tp8,pp4 > "$SCRATCH/node" || fail "node check: $(cat "$SCRATCH/node")"
+node=$(value id "$SCRATCH/node")
+expect_status 0 "show" ctl show "$sub"
+# Every finding, the note sbatch hides on a reject included.
+for want in "script: train.sbatch" "verdict: reject" "advisor: TP_NOT_DIVIDE_HEADS: TP=3 does not divide the 64 attention heads" \
+	"advisor: note: SCRIPT_ASSUMED: " \
+	"advisor:   fix: --tensor-model-parallel-size 4 (train.sbatch line 4, TP=3)" \
+	"advisor:   or:  --llm-layout=tp4" "workload: task=train framework=megatron" "  $node  "; do
+	grep -qF -- "$want" "$SCRATCH/out" || fail "show lacks '$want': $(cat "$SCRATCH/out")"
+done
+grep -Eq '^  tp +train\.sbatch:4 --tensor-model-parallel-size$' "$SCRATCH/out" ||
+	fail "show lacks where tp came from: $(cat "$SCRATCH/out")"
+expect_status 0 "show --json" ctl --json show "$sub"
+jq -e --arg n "$node" '.recorded and .script == "train.sbatch" and .verdict == "reject" and .parent == null
+	and (.findings | map(.code) | index("TP_NOT_DIVIDE_HEADS"))
+	and (.findings[] | select(.code == "TP_NOT_DIVIDE_HEADS") | .lines[0] | startswith("advisor: TP_NOT_DIVIDE_HEADS: "))
+	and (.sources[] | select(.field == "tp") | .where) == "train.sbatch:4 --tensor-model-parallel-size"
+	and (.workload | test("precision=bf16")) and .findings_left_out == 0
+	and ([.children[].id] == [$n])' "$SCRATCH/out" > /dev/null || fail "show --json: $(cat "$SCRATCH/out")"
+expect_status 0 "show of a node check" ctl --json show "$node"
+jq -e --arg s "$sub" '.parent.id == $s and .parent.script == "train.sbatch" and .job_id == 77
+	and .recorded and .findings == [] and .children == []' "$SCRATCH/out" > /dev/null ||
+	fail "a node check does not link its submission: $(cat "$SCRATCH/out")"
+cp "$SCRATCH/out" "$SCRATCH/show.node"
+expect_status 0 "history --decision" ctl --json history --decision "$node"
+cmp -s "$SCRATCH/out" "$SCRATCH/show.node" || fail "history --decision differs from show"
+expect_status 0 "show of a node check, text" ctl show "$node"
+grep -q "^submission: $sub " "$SCRATCH/out" || fail "show names no submission: $(cat "$SCRATCH/out")"
+# A rejected submission has no job id: found by its script's name (as given, or its file name).
+expect_status 0 "history --script" ctl --json history --script train.sbatch --since 1h --verdict reject
+jq -e --arg s "$sub" '[.decisions[].id] == [$s] and .decisions[0].script == "train.sbatch"' "$SCRATCH/out" > /dev/null ||
+	fail "history --script: $(cat "$SCRATCH/out")"
+(cd "$SCRATCH" && "$WIRECLIENT" "$SOCK" decide sbatch gpu=h100 gpus=32 nodes=4 partition=h100 \
+	script=./train.sbatch) > /dev/null
+expect_status 0 "history --script, a path" ctl --json history --script train.sbatch
+jq -e '[.decisions[].script] == ["./train.sbatch", "train.sbatch"]' "$SCRATCH/out" > /dev/null ||
+	fail "history --script by file name: $(cat "$SCRATCH/out")"
+expect_status 0 "history --script, a part" ctl --json history --script rain.sbatch
+jq -e '.decisions == []' "$SCRATCH/out" > /dev/null || fail "--script matched part of a name: $(cat "$SCRATCH/out")"
+expect_status 0 "history --until" ctl --json history --script train.sbatch --until 1h
+jq -e '.decisions == []' "$SCRATCH/out" > /dev/null || fail "--until 1h shows recent decisions: $(cat "$SCRATCH/out")"
+# Who may see it: history's rule.  nobody's check prints the command that shows it again.
+expect_status 0 "check as nobody" as_nobody "$ADVISORCTL" --socket "$SOCK" check --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1
+see=$(sed -n 's/^see: //p' "$SCRATCH/out")
+case $see in "advisorctl show "[dq]-*) ;; *) fail "check prints no show command: $(cat "$SCRATCH/out")" ;; esac
+qid=${see#advisorctl show }
+# shellcheck disable=SC2086
+expect_status 0 "the printed command, as nobody" as_nobody "$ADVISORCTL" --socket "$SOCK" ${see#advisorctl }
+grep -q "^decision $qid " "$SCRATCH/out" && grep -q "what-if query" "$SCRATCH/out" ||
+	fail "nobody's own query: $(cat "$SCRATCH/out")"
+expect_status 77 "root's decision as nobody" as_nobody "$ADVISORCTL" --socket "$SOCK" show "$sub"
+grep -q "not yours" "$SCRATCH/err" || fail "refusal does not say why: $(cat "$SCRATCH/err")"
+expect_status 77 "history --decision of root's, as nobody" as_nobody "$ADVISORCTL" --socket "$SOCK" history --decision "$sub"
+expect_status 0 "nobody's query, as root" ctl --json show "$qid"
+jq -e '.user == "nobody" and .query' "$SCRATCH/out" > /dev/null || fail "admin show: $(cat "$SCRATCH/out")"
+expect_status 65 "show of no decision" ctl show d-0-0-0
+grep -q "no decision d-0-0-0" "$SCRATCH/err" || fail "show of no decision: $(cat "$SCRATCH/err")"
+pass "show: findings in the plugin's lines, sources, workload, submission and node checks linked both ways, --json; history --decision, --script, --until; own decisions for users, all for admins"
+
 # --- other commands ----------------------------------------------------------------
 expect_status 0 "stats" ctl --json stats
 jq -e '.requests > 300 and .errors >= 4 and .p99_ms > 0' "$SCRATCH/out" > /dev/null || fail "stats: $(cat "$SCRATCH/out")"
@@ -198,7 +272,7 @@ expect_status 2 "plan where nothing fits" ctl plan --gpu h100 --gpus 1 --model l
 expect_status 0 "ckpt raw form" ctl --json ckpt --job-mtbf-hours 24 --write-seconds 300 --restart-seconds 600
 jq -e '(.daly_s / 60 | . > 115.8 and . < 118.2)' "$SCRATCH/out" > /dev/null ||
 	fail "Daly's 24 h case should be 117 min: $(cat "$SCRATCH/out")"
-for c in check plan ckpt catalog policy history stats reload status; do
+for c in check plan ckpt catalog policy history show stats reload status; do
 	expect_status 0 "$c --help" ctl "$c" --help
 done
 pass "stats, status, catalog, policy, plan (same as --local, best plan checks to its memory), ckpt, --help of every command"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The decision log (issue 4): complete after SIGTERM; after kill -9 every
 # decision acknowledged more than 200 ms before the kill is in it; a crashed
-# daemon's stale socket is replaced on restart.
+# daemon's stale socket is replaced on restart.  A log from before issue 13
+# and 21 gains the host and what the user saw (script, findings, sources).
 . "$(dirname "$0")/lib.sh"
 
 command -v sqlite3 > /dev/null || skip_all "the sqlite3 CLI is needed (Debian package sqlite3)"
@@ -90,3 +91,31 @@ stop_daemon TERM
 command -v jq > /dev/null && { jq -e '[.decisions[] | .host] | sort == [null, "node-a", "node-a", "node-a", "node-a"]' "$SCRATCH/h" > /dev/null ||
 	fail "history --json hosts: $(cat "$SCRATCH/h")"; }
 pass "records carry their host (ADVISOR_HOSTNAME): a log without the column gains it, older rows show none"
+
+# --- what the user saw (issue 21): an older log gains the columns, its rows "not recorded" --
+cols() { sqlite3 "$DB" "SELECT group_concat(name, ' ') FROM pragma_table_info('$1') WHERE name IN ('script', 'findings', 'sources')"; }
+[ "$(cols decisions)" = "script findings sources" ] || fail "decisions lacks the columns of issue 21: $(cols decisions)"
+[ "$(cols queries)" = "script findings sources" ] || fail "queries lacks the columns of issue 21: $(cols queries)"
+[ "$(sqlite3 "$DB" "SELECT findings IS NULL AND sources IS NULL AND script IS NULL FROM decisions WHERE id = 'd-old'")" = 1 ] ||
+	fail "the old row gained a detail it never had"
+# The new rows recorded it, empty or not: NULL is only "not recorded".
+[ "$(sqlite3 "$DB" "SELECT COUNT(*) FROM decisions WHERE findings IS NOT NULL AND sources IS NOT NULL")" = 3 ] ||
+	fail "new decisions without their findings: $(sqlite3 "$DB" 'SELECT id, findings IS NULL FROM decisions')"
+[ "$(sqlite3 "$DB" "SELECT findings LIKE 'info	MODEL_%' OR findings LIKE '%	%' FROM queries")" = 1 ] ||
+	fail "the query's findings are not tab-separated lines: $(sqlite3 "$DB" 'SELECT findings FROM queries')"
+start_daemon
+ctl show d-old > "$SCRATCH/old" || fail "show of the old row: $(cat "$SCRATCH/old")"
+grep -q "^findings: not recorded" "$SCRATCH/old" && grep -q "^read from the job: not recorded" "$SCRATCH/old" &&
+	grep -q "^script: not recorded" "$SCRATCH/old" || fail "show of an old row: $(cat "$SCRATCH/old")"
+command -v jq > /dev/null && { ctl --json show d-old | jq -e '.recorded == false and .findings == null and .sources == null' > /dev/null ||
+	fail "show --json of an old row: $(ctl --json show d-old)"; }
+# Findings the writer left out (past 4 KiB) are counted on a last line "+N".
+big=$(awk 'BEGIN { for (i = 0; i < 20; i++) printf "reject\tCODE_%d\t%0150d\t\t\\n", i, 0 }')
+sqlite3 "$DB" "INSERT INTO decisions (id, time, uid, user, verdict, context, findings, sources, script) VALUES
+	('d-big', strftime('%s','now'), 0, 'root', 2, 'sbatch', replace('$big', '\\n', char(10)) || '+7' || char(10), '', 'big.sbatch')" ||
+	fail "cannot insert a long row"
+ctl --json show d-big > "$SCRATCH/big" || fail "show d-big"
+command -v jq > /dev/null && { jq -e '(.findings | length) == 20 and .findings_left_out == 7 and .recorded' "$SCRATCH/big" > /dev/null ||
+	fail "show of a cut row: $(cat "$SCRATCH/big")"; }
+stop_daemon TERM
+pass "a log from before issue 21 gains script, findings and sources; its rows show 'not recorded'; new rows record them"

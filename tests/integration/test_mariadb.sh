@@ -2,12 +2,15 @@
 # The cluster's decision log in MariaDB (issue 13), against a private
 # mariadbd started here (scratch datadir, unix socket and a loopback port):
 #  - daemon/dlog/dlog_mariadb.c on its own (mariadbtest): refusals told apart,
-#    schema versioned, bulk writes round-trip, replays add nothing, repeat
-#    counts apply once, history filters, scan, prune, size;
+#    schema versioned (schema 1 migrated to 2), bulk writes round-trip,
+#    replays add nothing, repeat counts apply once, history filters (issue
+#    21: by id, parent, script, until), scan, prune, size;
 #  - two advisord ("two login nodes", ADVISOR_HOSTNAME login1 and login2,
 #    one over TCP, one over the unix socket) on one database: checks sent to
 #    each appear in `advisorctl history` and `report` on both, with their
-#    hosts;
+#    hosts; `advisorctl show` links a submission on one to its node check
+#    on the other, and a spool left by an older advisord is migrated and
+#    replayed (issue 21);
 #  - mariadbd killed under a 64-client load and started again: every
 #    acknowledged decision arrives exactly once and in each client's order,
 #    the spool is empty afterwards, and the outage is reported once a
@@ -105,8 +108,8 @@ decide() {
 
 start_node login1
 start_node login2
-grep -q "schema version 1" "$SCRATCH/login1.log" || fail "login1 does not say it uses the database: $(tail -n 3 "$SCRATCH/login1.log")"
-[ "$(msql -e 'SELECT MAX(version) FROM schema_version')" = 1 ] || fail "schema_version is not 1"
+grep -q "schema version 2" "$SCRATCH/login1.log" || fail "login1 does not say it uses the database: $(tail -n 3 "$SCRATCH/login1.log")"
+[ "$(msql -e 'SELECT MAX(version) FROM schema_version')" = 2 ] || fail "schema_version is not 2"
 ids=
 for j in 101 102 103; do ids="$ids $(decide login1 $j)"; done
 for j in 201 202; do ids="$ids $(decide login2 $j)"; done
@@ -142,6 +145,50 @@ done
 nctl login1 stats --prometheus > "$SCRATCH/prom" || fail "stats --prometheus"
 awk '$1 == "advisor_decision_log_bytes" { exit !($2 > 0) }' "$SCRATCH/prom" || fail "advisor_decision_log_bytes: $(grep log_bytes "$SCRATCH/prom")"
 pass "two login nodes on one MariaDB: each one's checks in history and report on both, with their hosts"
+
+# --- show across nodes (issue 21): a submission on login1, its node check on login2 --------
+printf '#!/bin/bash\n#SBATCH -N 1 --gres=gpu:8\nsrun torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 3 --num-attention-heads 64 --num-layers 80 --hidden-size 8192 --bf16\n' \
+	> "$SCRATCH/show.sbatch"
+(cd "$SCRATCH" && "$WIRECLIENT" "$SCRATCH/login1.sock" decide sbatch gpu=h100 gpus=8 script=show.sbatch) > "$SCRATCH/sub"
+sub=$(value id "$SCRATCH/sub")
+"$WIRECLIENT" "$SCRATCH/login2.sock" decide step gpu=h100 gpus=8 job=301 parent="$sub" model=llama3-8b > "$SCRATCH/node"
+node=$(value id "$SCRATCH/node")
+[ -n "$sub" ] && [ -n "$node" ] || fail "no decisions: $(cat "$SCRATCH/sub" "$SCRATCH/node")"
+nctl login1 history --limit 1 > /dev/null
+expect_status 0 "show on login2" nctl login2 --json show "$sub"
+jq -e --arg n "$node" '.host == "login1" and .script == "show.sbatch" and .recorded
+	and (.findings | map(.code) | index("TP_NOT_DIVIDE_HEADS"))
+	and (.sources[] | select(.field == "tp") | .where) == "show.sbatch:3 --tensor-model-parallel-size"
+	and [.children[] | {id, host}] == [{"id": $n, "host": "login2"}]' "$SCRATCH/out" > /dev/null ||
+	fail "show on login2 of login1's submission: $(cat "$SCRATCH/out")"
+expect_status 0 "show on login1" nctl login1 --json show "$node"
+jq -e --arg s "$sub" '.host == "login2" and .parent.id == $s and .parent.host == "login1"' "$SCRATCH/out" > /dev/null ||
+	fail "show on login1 of login2's node check: $(cat "$SCRATCH/out")"
+expect_status 0 "history --script on MariaDB" nctl login2 --json history --script show.sbatch
+jq -e --arg s "$sub" '[.decisions[].id] == [$s]' "$SCRATCH/out" > /dev/null || fail "history --script: $(cat "$SCRATCH/out")"
+[ "$(msql -e "SELECT findings IS NOT NULL AND sources IS NOT NULL FROM decisions WHERE id = '$sub'")" = 1 ] ||
+	fail "the submission's findings are not in MariaDB"
+# A spool an older advisord left (without the columns): migrated on open, replayed, "not recorded".
+stop_node login2
+rm -f "$SCRATCH/login2-spool.db" "$SCRATCH/login2-spool.db-wal" "$SCRATCH/login2-spool.db-shm"
+sqlite3 "$SCRATCH/login2-spool.db" <<'EOT' || fail "cannot write an old spool"
+CREATE TABLE spool (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, time INTEGER, uid INTEGER,
+ user TEXT, job_id INTEGER, context TEXT, parent TEXT, gpu TEXT, gpus INTEGER, nodes INTEGER,
+ partition TEXT, model TEXT, layout TEXT, workload TEXT, verdict INTEGER, verdict_name TEXT, codes TEXT,
+ mem_gib REAL, ckpt_interval_s REAL, mode INTEGER, severities TEXT, unenforced TEXT, repeat INTEGER,
+ host TEXT, kind INTEGER NOT NULL, op TEXT, n INTEGER);
+INSERT INTO spool (id, time, uid, user, context, verdict, codes, host, kind)
+ VALUES ('d-old-spool', strftime('%s','now'), 0, 'root', 'sbatch', 2, 'MEM_OVER_CAPACITY', 'login2', 0);
+EOT
+start_node login2
+i=0
+until [ "$(msql -e "SELECT COUNT(*) FROM decisions WHERE id = 'd-old-spool'")" = 1 ]; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "the old spool's row was not replayed: $(tail -n 5 "$SCRATCH/login2.log")"
+	sleep 0.1
+done
+expect_status 0 "show of a row of an old spool" nctl login2 show d-old-spool
+grep -q "^findings: not recorded" "$SCRATCH/out" || fail "old spool row: $(cat "$SCRATCH/out")"
+pass "show on MariaDB: a submission on login1 and its node check on login2 linked both ways, with findings and sources; history --script; an older spool migrated and replayed, its row 'not recorded'"
 
 # --- MariaDB killed under 64-client load ----------------------------------------------------
 LOAD_MS=${ADVISOR_MARIADB_LOAD_MS:-9000}

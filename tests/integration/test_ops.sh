@@ -164,7 +164,8 @@ grep -q '^advisord: decision ' "$SCRATCH/advisord.log" && fail "--log-json still
 jq -e -s 'all(.[]; has("id") and has("time") and has("user") and has("uid") and has("job_id")
 	and has("context") and has("partition") and has("gpu") and has("gpus") and has("model")
 	and has("layout") and has("verdict") and has("codes") and has("mem_gib")
-	and has("ckpt_interval_s"))' "$SCRATCH/json.log" > /dev/null || fail "JSON line lacks a field"
+	and has("ckpt_interval_s") and has("parent") and has("script"))' "$SCRATCH/json.log" > /dev/null ||
+	fail "JSON line lacks a field"
 jq -e -s '[.[] | select(.partition == "debug")][0]
 	| .verdict == "warn" and .mode == "warn" and (.unenforced | index("TP_NOT_DIVIDE_HEADS")) != null
 	  and .model == "llama3-70b" and .gpus == 8 and .context == "sbatch"' "$SCRATCH/json.log" > /dev/null ||

@@ -613,6 +613,45 @@ expect_status 0
 grep -q "reject" "$out/history.stdout" || fail "history has no reject"
 pass
 
+begin "a rejected sbatch names the one command that shows the full reason; show links a job's node checks (issue 21)"
+printf '#!/bin/sh\n#SBATCH -N4 --gres=gpu:8\nsrun true\n' > "$CLUSTER_DIR/why.sbatch"
+run why sbatch -J adv-why --llm-model=llama3-70b --llm-layout=tp3 -o /dev/null "$CLUSTER_DIR/why.sbatch"
+expect_status 1
+did=$(sed -n 's/.*advisor: decision \([^;]*\); nothing was submitted; see: advisorctl show .*/\1/p' "$out/why.stderr")
+see=$(sed -n 's/.*advisor: decision [^;]*; nothing was submitted; see: \(advisorctl show .*\)$/\1/p' "$out/why.stderr")
+[ -n "$did" ] && [ "$see" = "advisorctl show $did" ] || fail "the rejection names no show command: '$see'"
+no_job_named adv-why
+# The printed command, as printed (only the test daemon's socket added).
+# shellcheck disable=SC2086
+run whyshow "$advisorctl" --socket "$sock" ${see#advisorctl }
+expect_status 0
+grep -qF "script: $CLUSTER_DIR/why.sbatch" "$out/whyshow.stdout" || fail "show names no script: $(cat "$out/whyshow.stdout")"
+# Every line sbatch printed for a finding, show prints again.
+sed -n 's/^sbatch: error: \(advisor: .*\)/\1/p' "$out/why.stderr" |
+	grep -v -e 'advisor: job rejected' -e 'advisor: decision ' > "$out/why.lines"
+[ -s "$out/why.lines" ] || fail "no finding lines from sbatch"
+while IFS= read -r l; do
+	grep -qF -- "$l" "$out/whyshow.stdout" || fail "show lacks sbatch's line '$l'"
+done < "$out/why.lines"
+# Found without a job id: by the script's name.
+run whyscript "$advisorctl" --socket "$sock" --json history --script why.sbatch --verdict reject --since 1h
+jq -e --arg d "$did" '[.decisions[].id] | index($d) != null' "$out/whyscript.stdout" > /dev/null ||
+	fail "history --script why.sbatch lacks $did"
+# An accepted job: its submission lists the node checks of its steps, and they name it.
+run whyok sbatch -J adv-whyok -N4 --gres=gpu:8 $good -o "$out/whyok.job" \
+	--wrap 'echo "sub=$ADVISOR_DECISION_ID"; srun -N4 true'
+expect_status 0
+jid=$(job_id); [ -n "$jid" ] && wait_job "$jid"
+sub=$(sed -n 's/^sub=//p' "$out/whyok.job")
+run whyoksub "$advisorctl" --socket "$sock" --json show "$sub"
+expect_status 0
+jq -e --argjson j "${jid:-0}" '.children | length >= 1 and all(.[]; .context == "step" and .job_id == $j)' \
+	"$out/whyoksub.stdout" > /dev/null || fail "the submission $sub lists no node check of job $jid"
+child=$(jq -r '.children[0].id' "$out/whyoksub.stdout")
+run whyokchild "$advisorctl" --socket "$sock" --json show "$child"
+jq -e --arg s "$sub" '.parent.id == $s' "$out/whyokchild.stdout" > /dev/null || fail "node check $child names no submission"
+pass
+
 begin "daemon stopped, on_unavailable=allow: one warning, job submitted"
 stop_daemon
 run unavail_allow sbatch -J adv-unavail -N4 --gres=gpu:8 $good -o /dev/null --wrap true

@@ -41,6 +41,8 @@
  *                                    srun, step) or advisorctl would send it; K is
  *                                    gpu, gpus, nodes, gpus_per_node, partition, job
  *                                    or a workload option (model, layout, zero...);
+ *                                    parent=ID a node check's submission, script=FILE
+ *                                    the batch script as sbatch ships it (issue 21);
  *                                    prints verdict, id, codes; exits 0/1/2 by verdict
  *   wireclient SOCKET fair MS        one connection pipelines, as fast as it goes for
  *                                    MS ms, identical what-if queries and identical
@@ -80,6 +82,7 @@
 #include "util.h"
 #include "wire/auth.h"
 #include "wire/convert.h"
+#include "wire/jobship.h"
 #include "wire/wire.h"
 
 static const char *sock;
@@ -974,7 +977,10 @@ static int run_decide(int argc, char **argv)
 	Advisor__Response *resp = NULL;
 	uint32_t job = 0;
 	int ctx = -1, fd, rc;
-	char err[256];
+	char err[256], *text = NULL;
+	const char *parent = NULL, *script = NULL;
+	struct jobship *js = NULL;
+	size_t len = 0;
 
 	for (int i = 0; i < 5; i++)
 		if (!strcmp(argv[3], ctx_names[i]))
@@ -1006,17 +1012,40 @@ static int run_decide(int argc, char **argv)
 			ar.res.gpus_per_node = atoi(v);
 		else if (!strcmp(k, "job"))
 			job = (uint32_t)strtoul(v, NULL, 10);
+		else if (!strcmp(k, "parent"))
+			parent = v;
+		else if (!strcmp(k, "script"))
+			script = v;
 		else if (options_apply(&ar.wl, k, v, err, sizeof(err)) != 0) {
 			fprintf(stderr, "wireclient: %s\n", err);
 			return 64;
 		}
 	}
 	rq.body_case = ADVISOR__REQUEST__BODY_CHECK;
-	rq.check = convert_request_to_pb(&ar, (enum adv_context)ctx, job, NULL, &buf);
+	rq.check = convert_request_to_pb(&ar, (enum adv_context)ctx, job, parent, &buf);
+	if (script) {
+		FILE *f = fopen(script, "r");
+		static char cwd[4096];
+
+		text = malloc(65536);
+		if (!f || !text || !getcwd(cwd, sizeof(cwd))) {
+			fprintf(stderr, "wireclient: cannot read %s\n", script);
+			return 66;
+		}
+		len = fread(text, 1, 65536, f);
+		fclose(f);
+		/* The last round: files the reader wants count as unreadable. */
+		js = jobship_new(JOBREAD_SBATCH, script, text, len, 0, NULL, NULL, cwd, 0, 0);
+		if (!js)
+			return 70;
+		rq.check->job = jobship_text(js, true);
+	}
 	if (wire_connect(sock, 5000, &fd) != WIRE_OK)
 		return 69;
 	rc = wire_exchange(fd, 5000, &rq, &resp, err, sizeof(err));
 	close(fd);
+	jobship_free(js);
+	free(text);
 	if (rc != WIRE_OK || !resp || !resp->check) {
 		fprintf(stderr, "wireclient: %s\n", resp && resp->error && resp->error->message
 			? resp->error->message : err);
