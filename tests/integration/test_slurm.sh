@@ -504,6 +504,13 @@ printf '#!/bin/sh\n#SBATCH -N1\nsrun hostname\n' > "$CLUSTER_DIR/plain-srun.sbat
 stats_requests() {
 	"$advisorctl" --socket "$sock" --json stats 2>/dev/null | tr -d ' \n' | sed -n 's/.*"requests":\([0-9]*\).*/\1/p'
 }
+# The earlier cases' jobs check their steps on the nodes when they start:
+# on a busy machine that can fall between the two counts below.
+wait_queue() {
+	i=0
+	while [ -n "$(squeue -h -o %i 2>/dev/null)" ] && [ $i -lt 120 ]; do i=$((i + 1)); sleep 0.5; done
+}
+wait_queue
 before=$(stats_requests)
 run plain sbatch -J adv-plain -o /dev/null "$CLUSTER_DIR/plain.sbatch"
 expect_status 0
@@ -511,6 +518,7 @@ expect_no_err "advisor"
 after=$(stats_requests)
 [ "$after" = "$((before + 1))" ] || fail "no launcher word, yet the daemon saw requests: $before -> $after"
 # A launcher word is worth a look; the reader finds no LLM job: silent.
+wait_queue
 before=$(stats_requests)
 run plainsrun sbatch -J adv-plain -o /dev/null "$CLUSTER_DIR/plain-srun.sbatch"
 expect_status 0
