@@ -133,12 +133,12 @@ static int slurmgres_load(struct slurmgres_part *out, size_t *nout, char *err, s
 
 	if (slurm_load_partitions((time_t)0, &parts, SHOW_ALL) != 0 || !parts) {
 		adv_snprintf(err, errlen, "slurmctld did not answer (%s)",
-			     slurm_strerror(slurm_get_errno()));
+			     slurm_strerror(errno));
 		return -1;
 	}
 	if (slurm_load_node((time_t)0, &nodes, SHOW_ALL) != 0 || !nodes) {
 		adv_snprintf(err, errlen, "slurmctld did not list its nodes (%s)",
-			     slurm_strerror(slurm_get_errno()));
+			     slurm_strerror(errno));
 		slurm_free_partition_info_msg(parts);
 		return -1;
 	}
