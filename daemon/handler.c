@@ -442,7 +442,10 @@ static int do_check(struct handler *h, const struct peer *p, const char *user,
 		record(p, user, m, &req, res, id, true, false);
 	} else {
 		/* Every plugin decision counts, folded or not: totals lose none. */
-		stats_check(req.res.partition, res, any_unenforced(res));
+		char label[ADV_NAME_MAX];
+
+		stats_check(service_partition_label(s, req.res.partition, label, sizeof(label)),
+			    res, any_unenforced(res));
 		if (!record(p, user, m, &req, res, id, false, over))
 			goto answer;
 	}
