@@ -3,7 +3,8 @@
  * UTF-8 well-formedness test (RFC 3629, Unicode Table 3-7), the \xNN of
  * text output for controls and invalid bytes, and the \u00NN that makes
  * json-c's output valid UTF-8.  The integration cases (test_hostile.sh 8)
- * check the same through advisorctl and --log-json.
+ * check the same through advisorctl and --log-json; the plugin's advisor:
+ * lines (plugin/annotate.c, built in here) are checked below.
  */
 #include "config.h"
 
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "plugin.h"
 #include "util.h"
 
 static void test_utf8_seq(void **st)
@@ -99,12 +101,39 @@ static void test_json_utf8(void **st)
 	free(d);
 }
 
+/* The lines sbatch prints: the model as sent, a daemon's message quoting it. */
+static void test_plugin_lines(void **st)
+{
+	static struct adv_result res;
+	static struct adv_request req;
+	static struct plugin_lines lines;
+
+	(void)st;
+	engine_request_init(&req);
+	memset(&res, 0, sizeof(res));
+	res.verdict = ADV_REJECT;
+	res.mode = ADV_MODE_ENFORCE;
+	adv_strlcpy(res.model, "evil\x1b]0;owned\x07\nforged\xff", sizeof(res.model));
+	res.n_findings = 1;
+	adv_strlcpy(res.findings[0].code, "UNKNOWN_MODEL", sizeof(res.findings[0].code));
+	res.findings[0].severity = ADV_SEV_REJECT;
+	adv_strlcpy(res.findings[0].message, "unknown model 'evil\x1b[2J\xc2\x9b'",
+		    sizeof(res.findings[0].message));
+	annotate_lines(&res, &req, true, &lines);
+	assert_true(lines.n >= 2);
+	for (int i = 0; i < lines.n; i++)
+		assert_false(adv_text_needs_escape(lines.line[i]));
+	assert_non_null(strstr(lines.line[0], "(evil\\x1b]0;owned\\x07\\x0aforged\\xff on "));
+	assert_non_null(strstr(lines.line[1], "unknown model 'evil\\x1b[2J\\xc2\\x9b'"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_utf8_seq),
 		cmocka_unit_test(test_escape_text),
 		cmocka_unit_test(test_json_utf8),
+		cmocka_unit_test(test_plugin_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
