@@ -1359,7 +1359,7 @@ static void prom_labelled_families(FILE *f, const Advisor__StatsResponse *r)
 			      NULL, NULL, r->requests_by_kind[i]->count);
 	prom_family(f, "advisor_decisions_total", "counter",
 		    "Checks answered, by partition and verdict (partition \"\" = none given, "
-		    "\"_other\" = one the policy does not name).");
+		    "\"_other\" = one the policy does not list).");
 	for (size_t i = 0; i < r->n_decisions; i++)
 		prom_labelled(f, "advisor_decisions_total", "partition", r->decisions[i]->partition,
 			      "verdict", verdict_name(r->decisions[i]->verdict),

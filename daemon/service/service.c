@@ -154,19 +154,14 @@ static void resolve_cluster(const struct snapshot *s, const Advisor__CheckReques
 					    req->res.gpu_why, sizeof(req->res.gpu_why));
 }
 
-const char *service_partition_label(const struct snapshot *s, const char *partition,
-				    char *buf, size_t len)
+const char *service_partition_label(const struct snapshot *s, const char *named)
 {
-	const struct adv_partition *pt = policy_find_partition(s->pol, partition);
+	const struct adv_partition *pt;
 
-	if (pt)
-		return pt->name;
-	if (!partition || !partition[0])
+	if (!named || !named[0])
 		return "";
-	/* Slurm's own list, not the client's word: the default counts. */
-	if (slurmgres_default_partition(buf, len) == 0 && strcmp(buf, partition) == 0)
-		return buf;
-	return "_other";
+	pt = policy_find_partition(s->pol, named);
+	return pt ? pt->name : "_other";
 }
 
 int service_check(const struct snapshot *s, const Advisor__CheckRequest *m, const char *user,

@@ -179,14 +179,16 @@ done
 "$WIRECLIENT" "$SOCK" decide sbatch gpu=h100 gpus=8 partition=h100 model=llama3-8b layout=tp2 > /dev/null 2>&1
 "$WIRECLIENT" "$SOCK" decide sbatch gpu=h100 gpus=8 partition=H100 model=llama3-8b layout=tp2 > /dev/null 2>&1
 "$WIRECLIENT" "$SOCK" decide sbatch gpu=h100 gpus=8 partition=debug model=llama3-8b layout=tp2 > /dev/null 2>&1
+# No partition: the default one, counted as "".
+"$WIRECLIENT" "$SOCK" decide sbatch gpu=h100 gpus=8 model=llama3-8b layout=tp2 > /dev/null 2>&1
 expect_status 0 "stats --prometheus" ctl stats --prometheus
 prom_sum() { awk -v p="advisor_decisions_total{partition=\"$1\"," 'index($0, p) == 1 { n += $NF } END { print n + 0 }' "$SCRATCH/out"; }
-[ "$(prom_sum h100)" -eq 2 ] && [ "$(prom_sum debug)" -eq 1 ] ||
-	fail "the policy's partitions lost their labels (h100 $(prom_sum h100), debug $(prom_sum debug)): $(grep advisor_decisions_total "$SCRATCH/out")"
+[ "$(prom_sum h100)" -eq 2 ] && [ "$(prom_sum debug)" -eq 1 ] && [ "$(prom_sum "")" -eq 1 ] ||
+	fail "the policy's partitions lost their labels (h100 $(prom_sum h100), debug $(prom_sum debug), none given $(prom_sum "")): $(grep advisor_decisions_total "$SCRATCH/out")"
 [ "$(prom_sum _other)" -eq 64 ] || fail "_other counts $(prom_sum _other), want 64"
 grep -q 'partition="made-up' "$SCRATCH/out" && fail "a made-up partition became a label"
 labels=$(grep -c '^advisor_decisions_total{' "$SCRATCH/out")
-pass "64 made-up partition names: h100 (also as H100) and debug keep their labels, the 64 share _other ($labels decision series)"
+pass "64 made-up partition names: h100 (also as H100), debug and \"\" (none given) keep their labels, the 64 share _other ($labels decision series)"
 stop_daemon
 fi
 
