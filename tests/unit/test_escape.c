@@ -4,7 +4,8 @@
  * text output for controls and invalid bytes, and the \u00NN that makes
  * json-c's output valid UTF-8.  The integration cases (test_hostile.sh 8)
  * check the same through advisorctl and --log-json; the plugin's advisor:
- * lines (plugin/annotate.c, built in here) are checked below.
+ * lines (plugin/annotate.c) and advisord's own log lines (daemon/msg.c),
+ * both built in here, are checked below.
  */
 #include "config.h"
 
@@ -14,8 +15,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
+#include "msg.h"
 #include "plugin.h"
 #include "util.h"
 
@@ -127,6 +130,27 @@ static void test_plugin_lines(void **st)
 	assert_non_null(strstr(lines.line[1], "unknown model 'evil\\x1b[2J\\xc2\\x9b'"));
 }
 
+/* advisord's log: a message quoting a client stays one line. */
+static void test_daemon_log(void **st)
+{
+	int fds[2], saved = dup(STDERR_FILENO);
+	char got[256];
+	ssize_t n;
+
+	(void)st;
+	assert_int_equal(pipe(fds), 0);
+	assert_true(dup2(fds[1], STDERR_FILENO) >= 0);
+	msg_log(LOG_WARNING, "TCP client %s: %s", "127.0.0.1:9", "bad\x1b[2J\nforged\xff");
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(fds[1]);
+	n = read(fds[0], got, sizeof(got) - 1);
+	close(fds[0]);
+	assert_true(n > 0);
+	got[n] = '\0';
+	assert_string_equal(got, "advisord: warning: TCP client 127.0.0.1:9: bad\\x1b[2J\\x0aforged\\xff\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -134,6 +158,7 @@ int main(void)
 		cmocka_unit_test(test_escape_text),
 		cmocka_unit_test(test_json_utf8),
 		cmocka_unit_test(test_plugin_lines),
+		cmocka_unit_test(test_daemon_log),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
