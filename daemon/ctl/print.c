@@ -660,7 +660,7 @@ void print_plan(FILE *f, const Advisor__PlanResponse *r, bool json)
 		return;
 	}
 	if (r->n_plans == 0) {
-		fprintf(f, "no plan: %s\n", r->note ? r->note : "nothing fits");
+		fprintf(f, "no plan: %s\n", r->note ? ADV_TEXT(r->note) : "nothing fits");
 		return;
 	}
 	{
@@ -697,7 +697,7 @@ void print_plan(FILE *f, const Advisor__PlanResponse *r, bool json)
 			char opts[512];
 
 			plan_options(r->plans[0], opts, sizeof(opts));
-			fprintf(f, "\nbest: %s\n", opts);
+			fprintf(f, "\nbest: %s\n", ADV_TEXT(opts));
 		}
 	}
 }
