@@ -161,7 +161,14 @@ json_check "$SCRATCH/out" doc || fail "history --json"
 expect_status 0 "show --json" ctl --json show "$ID"
 json_check "$SCRATCH/out" doc || fail "show --json"
 json_check "$SCRATCH/advisord.log" lines || fail "the --log-json line"
-pass "a model name with escape sequences, a newline, C1, DEL and invalid UTF-8: history and show print it escaped on one line, their --json and the --log-json line are valid UTF-8 that json.load reads back"
+# The same bytes as a partition name: report's table of partitions.
+"$WIRECLIENT" "$SOCK" decide sbatch gpu=h100 gpus=8 "partition=$EVIL" model=llama3-8b layout=tp2 > /dev/null 2>&1
+expect_status 0 "report" ctl report
+raw_check "$SCRATCH/out" || fail "report printed raw bytes: $(od -c "$SCRATCH/out" | head -n 20)"
+grep -qF "$ESCAPED" "$SCRATCH/out" || fail "report does not show the partition escaped: $(cat "$SCRATCH/out")"
+expect_status 0 "report --json" ctl --json report
+"$PY" -c 'import json, sys; json.load(open(sys.argv[1], "rb"))' "$SCRATCH/out" || fail "report --json is not valid JSON"
+pass "a model name with escape sequences, a newline, C1, DEL and invalid UTF-8: history and show print it escaped on one line, their --json and the --log-json line are valid UTF-8 that json.load reads back; as a partition name, report too"
 stop_daemon
 DB=$DB_KEPT
 fi
