@@ -26,6 +26,43 @@ char *adv_strdup(const char *s);
  * "node", any other count "nodes" ("1 node", "0 GPUs", "2 processes"). */
 const char *adv_plural(long n, const char *one, const char *many);
 
+/*
+ * Output safety (issue 20): the one rule for every printer.
+ *
+ * adv_utf8_seq() is the length of the well-formed UTF-8 sequence at s
+ * (RFC 3629: 1 to 4 bytes, no overlong forms, no surrogates, nothing above
+ * U+10FFFF), 0 when s does not start one or at the terminating NUL.
+ *
+ * adv_escape_text() copies s to dst (len bytes, always terminated) with
+ * every byte a terminal could act on written as the four characters \xNN
+ * (NN its value in lower-case hex): the C0 controls (newline and tab
+ * included), DEL, both bytes of a C1 control in UTF-8 (U+0080..U+009F) and
+ * each byte that is not part of well-formed UTF-8.  Everything else, other
+ * languages included, is copied as is.  It cuts only between whole
+ * characters or escapes, and returns the length the whole escaped text
+ * needs (like snprintf).  adv_text_needs_escape() says whether it would
+ * change s; adv_text_safe() is s itself when nothing needs escaping, else
+ * its escaped form in buf; ADV_TEXT() gives that a buffer of its own for
+ * the rest of the enclosing block: fprintf(f, "%s", ADV_TEXT(name)).
+ *
+ * adv_json_utf8() makes a JSON text as json-c writes it (json-c escapes
+ * the C0 controls but copies every other byte) valid UTF-8 and inert on a
+ * terminal: each byte that is not part of well-formed UTF-8, DEL and each
+ * C1 control become \u00NN, the byte's own value read as Latin-1 (0xff is
+ * U+00FF).  Bytes >= 0x80 and DEL occur in json-c's output only inside
+ * strings, where such an escape is valid.  Same return as
+ * adv_escape_text(); adv_json_utf8_dup() is a malloc'd copy, NULL when out
+ * of memory.
+ */
+size_t adv_utf8_seq(const char *s);
+bool adv_text_needs_escape(const char *s);
+size_t adv_escape_text(char *dst, size_t len, const char *s);
+const char *adv_text_safe(const char *s, char *buf, size_t len);
+#define ADV_TEXT_MAX 4096
+#define ADV_TEXT(s) adv_text_safe((s), (char[ADV_TEXT_MAX]){ 0 }, ADV_TEXT_MAX)
+size_t adv_json_utf8(char *dst, size_t len, const char *json);
+char *adv_json_utf8_dup(const char *json);
+
 #define ADV_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define GIB (1024.0 * 1024.0 * 1024.0)
 

@@ -441,8 +441,11 @@ static int do_check(struct handler *h, const struct peer *p, const char *user,
 	if (is_query(m)) {
 		record(p, user, m, &req, res, id, true, false);
 	} else {
-		/* Every plugin decision counts, folded or not: totals lose none. */
-		stats_check(req.res.partition, res, any_unenforced(res));
+		/* Every plugin decision counts, folded or not: totals lose none.
+		 * The partition the job named, not Slurm's default filled in. */
+		stats_check(service_partition_label(s, m->resources ? m->resources->partition
+								    : NULL),
+			    res, any_unenforced(res));
 		if (!record(p, user, m, &req, res, id, false, over))
 			goto answer;
 	}

@@ -8,11 +8,15 @@
  * parser serves both.  The line is built with json-c (user and model names
  * are client data and need escaping) and written with one syslog(3) call
  * or one write(2), so lines from worker threads never interleave.
+ * json-c copies bytes >= 0x80 as they come: the line is made valid UTF-8
+ * (adv_json_utf8, issue 20) before it leaves, or a collector's parser
+ * would drop it.
  */
 #include "config.h"
 
 #include <json-c/json.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -20,6 +24,7 @@
 #include "config/policy.h"
 #include "engine/engine.h"
 #include "jsonlog.h"
+#include "util.h"
 
 static bool use_syslog, use_stderr;
 
@@ -106,13 +111,17 @@ static json_object *decision_json(const struct dlog_rec *r)
 void jsonlog_decision(const struct dlog_rec *r)
 {
 	json_object *o;
-	const char *s;
+	char *s;
 
 	if (!use_syslog && !use_stderr)
 		return;
 	o = decision_json(r);
-	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-					   JSON_C_TO_STRING_NOSLASHESCAPE);
+	s = adv_json_utf8_dup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							     JSON_C_TO_STRING_NOSLASHESCAPE));
+	if (!s) {
+		json_object_put(o);
+		return;
+	}
 	if (use_syslog)
 		syslog(LOG_INFO, "%s", s);
 	if (use_stderr) {
@@ -127,5 +136,6 @@ void jsonlog_decision(const struct dlog_rec *r)
 			}
 		}
 	}
+	free(s);
 	json_object_put(o);
 }

@@ -3,7 +3,9 @@
  *
  * Under systemd stderr goes to the journal, so the default needs no syslog;
  * each line is written with a single write() so lines from worker threads
- * never interleave.
+ * never interleave.  A message may quote a client (a TCP peer's error, a
+ * user's name): it is escaped by util.h's rule (issue 20), so one line
+ * stays one line and carries nothing a terminal acts on.
  */
 #include "config.h"
 
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "msg.h"
+#include "util.h"
 
 static bool msg_syslog;
 
@@ -41,28 +44,24 @@ static const char *level_name(int level)
 
 void msg_log(int level, const char *fmt, ...)
 {
-	char line[2048];
+	char raw[2048], line[2048];
 	va_list ap;
-	int n, off;
+	size_t n, off;
 
 	va_start(ap, fmt);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	va_end(ap);
 	if (msg_syslog) {
-		vsyslog(level, fmt, ap);
-		va_end(ap);
+		syslog(level, "%s", ADV_TEXT(raw));
 		return;
 	}
-	off = snprintf(line, sizeof(line), "advisord: %s", level_name(level));
-	if (off < 0)
-		off = 0;
-	n = vsnprintf(line + off, sizeof(line) - (size_t)off - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		n = 0;
+	off = adv_snprintf(line, sizeof(line), "advisord: %s", level_name(level));
+	n = adv_escape_text(line + off, sizeof(line) - off - 1, raw);
 	n += off;
-	if ((size_t)n > sizeof(line) - 2)
-		n = (int)sizeof(line) - 2;
+	if (n > sizeof(line) - 2)
+		n = strlen(line);
 	line[n++] = '\n';
-	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+	if (write(STDERR_FILENO, line, n) < 0) {
 		/* Nowhere left to report that stderr is gone. */
 	}
 }

@@ -12,8 +12,10 @@
  * Partition names and finding codes become labels.  They are kept in
  * append-only tables: a reader sees an entry only after its name is
  * written (release/acquire on the count), and a new name takes a mutex
- * only the first time it is seen.  Partition names come from clients, so
- * the table is bounded; later names share the label "_other".
+ * only the first time it is seen.  Partition names come from clients: the
+ * handler passes only those the policy names, "" and "_other"
+ * (service_partition_label, issue 20), and the table is still bounded;
+ * names past it share the label "_other".
  */
 #include "config.h"
 

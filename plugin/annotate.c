@@ -27,15 +27,20 @@ const char *const annotate_var_names[REPORT_NVARS] = {
 static void report_add(struct plugin_lines *out, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* One line, its control characters and invalid UTF-8 shown as \xNN
+ * (issue 20): the model name and the daemon's words reach the user's
+ * terminal and the slurmd log, which must not act on them. */
 static void report_add(struct plugin_lines *out, const char *fmt, ...)
 {
+	char raw[PLUGIN_LINE_MAX];
 	va_list ap;
 
 	if (out->n >= PLUGIN_MAX_LINES)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(out->line[out->n++], PLUGIN_LINE_MAX, fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	adv_escape_text(out->line[out->n++], PLUGIN_LINE_MAX, raw);
 }
 
 /* One line of a finding (engine_finding_lines), cut at PLUGIN_LINE_MAX. */

@@ -200,12 +200,12 @@ static int local_unavailable(const struct plugin_state *st, const char *why)
 		slurm_error("advisor: the advisor is unavailable (daemon at %s: %s) and this "
 			    "cluster requires every GPU/LLM job to be checked (on_unavailable=deny); "
 			    "job not submitted, retry later or contact your administrators%s",
-			    st->args.socket, why, local_where(st));
+			    st->args.socket, ADV_TEXT(why), local_where(st));
 		return -1;
 	}
 	if (!st->args.quiet)
 		slurm_info("advisor: daemon unavailable at %s (%s); job not checked%s",
-			   st->args.socket, why, local_where(st));
+			   st->args.socket, ADV_TEXT(why), local_where(st));
 	return 0;
 }
 

@@ -124,10 +124,11 @@ void remote_check(spank_t sp, struct plugin_state *st)
 	if (rc != WIRE_OK) {
 		if (err[0] && strstr(err, wire_strerror(rc)))
 			adv_snprintf(line, sizeof(line), "advisor: daemon unavailable at %s (%s)",
-				     st->args.socket, err);
+				     st->args.socket, ADV_TEXT(err));
 		else
 			adv_snprintf(line, sizeof(line), "advisor: daemon unavailable at %s (%s%s%s)",
-				     st->args.socket, wire_strerror(rc), err[0] ? ": " : "", err);
+				     st->args.socket, wire_strerror(rc), err[0] ? ": " : "",
+				     ADV_TEXT(err));
 		if (st->args.deny_unavailable) {
 			remote_fail(st, line);
 			remote_fail(st, "advisor: step not started: this cluster requires a check "
@@ -138,8 +139,9 @@ void remote_check(spank_t sp, struct plugin_state *st)
 		return;
 	}
 	slurm_info("advisor: job %u node check: %s (model '%s', %d --llm options, %d GPUs on %d nodes; "
-		   "decision %s, parent %s)", job_id, engine_verdict_name(res.verdict), req.wl.model,
-		   st->n_llm, req.res.gpus, req.res.nodes, id, parent ? parent : "none");
+		   "decision %s, parent %s)", job_id, engine_verdict_name(res.verdict),
+		   ADV_TEXT(req.wl.model), st->n_llm, req.res.gpus, req.res.nodes, ADV_TEXT(id),
+		   parent ? ADV_TEXT(parent) : "none");
 	if (res.verdict == ADV_REJECT) {
 		annotate_lines(&res, &req, false, &lines);
 		for (i = 0; i < lines.n; i++)

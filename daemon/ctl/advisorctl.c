@@ -456,20 +456,20 @@ static int call_remote(struct ctl *c, Advisor__Request *req, struct reply *rp)
 	}
 	if (rc == WIRE_ERR_SERVER || rc == WIRE_ERR_AUTH || rc == WIRE_ERR_REFUSED) {
 		/* Not advisord, or not the one server_uid names (issue 20): nothing it said is shown. */
-		fprintf(stderr, "advisorctl: %s\n", err[0] ? err : wire_strerror(rc));
+		fprintf(stderr, "advisorctl: %s\n", err[0] ? ADV_TEXT(err) : wire_strerror(rc));
 	} else if (rc != WIRE_ERR_REMOTE && !endpoint_is_path(c->socket) && strchr(c->socket, ':')) {
 		/* A server list (issue 20): each server's failure, and where the address is set. */
 		fprintf(stderr, "advisorctl: no advisord of %s answered within --timeout %d ms (%s); "
 			"on the service nodes advisord must run with `--listen HOST:PORT` (or listen: "
 			"in advisord.conf), and --server must name those addresses\n", c->socket,
-			c->timeout_ms, err[0] ? err : strerror(errno));
+			c->timeout_ms, err[0] ? ADV_TEXT(err) : strerror(errno));
 	} else if (rc == WIRE_ERR_CONNECT) {
 		fprintf(stderr, "advisorctl: cannot reach advisord at %s (%s); start it with "
 			"`systemctl start advisord` or `advisord --foreground --socket %s ...`, "
 			"or use --local\n", c->socket, strerror(errno), c->socket);
 	} else {
 		fprintf(stderr, "advisorctl: advisord at %s: %s%s%s\n", c->socket,
-			wire_strerror(rc), err[0] ? ": " : "", err);
+			wire_strerror(rc), err[0] ? ": " : "", ADV_TEXT(err));
 	}
 	return EX_UNAVAIL_;
 }
@@ -490,7 +490,8 @@ static int call(struct ctl *c, Advisor__Request *req, struct reply *rp)
 	e = rp->r->error;
 	if (!e || e->code == ADVISOR__ERROR_CODE__ERR_NONE)
 		return 0;
-	fprintf(stderr, "advisorctl: %s\n", e->message ? e->message : "error");
+	/* The daemon's words may quote a client's (an unknown model's name): escaped (issue 20). */
+	fprintf(stderr, "advisorctl: %s\n", e->message ? ADV_TEXT(e->message) : "error");
 	switch (e->code) {
 	case ADVISOR__ERROR_CODE__ERR_DENIED: return EX_NOPERM_;
 	case ADVISOR__ERROR_CODE__ERR_UNAVAILABLE: return EX_UNAVAIL_;
@@ -1076,7 +1077,7 @@ static int show_print(struct ctl *c, const Advisor__HistoryResponse *r, const ch
 {
 	if (!r || r->n_decisions == 0) {
 		fprintf(stderr, "advisorctl: no decision %s in the decision log (history lists the "
-			"ids; decisions older than the policy's retention_days are pruned)\n", id);
+			"ids; decisions older than the policy's retention_days are pruned)\n", ADV_TEXT(id));
 		return EX_DATAERR_;
 	}
 	print_show(stdout, r, c->json);

@@ -6,6 +6,14 @@
  * design.md field for field; a field that does not apply is null (memory of
  * a job the engine could not lay out, KV cache of a training job, time and
  * cost without --tokens).
+ *
+ * Output safety (issue 20): the decision log keeps what users sent as they
+ * sent it; it is escaped here, as it is printed, by the rule of util.h.
+ * Text shows each control character and each byte of invalid UTF-8 as
+ * \xNN (ADV_TEXT around every string that came from a client or a server),
+ * so a model name cannot move an admin's cursor or forge a line of
+ * history; JSON is made valid UTF-8 as a whole (adv_json_utf8), every
+ * string in it at once.
  */
 #include "config.h"
 
@@ -47,9 +55,12 @@ static void put(json_object *o, const char *k, json_object *v)
 
 static void print_json(FILE *f, json_object *o)
 {
-	fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-							  JSON_C_TO_STRING_SPACED |
-							  JSON_C_TO_STRING_NOSLASHESCAPE));
+	char *s = adv_json_utf8_dup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+								  JSON_C_TO_STRING_SPACED |
+								  JSON_C_TO_STRING_NOSLASHESCAPE));
+
+	fprintf(f, "%s\n", s ? s : "null");
+	free(s);
 	json_object_put(o);
 }
 
@@ -260,15 +271,15 @@ static void print_findings(FILE *f, const struct adv_finding *fs, int n)
 			w = strlen(fs[i].code);
 	for (int i = 0; i < n; i++) {
 		options_ctl_spelling(fs[i].message, msg, sizeof(msg));
-		fprintf(f, "  %-6s  %-*s  %s\n", sev_name((int)fs[i].severity), (int)w, fs[i].code,
-			msg);
+		fprintf(f, "  %-6s  %-*s  %s\n", sev_name((int)fs[i].severity), (int)w,
+			ADV_TEXT(fs[i].code), ADV_TEXT(msg));
 		/* The job's own terms first: that is the line the user edits. */
 		if (fs[i].fix_job[0])
-			fprintf(f, "  %-6s  %-*s  fix: %s\n", "", (int)w, "", fs[i].fix_job);
+			fprintf(f, "  %-6s  %-*s  fix: %s\n", "", (int)w, "", ADV_TEXT(fs[i].fix_job));
 		options_ctl_spelling(fs[i].fix, fix, sizeof(fix));
 		if (fix[0])
 			fprintf(f, "  %-6s  %-*s  %s %s\n", "", (int)w, "",
-				fs[i].fix_job[0] ? "or: " : "fix:", fix);
+				fs[i].fix_job[0] ? "or: " : "fix:", ADV_TEXT(fix));
 	}
 }
 
@@ -282,9 +293,10 @@ static void print_sources(FILE *f, const struct adv_result *res)
 			w = strlen(res->sources[i].field);
 	fprintf(f, "read from the job:\n  %-*s  from\n", (int)w, "value");
 	for (int i = 0; i < res->n_sources; i++)
-		fprintf(f, "  %-*s  %s\n", (int)w, res->sources[i].field, res->sources[i].where);
+		fprintf(f, "  %-*s  %s\n", (int)w, ADV_TEXT(res->sources[i].field),
+			ADV_TEXT(res->sources[i].where));
 	for (int i = 0; i < res->n_unknown; i++)
-		fprintf(f, "  unknown: %s\n", res->unknown[i]);
+		fprintf(f, "  unknown: %s\n", ADV_TEXT(res->unknown[i]));
 }
 
 static json_object *sources_json(const struct adv_result *res)
@@ -415,8 +427,9 @@ static void table_row(struct table *t, const char *const *row)
 		t->cells = p;
 		t->cap = cap;
 	}
+	/* Cells come from clients (model, layout, host, partition): escaped here. */
 	for (size_t i = 0; i < t->ncols; i++)
-		t->cells[t->nrows * t->ncols + i] = strdup(row[i] ? row[i] : "");
+		t->cells[t->nrows * t->ncols + i] = strdup(row[i] ? ADV_TEXT(row[i]) : "");
 	t->nrows++;
 }
 
@@ -538,7 +551,7 @@ void print_check(FILE *f, const struct adv_result *res, const char *decision_id,
 				engine_attention_name(res->attention));
 	}
 	if (res->model[0])
-		fprintf(f, "model: %s\n", res->model);
+		fprintf(f, "model: %s\n", ADV_TEXT(res->model));
 	if (res->n_findings) {
 		fprintf(f, "findings:\n");
 		print_findings(f, res->findings, res->n_findings);
@@ -647,7 +660,7 @@ void print_plan(FILE *f, const Advisor__PlanResponse *r, bool json)
 		return;
 	}
 	if (r->n_plans == 0) {
-		fprintf(f, "no plan: %s\n", r->note ? r->note : "nothing fits");
+		fprintf(f, "no plan: %s\n", r->note ? ADV_TEXT(r->note) : "nothing fits");
 		return;
 	}
 	{
@@ -684,7 +697,7 @@ void print_plan(FILE *f, const Advisor__PlanResponse *r, bool json)
 			char opts[512];
 
 			plan_options(r->plans[0], opts, sizeof(opts));
-			fprintf(f, "\nbest: %s\n", opts);
+			fprintf(f, "\nbest: %s\n", ADV_TEXT(opts));
 		}
 	}
 }
@@ -938,7 +951,7 @@ void print_history(FILE *f, const Advisor__HistoryResponse *r, bool json)
 
 static void show_line(const char *text, void *ctx)
 {
-	fprintf(ctx, "%s\n", text);
+	fprintf(ctx, "%s\n", ADV_TEXT(text));
 }
 
 static void show_json_line(const char *text, void *ctx)
@@ -952,15 +965,15 @@ static void show_link(FILE *f, const char *lead, const Advisor__Decision *d)
 	char when[32];
 
 	iso_time(d->time, when, sizeof(when));
-	fprintf(f, "%s%s  %s", lead, d->id, when);
+	fprintf(f, "%s%s  %s", lead, ADV_TEXT(d->id), when);
 	if (d->host)
-		fprintf(f, " on %s", d->host);
+		fprintf(f, " on %s", ADV_TEXT(d->host));
 	fprintf(f, ": %s", context_name(d->context));
 	if (d->has_job_id)
 		fprintf(f, ", job %u", d->job_id);
 	fprintf(f, ", verdict %s", verdict_name(d->verdict));
 	for (size_t k = 0; k < d->n_codes; k++)
-		fprintf(f, "%s%s", k ? "," : " (", d->codes[k]);
+		fprintf(f, "%s%s", k ? "," : " (", ADV_TEXT(d->codes[k]));
 	fprintf(f, "%s\n", d->n_codes ? ")" : "");
 }
 
@@ -1023,32 +1036,33 @@ void print_show(FILE *f, const Advisor__HistoryResponse *r, bool json)
 		return;
 	}
 	iso_time(d->time, when, sizeof(when));
-	fprintf(f, "decision %s  %s%s%s\n", d->id, when, d->host ? " on " : "",
-		d->host ? d->host : "");
-	fprintf(f, "user: %s (uid %u), %s%s", d->user ? d->user : "-", d->uid,
+	fprintf(f, "decision %s  %s%s%s\n", ADV_TEXT(d->id), when, d->host ? " on " : "",
+		d->host ? ADV_TEXT(d->host) : "");
+	fprintf(f, "user: %s (uid %u), %s%s", d->user ? ADV_TEXT(d->user) : "-", d->uid,
 		d->has_query && d->query ? "what-if query of advisorctl check"
 					 : context_name(d->context), d->has_job_id ? ", job " : "");
 	if (d->has_job_id)
 		fprintf(f, "%u", d->job_id);
-	fprintf(f, "\nscript: %s\n", d->script ? d->script
+	fprintf(f, "\nscript: %s\n", d->script ? ADV_TEXT(d->script)
 			  : d->has_detail && d->detail ? "none (no batch script was read)"
 						       : "not recorded");
 	fprintf(f, "verdict: %s", verdict_name(d->verdict));
 	if (d->has_repeat && d->repeat > 1)
 		fprintf(f, " (%u identical checks of a user over the request budget)", d->repeat);
-	fprintf(f, "\nresources: %d %s%s%s on %d %s%s%s\n", d->gpus, d->gpu ? d->gpu : "",
+	fprintf(f, "\nresources: %d %s%s%s on %d %s%s%s\n", d->gpus, d->gpu ? ADV_TEXT(d->gpu) : "",
 		d->gpu ? " " : "", adv_plural(d->gpus, "GPU", "GPUs"), d->nodes,
 		adv_plural(d->nodes, "node", "nodes"), d->partition ? ", partition " : "",
-		d->partition ? d->partition : "");
-	fprintf(f, "model: %s   layout: %s", d->model ? d->model : "-", d->layout ? d->layout : "-");
+		d->partition ? ADV_TEXT(d->partition) : "");
+	fprintf(f, "model: %s   layout: %s", d->model ? ADV_TEXT(d->model) : "-",
+		d->layout ? ADV_TEXT(d->layout) : "-");
 	if (d->has_mem_gib)
 		fprintf(f, "   memory: %.1f GiB per GPU", d->mem_gib);
-	fprintf(f, "\nworkload: %s\n", d->workload ? d->workload : "-");
+	fprintf(f, "\nworkload: %s\n", d->workload ? ADV_TEXT(d->workload) : "-");
 	if (!d->has_detail || !d->detail) {
 		fprintf(f, "findings: not recorded (an advisord older than this one made the "
 			"decision; its codes: ");
 		for (size_t k = 0; k < d->n_codes; k++)
-			fprintf(f, "%s%s", k ? " " : "", d->codes[k]);
+			fprintf(f, "%s%s", k ? " " : "", ADV_TEXT(d->codes[k]));
 		fprintf(f, "%s)\nread from the job: not recorded\n", d->n_codes ? "" : "none");
 	} else {
 		fprintf(f, "findings:%s\n", d->n_findings ? " (as the user saw them)" : " none");
@@ -1072,8 +1086,8 @@ void print_show(FILE *f, const Advisor__HistoryResponse *r, bool json)
 			fprintf(f, "read from the job:\n  %-*s  from\n", (int)w, "value");
 			for (size_t i = 0; i < d->n_sources; i++)
 				fprintf(f, "  %-*s  %s\n", (int)w,
-					d->sources[i]->field ? d->sources[i]->field : "",
-					d->sources[i]->where ? d->sources[i]->where : "");
+					d->sources[i]->field ? ADV_TEXT(d->sources[i]->field) : "",
+					d->sources[i]->where ? ADV_TEXT(d->sources[i]->where) : "");
 		} else {
 			fprintf(f, "read from the job: nothing (the values are options or defaults)\n");
 		}
@@ -1087,7 +1101,8 @@ void print_show(FILE *f, const Advisor__HistoryResponse *r, bool json)
 		if (r->parent)
 			show_link(f, "submission: ", r->parent);
 		else
-			fprintf(f, "submission: %s (not in this log, or not yours)\n", d->parent);
+			fprintf(f, "submission: %s (not in this log, or not yours)\n",
+				ADV_TEXT(d->parent));
 	}
 	if (r->n_children) {
 		fprintf(f, "node checks (%zu%s):\n", r->n_children,
@@ -1343,7 +1358,8 @@ static void prom_labelled_families(FILE *f, const Advisor__StatsResponse *r)
 		prom_labelled(f, "advisor_requests_total", "kind", r->requests_by_kind[i]->kind,
 			      NULL, NULL, r->requests_by_kind[i]->count);
 	prom_family(f, "advisor_decisions_total", "counter",
-		    "Checks answered, by partition and verdict (partition \"\" = none given).");
+		    "Checks answered, by partition and verdict (partition \"\" = none given, "
+		    "\"_other\" = one the policy does not list).");
 	for (size_t i = 0; i < r->n_decisions; i++)
 		prom_labelled(f, "advisor_decisions_total", "partition", r->decisions[i]->partition,
 			      "verdict", verdict_name(r->decisions[i]->verdict),
@@ -1550,7 +1566,7 @@ void print_report(FILE *f, const Advisor__ReportResponse *r, bool json)
 		fprintf(f, "decided on %zu host%s:", r->n_hosts, r->n_hosts == 1 ? "" : "s");
 		for (size_t i = 0; i < r->n_hosts; i++)
 			fprintf(f, "%s %s %llu", i ? "," : "",
-				r->hosts[i]->host ? r->hosts[i]->host : "(unknown)",
+				r->hosts[i]->host ? ADV_TEXT(r->hosts[i]->host) : "(unknown)",
 				(unsigned long long)r->hosts[i]->count);
 		fputc('\n', f);
 	}

@@ -154,6 +154,16 @@ static void resolve_cluster(const struct snapshot *s, const Advisor__CheckReques
 					    req->res.gpu_why, sizeof(req->res.gpu_why));
 }
 
+const char *service_partition_label(const struct snapshot *s, const char *named)
+{
+	const struct adv_partition *pt;
+
+	if (!named || !named[0])
+		return "";
+	pt = policy_find_partition(s->pol, named);
+	return pt ? pt->name : "_other";
+}
+
 int service_check(const struct snapshot *s, const Advisor__CheckRequest *m, const char *user,
 		  struct adv_request *req, struct adv_result *res, struct service_check_io *io,
 		  char *err, size_t errlen)

@@ -46,6 +46,15 @@ Advisor__CheckResponse *service_check_answer(struct arena *a, const struct adv_r
 int service_check(const struct snapshot *s, const Advisor__CheckRequest *m, const char *user,
 		  struct adv_request *req, struct adv_result *res, struct service_check_io *io,
 		  char *err, size_t errlen);
+/*
+ * The partition's label in the metrics (issue 20): for the partition a
+ * request named (before Slurm's default is filled in), the policy's
+ * spelling when the policy lists it, "" when it named none (the default
+ * partition), "_other" for any other name: a client names the partition,
+ * so made-up names must not become labels or push the policy's out of the
+ * bounded table.
+ */
+const char *service_partition_label(const struct snapshot *s, const char *named);
 /* The answer that asks the client for files (no verdict, no decision). */
 Advisor__CheckResponse *service_need_answer(struct arena *a, char (*need)[JOBREAD_PATH_MAX], int n);
 int service_ckpt(const struct snapshot *s, const Advisor__CkptRequest *m, const char *user,

@@ -20,6 +20,12 @@
 #     second (its own munged, as on another host): refused;
 #  7. munged stopped (SIGSTOP): a unix-socket check answers within 1 s
 #     while TCP clients wait.
+#  8. a model name with escape sequences, a newline and invalid UTF-8
+#     (issue 20, item 11): history and show print it escaped (\xNN), their
+#     --json and the --log-json line are valid UTF-8 that json.load reads;
+#  9. 64 made-up partition names (issue 20, item 12): the Prometheus
+#     output keeps a label for each partition the policy names, the rest
+#     share "_other".
 # Needs root (test users, munged, unshare); skips otherwise.
 . "$(dirname "$0")/lib.sh"
 
@@ -50,7 +56,7 @@ while ! port_free "$PORT" || ! port_free $((PORT + 1)); do PORT=$((PORT + 2)); [
 HUNG_PORT=$((PORT + 1))
 CHECK="check --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1"
 # HOSTILE_CASES="1 3": only those cases (each was shown to fail alone on main).
-want() { case " ${HOSTILE_CASES:-1 2 3 4 5 6 7} " in *" $1 "*) return 0 ;; esac; return 1; }
+want() { case " ${HOSTILE_CASES:-1 2 3 4 5 6 7 8 9} " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # --- 1. a connection flood by one user ------------------------------------------------
 # The daemon's file limit is a typical 1024: on main the flood took every
@@ -80,6 +86,116 @@ grep -q "connection caps: .* refused, [0-9]* idle closed for others" "$SCRATCH/a
 	grep -q "connection caps:" "$SCRATCH/advisord.log" || fail "the caps are not logged"
 }
 pass "flood of 1500 connections by $USER_A (fd limit 1024): $USER_B answered in $((t1 - t0)) ms, daemon at $open_now descriptors; $USER_A refused at 64 in words"
+stop_daemon
+fi
+
+# --- 8. control characters and invalid UTF-8 in a model name ---------------------------
+# The decision log keeps the name as sent; every printer escapes it.  On
+# main history and show printed the escapes raw (an admin's terminal acted
+# on them, the newline forged a history row) and json.load failed on the
+# JSON of history and of --log-json.
+if want 8; then
+DB_KEPT=$DB
+DB=$SCRATCH/hostile8.db
+start_daemon --log-json
+# ESC ] 0 (window title), BEL, ESC [2J (clear screen), a newline that
+# starts a forged row, a C1 CSI, DEL, and invalid UTF-8 (0xff, an overlong /).
+EVIL=$(printf 'evil\033]0;owned\007\033[2J\nd-forged 2026-01-01 root accept\302\233\177\377\300\257x')
+"$WIRECLIENT" "$SOCK" decide sbatch gpu=h100 gpus=8 partition=h100 "model=$EVIL" layout=tp2 > "$SCRATCH/evil.out" 2>&1
+ID=$(sed -n 's/^id=//p' "$SCRATCH/evil.out")
+[ -n "$ID" ] || fail "the check with a hostile model name: $(cat "$SCRATCH/evil.out")"
+ESCAPED='evil\x1b]0;owned\x07\x1b[2J\x0ad-forged 2026-01-01 root accept\xc2\x9b\x7f\xff\xc0\xafx'
+# No byte a terminal acts on: C0 but newline, DEL, C1 (UTF-8), invalid UTF-8.
+raw_check() {
+	"$PY" - "$1" <<'EOT'
+import re, sys
+b = open(sys.argv[1], "rb").read()
+try:
+    t = b.decode("utf-8")
+except UnicodeDecodeError as e:
+    sys.exit("invalid UTF-8: %s" % e)
+bad = re.findall("[\x00-\x09\x0b-\x1f\x7f-\x9f]", t)
+if bad:
+    sys.exit("control characters: %r" % bad)
+EOT
+}
+expect_status 0 "history" ctl history
+raw_check "$SCRATCH/out" || fail "history printed raw bytes: $(od -c "$SCRATCH/out" | head -n 20)"
+grep -qF "$ESCAPED" "$SCRATCH/out" || fail "history does not show the name escaped: $(cat "$SCRATCH/out")"
+[ "$(wc -l < "$SCRATCH/out")" -eq 2 ] || fail "history: the newline made $(wc -l < "$SCRATCH/out") lines: $(cat "$SCRATCH/out")"
+expect_status 0 "show" ctl show "$ID"
+raw_check "$SCRATCH/out" || fail "show printed raw bytes: $(od -c "$SCRATCH/out" | head -n 20)"
+grep -qF "model: $ESCAPED" "$SCRATCH/out" || fail "show does not show the name escaped: $(cat "$SCRATCH/out")"
+# JSON: valid UTF-8, the name read back as sent, each invalid byte as the
+# character of its Latin-1 code point.
+json_check() {
+	"$PY" - "$1" "$EVIL" "$2" <<'EOT'
+import json, os, sys
+raw = open(sys.argv[1], "rb").read()
+if sys.argv[3] == "lines":
+    docs = [json.loads(l) for l in raw.splitlines() if l.startswith(b"{")]
+else:
+    docs = [json.loads(raw)]
+want = "".join(chr(ord(c) - 0xdc00) if 0xdc80 <= ord(c) <= 0xdcff else c
+               for c in os.fsencode(sys.argv[2]).decode("utf-8", "surrogateescape"))
+def models(o):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k == "model":
+                yield v
+            else:
+                yield from models(v)
+    elif isinstance(o, list):
+        for v in o:
+            yield from models(v)
+got = [m for d in docs for m in models(d)]
+if want not in got:
+    sys.exit("the model read back as %r, want %r" % (got, want))
+for c in "\x1b\x7f\x9b":
+    if c.encode() in raw or ("\\u%04x" % ord(c)).encode() not in raw:
+        sys.exit("%r not escaped as \\u%04x" % (c, ord(c)))
+EOT
+}
+expect_status 0 "history --json" ctl --json history
+json_check "$SCRATCH/out" doc || fail "history --json"
+expect_status 0 "show --json" ctl --json show "$ID"
+json_check "$SCRATCH/out" doc || fail "show --json"
+json_check "$SCRATCH/advisord.log" lines || fail "the --log-json line"
+# The same bytes as a partition name: report's table of partitions.
+"$WIRECLIENT" "$SOCK" decide sbatch gpu=h100 gpus=8 "partition=$EVIL" model=llama3-8b layout=tp2 > /dev/null 2>&1
+expect_status 0 "report" ctl report
+raw_check "$SCRATCH/out" || fail "report printed raw bytes: $(od -c "$SCRATCH/out" | head -n 20)"
+grep -qF "$ESCAPED" "$SCRATCH/out" || fail "report does not show the partition escaped: $(cat "$SCRATCH/out")"
+expect_status 0 "report --json" ctl --json report
+"$PY" -c 'import json, sys; json.load(open(sys.argv[1], "rb"))' "$SCRATCH/out" || fail "report --json is not valid JSON"
+pass "a model name with escape sequences, a newline, C1, DEL and invalid UTF-8: history and show print it escaped on one line, their --json and the --log-json line are valid UTF-8 that json.load reads back; as a partition name, report too"
+stop_daemon
+DB=$DB_KEPT
+fi
+
+# --- 9. made-up partition names and the metric labels ------------------------------------
+# On main the first 64 distinct names a client sent became labels and every
+# later one, the policy's own partitions included, was counted as "_other".
+if want 9; then
+start_daemon
+i=0
+while [ $i -lt 64 ]; do
+	i=$((i + 1))
+	"$WIRECLIENT" "$SOCK" decide sbatch gpu=h100 gpus=8 "partition=made-up-$i" model=llama3-8b layout=tp2 > /dev/null 2>&1
+done
+"$WIRECLIENT" "$SOCK" decide sbatch gpu=h100 gpus=8 partition=h100 model=llama3-8b layout=tp2 > /dev/null 2>&1
+"$WIRECLIENT" "$SOCK" decide sbatch gpu=h100 gpus=8 partition=H100 model=llama3-8b layout=tp2 > /dev/null 2>&1
+"$WIRECLIENT" "$SOCK" decide sbatch gpu=h100 gpus=8 partition=debug model=llama3-8b layout=tp2 > /dev/null 2>&1
+# No partition: the default one, counted as "".
+"$WIRECLIENT" "$SOCK" decide sbatch gpu=h100 gpus=8 model=llama3-8b layout=tp2 > /dev/null 2>&1
+expect_status 0 "stats --prometheus" ctl stats --prometheus
+prom_sum() { awk -v p="advisor_decisions_total{partition=\"$1\"," 'index($0, p) == 1 { n += $NF } END { print n + 0 }' "$SCRATCH/out"; }
+[ "$(prom_sum h100)" -eq 2 ] && [ "$(prom_sum debug)" -eq 1 ] && [ "$(prom_sum "")" -eq 1 ] ||
+	fail "the policy's partitions lost their labels (h100 $(prom_sum h100), debug $(prom_sum debug), none given $(prom_sum "")): $(grep advisor_decisions_total "$SCRATCH/out")"
+[ "$(prom_sum _other)" -eq 64 ] || fail "_other counts $(prom_sum _other), want 64"
+grep -q 'partition="made-up' "$SCRATCH/out" && fail "a made-up partition became a label"
+labels=$(grep -c '^advisor_decisions_total{' "$SCRATCH/out")
+pass "64 made-up partition names: h100 (also as H100), debug and \"\" (none given) keep their labels, the 64 share _other ($labels decision series)"
 stop_daemon
 fi
 
