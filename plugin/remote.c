@@ -128,23 +128,27 @@ static struct jobship *remote_ship(spank_t sp, char **env, char **script)
 {
 	uint32_t step = 0;
 	int argc = 0, ntasks, per_node;
-	char **argv = NULL;
+	char **argv = NULL, path[PLUGIN_PATH_MAX];
 	const char *base, *cwd;
 	size_t len = 0;
 
 	*script = NULL;
 	if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS || step != SLURM_BATCH_SCRIPT)
 		return NULL;
+	/* slurmd's own file, not whatever the user's job names: argv[0] of
+	 * the batch step is the script slurmd wrote (mgr.c
+	 * _make_batch_script sets it: observed on 22.05, and so in the
+	 * source of later releases). */
 	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1 || !argv ||
 	    !argv[0] || argv[0][0] != '/')
 		return NULL;
-	/* slurmd's own file, not whatever the user's job names. */
 	base = strrchr(argv[0], '/');
 	if (!base || strcmp(base + 1, "slurm_script") != 0)
 		return NULL;
-	*script = remote_slurp(argv[0], &len);
+	adv_strlcpy(path, argv[0], sizeof(path));
+	*script = remote_slurp(path, &len);
 	if (!*script) {
-		slurm_info("advisor: cannot read the batch script %s: %s", argv[0], strerror(errno));
+		slurm_info("advisor: cannot read the batch script %s: %s", path, strerror(errno));
 		return NULL;
 	}
 	/* The script runs in the job's working directory: its relative paths

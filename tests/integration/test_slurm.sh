@@ -424,7 +424,8 @@ begin "a batch script no submission check read is judged on the node from the sc
 # the plugin ran: the submission saw the resources only).  The node reads
 # slurmd's copy of the script and fails the batch step in task_init; the
 # node is not drained.  (c) on_unchecked=allow: the job runs as before.
-# (d) A script judged at submission is not read again on the node.
+# (d) A script judged at submission is not read again on the node.  (e)
+# A job submitted while the daemon was unavailable is judged at its start.
 # The corpus job, one task per node: 8 tasks of 2 CPUs do not fit these
 # 2-CPU nodes (the layout is as broken; no GPU is used: the batch step
 # fails before srun).
@@ -452,6 +453,19 @@ id=$(job_id); [ -n "$id" ] && wait_job "$id"
 expect_file "$out/unchecked_pipe.job" "TP_NOT_DIVIDE_HEADS"
 expect_file "$out/unchecked_pipe.job" "advisor: step rejected on the node"
 grep -q "advisor: verdict=" "$out/unchecked_pipe.job" && fail "the rejected batch script ran"
+all_idle
+# (e) Submitted (held) while the daemon was down, started once it is back.
+stop_daemon
+plugstack timeout_ms=300
+run unchecked_down sbatch -H -J adv-unchecked-down -o "$out/unchecked_down.job" "$megatron"
+expect_status 0
+expect_err "advisor: daemon unavailable"
+id=$(job_id)
+start_daemon
+plugstack timeout_ms=2000
+[ -n "$id" ] && scontrol release "$id" && wait_job "$id"
+expect_file "$out/unchecked_down.job" "TP_NOT_DIVIDE_HEADS"
+expect_file "$out/unchecked_down.job" "advisor: step rejected on the node"
 all_idle
 plugstack timeout_ms=2000 on_unchecked=allow
 run unchecked_allow env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" \
