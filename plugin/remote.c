@@ -28,14 +28,11 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <slurm/slurm.h>
 
@@ -82,46 +79,6 @@ static void remote_annotate(spank_t sp, const struct adv_result *res, const char
 			slurm_info("advisor: cannot set %s for the tasks", annotate_var_names[i]);
 }
 
-/*
- * The batch script slurmd wrote for this step, or NULL.  Opened without
- * following a link and without blocking (a FIFO planted in its place must
- * not hang slurmstepd); only a regular file is read, and no more than the
- * reader's bound, whatever it grows to while being read.
- */
-static char *remote_slurp(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-	struct stat sb;
-	size_t cap, got = 0;
-	char *buf;
-
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 0) {
-		close(fd);
-		return NULL;
-	}
-	cap = (size_t)sb.st_size < JOBREAD_MAX_BYTES ? (size_t)sb.st_size : JOBREAD_MAX_BYTES;
-	buf = malloc(cap + 1);
-	if (!buf) {
-		close(fd);
-		return NULL;
-	}
-	while (got < cap) {
-		ssize_t n = read(fd, buf + got, cap - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	buf[got] = '\0';
-	*len = got;
-	return buf;
-}
-
 /* The job's text, when this is a batch step whose script no check has
  * read (issue 20); NULL otherwise.  *script is freed by the caller. */
 static struct jobship *remote_ship(spank_t sp, char **env, char **script)
@@ -146,7 +103,7 @@ static struct jobship *remote_ship(spank_t sp, char **env, char **script)
 	if (!base || strcmp(base + 1, "slurm_script") != 0)
 		return NULL;
 	adv_strlcpy(path, argv[0], sizeof(path));
-	*script = remote_slurp(path, &len);
+	*script = jobship_read_spool(path, &len);
 	if (!*script) {
 		slurm_info("advisor: cannot read the batch script %s: %s", path, strerror(errno));
 		return NULL;
@@ -266,6 +223,10 @@ void remote_check(spank_t sp, struct plugin_state *st)
 	 * (already in the job's environment); the node's decision is logged. */
 	if (!from_script && st->n_llm == 0 && parent && parent[0])
 		return;
+	/* Judged now: the job's later steps and the jobs it submits are not
+	 * "unread" any more. */
+	if (from_script && spank_unsetenv(sp, "ADVISOR_SCRIPT_UNREAD") != ESPANK_SUCCESS)
+		slurm_info("advisor: cannot unset ADVISOR_SCRIPT_UNREAD for the tasks");
 	remote_annotate(sp, &res, id);
 }
 
