@@ -22,7 +22,9 @@
  * further than JOBREAD_MAX_BYTES, never through a symbolic link or from
  * anything but a regular file, and shipped to the daemon's job reader
  * like sbatch ships it (jobship.c): the plugin reads, the daemon parses.
- * plugstack.conf on_unchecked=allow turns this off.  Findings print their
+ * An srun step with no decision at all (srun past the plugin) has its
+ * command shipped likewise.  plugstack.conf on_unchecked=allow turns this
+ * off.  Findings print their
  * fix in the job's own terms first, as at submission (annotate.c).
  */
 #include "config.h"
@@ -79,8 +81,9 @@ static void remote_annotate(spank_t sp, const struct adv_result *res, const char
 			slurm_info("advisor: cannot set %s for the tasks", annotate_var_names[i]);
 }
 
-/* The job's text, when this is a batch step whose script no check has
- * read (issue 20); NULL otherwise.  *script is freed by the caller. */
+/* The job's text when no check has read it (issue 20): the batch step's
+ * script, or an srun step's command; NULL otherwise.  *script is freed by
+ * the caller. */
 static struct jobship *remote_ship(spank_t sp, char **env, char **script)
 {
 	uint32_t step = 0;
@@ -90,8 +93,23 @@ static struct jobship *remote_ship(spank_t sp, char **env, char **script)
 	size_t len = 0;
 
 	*script = NULL;
-	if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS || step != SLURM_BATCH_SCRIPT)
+	if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS)
 		return NULL;
+	/* The script runs in the job's working directory (srun's tasks in
+	 * srun's): relative paths are read from there. */
+	cwd = remote_env(env, "PWD");
+	if (!cwd || cwd[0] != '/')
+		cwd = remote_env(env, "SLURM_SUBMIT_DIR");
+	ntasks = remote_env_int(env, "SLURM_NTASKS");
+	per_node = remote_env_int(env, "SLURM_NTASKS_PER_NODE");
+	/* An srun step: its command, as srun would have shipped it. */
+	if (step != SLURM_BATCH_SCRIPT) {
+		if (step == SLURM_EXTERN_CONT || step == SLURM_INTERACTIVE_STEP ||
+		    spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1 || !argv)
+			return NULL;
+		return jobship_new(JOBREAD_SRUN, NULL, NULL, 0, argc, argv, env, cwd ? cwd : "/",
+				   ntasks, per_node);
+	}
 	/* slurmd's own file, not whatever the user's job names: argv[0] of
 	 * the batch step is the script slurmd wrote (mgr.c
 	 * _make_batch_script sets it: observed on 22.05, and so in the
@@ -108,13 +126,6 @@ static struct jobship *remote_ship(spank_t sp, char **env, char **script)
 		slurm_info("advisor: cannot read the batch script %s: %s", path, strerror(errno));
 		return NULL;
 	}
-	/* The script runs in the job's working directory: its relative paths
-	 * are read from there. */
-	cwd = remote_env(env, "PWD");
-	if (!cwd || cwd[0] != '/')
-		cwd = remote_env(env, "SLURM_SUBMIT_DIR");
-	ntasks = remote_env_int(env, "SLURM_NTASKS");
-	per_node = remote_env_int(env, "SLURM_NTASKS_PER_NODE");
 	return jobship_new(JOBREAD_SBATCH, "batch script", *script, len, argc - 1, argv + 1, env,
 			   cwd ? cwd : "/", ntasks, per_node);
 }
@@ -171,17 +182,20 @@ void remote_check(spank_t sp, struct plugin_state *st)
 	struct jobship *js = NULL;
 	char *script = NULL, **env = NULL;
 	uint32_t job_id = 0;
-	bool from_script;
+	bool from_script, batch;
 	int rc, i;
 
 	if (remote_request(sp, st, &req, &job_id, &parent, &env) != 0)
 		return;
 	/* A submission decision judged the script already, unless sbatch said
-	 * it could not read it: judging it twice would only repeat it. */
+	 * it could not read it: judging it twice would only repeat it.  The
+	 * srun steps of a job judged here have this check's decision as their
+	 * parent; only a step with none has its command read. */
 	unread = remote_env(env, "ADVISOR_SCRIPT_UNREAD");
 	if (!st->args.allow_unchecked && (!parent || !parent[0] || (unread && unread[0] == '1')))
 		js = remote_ship(sp, env, &script);
 	from_script = js != NULL;
+	batch = script != NULL;
 	rc = wire_client_check_job(st->args.socket, st->args.timeout_ms, &req, ADV_CTX_STEP, job_id,
 				   parent, js, &res, id, sizeof(id), err, sizeof(err));
 	jobship_free(js);
@@ -204,13 +218,17 @@ void remote_check(spank_t sp, struct plugin_state *st)
 	}
 	slurm_info("advisor: job %u node check: %s (model '%s', %d --llm options, %d GPUs on %d nodes%s; "
 		   "decision %s, parent %s)", job_id, engine_verdict_name(res.verdict), req.wl.model,
-		   st->n_llm, req.res.gpus, req.res.nodes, from_script ? ", batch script read" : "", id,
+		   st->n_llm, req.res.gpus, req.res.nodes,
+		   !from_script ? "" : batch ? ", batch script read" : ", command read", id,
 		   parent ? parent : "none");
 	if (res.verdict == ADV_REJECT) {
 		annotate_lines(&res, &req, false, &lines);
 		for (i = 0; i < lines.n; i++)
 			remote_fail(st, lines.line[i]);
-		if (from_script)
+		if (from_script && !batch)
+			remote_fail(st, "advisor: this step's command was not checked at submission; "
+				        "it was read on the node");
+		else if (from_script)
 			remote_fail(st, "advisor: this job's batch script was not checked at submission; "
 				        "it was read on the node");
 		adv_snprintf(line, sizeof(line), "advisor: step rejected on the node (decision %s)", id);

@@ -426,6 +426,7 @@ begin "a batch script no submission check read is judged on the node from the sc
 # node is not drained.  (c) on_unchecked=allow: the job runs as before.
 # (d) A script judged at submission is not read again on the node.  (e)
 # A job submitted while the daemon was unavailable is judged at its start.
+# (f) An srun past the plugin: the node reads the step's command.
 # The corpus job, one task per node: 8 tasks of 2 CPUs do not fit these
 # 2-CPU nodes (the layout is as broken; no GPU is used: the batch step
 # fails before srun).
@@ -466,6 +467,15 @@ plugstack timeout_ms=2000
 [ -n "$id" ] && scontrol release "$id" && wait_job "$id"
 expect_file "$out/unchecked_down.job" "TP_NOT_DIVIDE_HEADS"
 expect_file "$out/unchecked_down.job" "advisor: step rejected on the node"
+all_idle
+# (f) srun past the plugin: the step's command is read on the node.
+run unchecked_srun env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" srun -J adv-unchecked-srun -N4 \
+	--gres=gpu:8 python pretrain_gpt.py --tensor-model-parallel-size 3 --num-layers 80 \
+	--hidden-size 8192 --ffn-hidden-size 28672 --num-attention-heads 64 --seq-length 4096 \
+	--micro-batch-size 1 --bf16
+expect_status_not 0
+expect_err "TP_NOT_DIVIDE_HEADS"
+expect_err "advisor: this step's command was not checked at submission"
 all_idle
 plugstack timeout_ms=2000 on_unchecked=allow
 run unchecked_allow env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" \
