@@ -426,7 +426,8 @@ begin "a batch script no submission check read is judged on the node from the sc
 # node is not drained.  (c) on_unchecked=allow: the job runs as before.
 # (d) A script judged at submission is not read again on the node.  (e)
 # A job submitted while the daemon was unavailable is judged at its start.
-# (f) An srun past the plugin: the node reads the step's command.
+# (f) An srun past the plugin: the node reads the step's command.  (g) The
+# same as (a) for an unprivileged user.
 # The corpus job, one task per node: 8 tasks of 2 CPUs do not fit these
 # 2-CPU nodes (the layout is as broken; no GPU is used: the batch step
 # fails before srun).
@@ -477,6 +478,21 @@ expect_status_not 0
 expect_err "TP_NOT_DIVIDE_HEADS"
 expect_err "advisor: this step's command was not checked at submission"
 all_idle
+# (g) As an unprivileged user: user_init reads slurmd's copy as the job's
+# user, not as root.
+if id nobody > /dev/null 2>&1; then
+	mkdir -p "$CLUSTER_DIR/nobody" && chmod 777 "$CLUSTER_DIR/nobody"
+	cp "$megatron" "$CLUSTER_DIR/nobody/job.sbatch"
+	chmod 644 "$CLUSTER_DIR/nobody/job.sbatch" "$CLUSTER_DIR/user-slurm.conf"
+	run unchecked_nobody su -s /bin/sh nobody -c "cd '$CLUSTER_DIR/nobody' &&
+		SLURM_CONF='$CLUSTER_DIR/user-slurm.conf' exec sbatch -J adv-unchecked-nobody \
+		-o '$CLUSTER_DIR/nobody/job.out' job.sbatch"
+	expect_status 0
+	id=$(job_id); [ -n "$id" ] && wait_job "$id"
+	expect_file "$CLUSTER_DIR/nobody/job.out" "TP_NOT_DIVIDE_HEADS"
+	expect_file "$CLUSTER_DIR/nobody/job.out" "advisor: step rejected on the node"
+	all_idle
+fi
 plugstack timeout_ms=2000 on_unchecked=allow
 run unchecked_allow env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" \
 	sbatch -J adv-unchecked-allow -o "$out/unchecked_allow.job" "$megatron"
