@@ -2,7 +2,7 @@
  * args.c - the plugin's plugstack.conf arguments (design.md):
  *   required spank_advisor.so socket=PATH timeout_ms=N on_unavailable=allow|deny quiet=0|1
  *                             resources=slurm|parse server=HOST:PORT[,HOST:PORT]
- *                             server_uid=UID|USER
+ *                             server_uid=UID|USER on_unchecked=recheck|allow
  * Each word is split with getsubopt(3), except server=, whose value is a
  * comma-separated list of its own (issue 13: advisord over MUNGE-
  * authenticated TCP, tried in order; it replaces the socket).  An unknown key or a bad value is
@@ -23,7 +23,8 @@
 #define ADV_SOCKET_PATH "/run/advisor/advisord.sock"
 #endif
 
-enum { ARG_SOCKET, ARG_TIMEOUT, ARG_UNAVAILABLE, ARG_QUIET, ARG_RESOURCES, ARG_SERVER_UID };
+enum { ARG_SOCKET, ARG_TIMEOUT, ARG_UNAVAILABLE, ARG_QUIET, ARG_RESOURCES, ARG_SERVER_UID,
+       ARG_UNCHECKED };
 
 void args_defaults(struct plugin_args *a)
 {
@@ -89,6 +90,14 @@ static int args_apply(struct plugin_args *a, int key, const char *value)
 			a->server_uid = pw.pw_uid;
 		}
 		return 0;
+	case ARG_UNCHECKED:
+		if (strcmp(value, "recheck") == 0)
+			a->allow_unchecked = false;
+		else if (strcmp(value, "allow") == 0)
+			a->allow_unchecked = true;
+		else
+			return -1;
+		return 0;
 	case ARG_RESOURCES:
 		if (strcmp(value, "slurm") == 0)
 			a->resources_parse = false;
@@ -105,7 +114,7 @@ static int args_apply(struct plugin_args *a, int key, const char *value)
 int args_parse(int argc, char *const argv[], struct plugin_args *a, char *err, size_t errlen)
 {
 	char *const keys[] = { "socket", "timeout_ms", "on_unavailable", "quiet", "resources",
-			       "server_uid", NULL };
+			       "server_uid", "on_unchecked", NULL };
 	int i, problems = 0;
 
 	err[0] = '\0';
@@ -138,7 +147,7 @@ int args_parse(int argc, char *const argv[], struct plugin_args *a, char *err, s
 					      "unknown plugstack.conf argument (accepted: socket=PATH "
 					      "server=HOST:PORT[,HOST:PORT] timeout_ms=N "
 					      "on_unavailable=allow|deny quiet=0|1 resources=slurm|parse "
-					      "server_uid=UID|USER)",
+					      "server_uid=UID|USER on_unchecked=recheck|allow)",
 					      start);
 			else if (args_apply(a, key, value) != 0)
 				args_complain(err, errlen, &problems, "bad value in plugstack.conf argument",

@@ -391,6 +391,7 @@ int local_check(spank_t sp, struct plugin_state *st)
 	struct adv_result res;
 	char id[64] = "", err[256] = "";
 	uint32_t job_id = 0;
+	bool unread;
 	int rc;
 
 	/* Field by field: argv[] is 32 KiB that only local_cmdline writes. */
@@ -411,6 +412,10 @@ int local_check(spank_t sp, struct plugin_state *st)
 					   sizeof(id), err, sizeof(err));
 	else
 		rc = -1;
+	/* sbatch fed on a pipe: the script was consumed before the plugin
+	 * ran, so the decision knows the resources only (remote.c reads the
+	 * script on the node). */
+	unread = rc != -1 && tool == JOBREQ_SBATCH && !job.script;
 	jobship_free(js);
 	free(job.script_buf);
 	free(job.cmdbuf);
@@ -426,5 +431,10 @@ int local_check(spank_t sp, struct plugin_state *st)
 			adv_snprintf(why, sizeof(why), "%s%s%s", wire_strerror(rc), err[0] ? ": " : "", err);
 		return local_unavailable(st, why);
 	}
-	return local_apply(sp, st, &req, &res, id);
+	rc = local_apply(sp, st, &req, &res, id);
+	if (rc == 0 && tool == JOBREQ_SBATCH) {
+		if (unread ? setenv("ADVISOR_SCRIPT_UNREAD", "1", 1) : unsetenv("ADVISOR_SCRIPT_UNREAD"))
+			slurm_error("advisor: cannot set ADVISOR_SCRIPT_UNREAD: %s", strerror(errno));
+	}
+	return rc;
 }

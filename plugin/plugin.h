@@ -26,6 +26,7 @@ struct plugin_args {
 	bool quiet;
 	bool resources_parse;     /* resources=parse: never read Slurm's own `opt` */
 	uid_t server_uid;         /* server_uid=: who advisord must run as; -1: SlurmUser (issue 20) */
+	bool allow_unchecked;     /* on_unchecked=allow: the node does not read an unjudged batch script */
 };
 
 /* Lines a remote check wants printed (and failed) in task_init. */

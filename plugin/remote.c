@@ -10,12 +10,26 @@
  * failing init, init_post_opt or user_init of a batch step makes slurmd
  * drain the node ("batch job complete failure"), which would punish the
  * node for the user's mistake.  A job the submission judged from its
- * own text (script, command) keeps the submission's ADVISOR_* values: the
- * node cannot read that text and would know less.  Findings print their
+ * own text (script, command) keeps the submission's ADVISOR_* values.
+ *
+ * A batch step with no submission decision (the submission bypassed the
+ * plugin, or the daemon was unavailable then) or whose submission could
+ * not read the script (sbatch fed on a pipe: ADVISOR_SCRIPT_UNREAD) is
+ * judged here from the batch script the batch host holds (issue 20):
+ * slurmstepd runs it as argv[0] of the batch step, written by slurmd as
+ * SlurmdSpoolDir/job%05u/slurm_script (src/slurmd/slurmstepd/mgr.c
+ * _make_batch_script).  It is read in user_init, as the job's user, no
+ * further than JOBREAD_MAX_BYTES, never through a symbolic link or from
+ * anything but a regular file, and shipped to the daemon's job reader
+ * like sbatch ships it (jobship.c): the plugin reads, the daemon parses.
+ * An srun step with no decision at all (srun past the plugin) has its
+ * command shipped likewise.  plugstack.conf on_unchecked=allow turns this
+ * off.  Findings print their
  * fix in the job's own terms first, as at submission (annotate.c).
  */
 #include "config.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +40,7 @@
 
 #include "context.h"
 #include "util.h"
+#include "wire/jobship.h"
 #include "wire/wire.h"
 
 static const char *remote_env(char **env, const char *name)
@@ -66,9 +81,58 @@ static void remote_annotate(spank_t sp, const struct adv_result *res, const char
 			slurm_info("advisor: cannot set %s for the tasks", annotate_var_names[i]);
 }
 
+/* The job's text when no check has read it (issue 20): the batch step's
+ * script, or an srun step's command; NULL otherwise.  *script is freed by
+ * the caller. */
+static struct jobship *remote_ship(spank_t sp, char **env, char **script)
+{
+	uint32_t step = 0;
+	int argc = 0, ntasks, per_node;
+	char **argv = NULL, path[PLUGIN_PATH_MAX];
+	const char *base, *cwd;
+	size_t len = 0;
+
+	*script = NULL;
+	if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS)
+		return NULL;
+	/* The script runs in the job's working directory (srun's tasks in
+	 * srun's): relative paths are read from there. */
+	cwd = remote_env(env, "PWD");
+	if (!cwd || cwd[0] != '/')
+		cwd = remote_env(env, "SLURM_SUBMIT_DIR");
+	ntasks = remote_env_int(env, "SLURM_NTASKS");
+	per_node = remote_env_int(env, "SLURM_NTASKS_PER_NODE");
+	/* An srun step: its command, as srun would have shipped it. */
+	if (step != SLURM_BATCH_SCRIPT) {
+		if (step == SLURM_EXTERN_CONT || step == SLURM_INTERACTIVE_STEP ||
+		    spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1 || !argv)
+			return NULL;
+		return jobship_new(JOBREAD_SRUN, NULL, NULL, 0, argc, argv, env, cwd ? cwd : "/",
+				   ntasks, per_node);
+	}
+	/* slurmd's own file, not whatever the user's job names: argv[0] of
+	 * the batch step is the script slurmd wrote (mgr.c
+	 * _make_batch_script sets it: observed on 22.05, and so in the
+	 * source of later releases). */
+	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1 || !argv ||
+	    !argv[0] || argv[0][0] != '/')
+		return NULL;
+	base = strrchr(argv[0], '/');
+	if (!base || strcmp(base + 1, "slurm_script") != 0)
+		return NULL;
+	adv_strlcpy(path, argv[0], sizeof(path));
+	*script = jobship_read_spool(path, &len);
+	if (!*script) {
+		slurm_info("advisor: cannot read the batch script %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	return jobship_new(JOBREAD_SBATCH, "batch script", *script, len, argc - 1, argv + 1, env,
+			   cwd ? cwd : "/", ntasks, per_node);
+}
+
 /* The job's resources as Slurm allocated them; 1 when nothing to check. */
 static int remote_request(spank_t sp, const struct plugin_state *st, struct adv_request *req,
-			  uint32_t *job_id, const char **parent)
+			  uint32_t *job_id, const char **parent, char ***envp)
 {
 	uint32_t nodeid = 1, nnodes = 0, uid = 0;
 	char **env = NULL;
@@ -104,6 +168,7 @@ static int remote_request(spank_t sp, const struct plugin_state *st, struct adv_
 	*parent = remote_env(env, "ADVISOR_DECISION_ID");
 	if (!*parent)
 		*parent = remote_env(env, "SLURM_SPANK_ADVISOR_DECISION_ID");
+	*envp = env;
 	return 0;
 }
 
@@ -113,14 +178,28 @@ void remote_check(spank_t sp, struct plugin_state *st)
 	struct adv_result res;
 	struct plugin_lines lines;
 	char id[64] = "", err[256] = "", line[PLUGIN_LINE_MAX];
-	const char *parent = NULL;
+	const char *parent = NULL, *unread;
+	struct jobship *js = NULL;
+	char *script = NULL, **env = NULL;
 	uint32_t job_id = 0;
+	bool from_script, batch;
 	int rc, i;
 
-	if (remote_request(sp, st, &req, &job_id, &parent) != 0)
+	if (remote_request(sp, st, &req, &job_id, &parent, &env) != 0)
 		return;
-	rc = wire_client_check(st->args.socket, st->args.timeout_ms, &req, ADV_CTX_STEP, job_id,
-			       parent, &res, id, sizeof(id), err, sizeof(err));
+	/* A submission decision judged the script already, unless sbatch said
+	 * it could not read it: judging it twice would only repeat it.  The
+	 * srun steps of a job judged here have this check's decision as their
+	 * parent; only a step with none has its command read. */
+	unread = remote_env(env, "ADVISOR_SCRIPT_UNREAD");
+	if (!st->args.allow_unchecked && (!parent || !parent[0] || (unread && unread[0] == '1')))
+		js = remote_ship(sp, env, &script);
+	from_script = js != NULL;
+	batch = script != NULL;
+	rc = wire_client_check_job(st->args.socket, st->args.timeout_ms, &req, ADV_CTX_STEP, job_id,
+				   parent, js, &res, id, sizeof(id), err, sizeof(err));
+	jobship_free(js);
+	free(script);
 	if (rc != WIRE_OK) {
 		if (err[0] && strstr(err, wire_strerror(rc)))
 			adv_snprintf(line, sizeof(line), "advisor: daemon unavailable at %s (%s)",
@@ -138,14 +217,21 @@ void remote_check(spank_t sp, struct plugin_state *st)
 		}
 		return;
 	}
-	slurm_info("advisor: job %u node check: %s (model '%s', %d --llm options, %d GPUs on %d nodes; "
+	slurm_info("advisor: job %u node check: %s (model '%s', %d --llm options, %d GPUs on %d nodes%s; "
 		   "decision %s, parent %s)", job_id, engine_verdict_name(res.verdict),
-		   ADV_TEXT(req.wl.model), st->n_llm, req.res.gpus, req.res.nodes, ADV_TEXT(id),
+		   ADV_TEXT(req.wl.model), st->n_llm, req.res.gpus, req.res.nodes,
+		   !from_script ? "" : batch ? ", batch script read" : ", command read", ADV_TEXT(id),
 		   parent ? ADV_TEXT(parent) : "none");
 	if (res.verdict == ADV_REJECT) {
 		annotate_lines(&res, &req, false, &lines);
 		for (i = 0; i < lines.n; i++)
 			remote_fail(st, lines.line[i]);
+		if (from_script && !batch)
+			remote_fail(st, "advisor: this step's command was not checked at submission; "
+				        "it was read on the node");
+		else if (from_script)
+			remote_fail(st, "advisor: this job's batch script was not checked at submission; "
+				        "it was read on the node");
 		adv_snprintf(line, sizeof(line), "advisor: step rejected on the node (decision %s)", id);
 		remote_fail(st, line);
 		return;
@@ -154,8 +240,12 @@ void remote_check(spank_t sp, struct plugin_state *st)
 	 * the node sees only the allocation, so its answer knows less than
 	 * the submission's.  The tasks keep the submission's ADVISOR_* values
 	 * (already in the job's environment); the node's decision is logged. */
-	if (st->n_llm == 0 && parent && parent[0])
+	if (!from_script && st->n_llm == 0 && parent && parent[0])
 		return;
+	/* Judged now: the job's later steps and the jobs it submits are not
+	 * "unread" any more. */
+	if (from_script && spank_unsetenv(sp, "ADVISOR_SCRIPT_UNREAD") != ESPANK_SUCCESS)
+		slurm_info("advisor: cannot unset ADVISOR_SCRIPT_UNREAD for the tasks");
 	remote_annotate(sp, &res, id);
 }
 

@@ -284,6 +284,42 @@ static int jobship_read(struct jobship *js, Advisor__JobFile *f)
 	return 0;
 }
 
+char *jobship_read_spool(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+	size_t cap, got = 0;
+	char *buf;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	/* Up to the size fstat() gave, within the reader's bound. */
+	cap = (uint64_t)st.st_size < JOBREAD_MAX_BYTES ? (size_t)st.st_size : JOBREAD_MAX_BYTES;
+	buf = malloc(cap + 1);
+	if (!buf) {
+		close(fd);
+		return NULL;
+	}
+	while (got < cap) {
+		ssize_t n = read(fd, buf + got, cap - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	*len = got;
+	return buf;
+}
+
 static bool jobship_has(const struct jobship *js, const char *path)
 {
 	size_t i;

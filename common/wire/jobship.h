@@ -52,6 +52,16 @@ Advisor__JobText *jobship_text(struct jobship *js, bool final);
  */
 int jobship_fetch(struct jobship *js, char *const paths[], size_t n);
 
+/*
+ * A file whose name the caller does not control the contents of (slurmd's
+ * spool copy of a batch script, read in slurmstepd): never through a
+ * symbolic link (O_NOFOLLOW), never blocking on a FIFO (O_NONBLOCK), only
+ * a regular file, at most JOBREAD_MAX_BYTES of it, NUL-terminated.  NULL
+ * with errno set when it cannot be read (EINVAL: not a regular file;
+ * ELOOP: a link).  The caller frees it.
+ */
+char *jobship_read_spool(const char *path, size_t *len);
+
 /* Bytes of content shipped so far (script included). */
 size_t jobship_bytes(const struct jobship *js);
 

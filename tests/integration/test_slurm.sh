@@ -417,6 +417,99 @@ grep -q "late_task" "$out/bypass.job" && fail "tasks of the rejected step ran on
 all_idle
 pass
 
+begin "a batch script no submission check read is judged on the node from the script the node holds"
+# Issue 20: a broken Megatron layout (TP=3, 64 heads) with no --llm-*
+# option, (a) submitted past the plugin (a slurm.conf copy with an empty
+# PlugStackConfig), (b) fed to sbatch on a pipe (sbatch consumed it before
+# the plugin ran: the submission saw the resources only).  The node reads
+# slurmd's copy of the script and fails the batch step in task_init; the
+# node is not drained.  (c) on_unchecked=allow: the job runs as before.
+# (d) A script judged at submission is not read again on the node.  (e)
+# A job submitted while the daemon was unavailable is judged at its start.
+# (f) An srun past the plugin: the node reads the step's command.  (g) The
+# same as (a) for an unprivileged user.
+# The corpus job, one task per node: 8 tasks of 2 CPUs do not fit these
+# 2-CPU nodes (the layout is as broken; no GPU is used: the batch step
+# fails before srun).
+megatron=$CLUSTER_DIR/megatron-tp3.sbatch
+sed -e '/^#SBATCH --cpus-per-task=/d' -e '/^#SBATCH --ntasks-per-node=/d' \
+	"$top_srcdir/tests/jobs/01-megatron-tp3-heads/job.sbatch" > "$megatron"
+node_log() { cat "$CLUSTER_DIR"/log/slurmd.*.log 2>/dev/null | grep -F "job $1 node check"; }
+run unchecked_bypass env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" \
+	sbatch -J adv-unchecked -o "$out/unchecked_bypass.job" "$megatron"
+expect_status 0
+expect_no_err "advisor"
+id=$(job_id); [ -n "$id" ] && wait_job "$id"
+expect_file "$out/unchecked_bypass.job" "TP_NOT_DIVIDE_HEADS"
+expect_file "$out/unchecked_bypass.job" "advisor:   fix: --tensor-model-parallel-size"
+expect_file "$out/unchecked_bypass.job" "batch script was not checked at submission"
+expect_file "$out/unchecked_bypass.job" "advisor: step rejected on the node"
+grep -q "advisor: verdict=" "$out/unchecked_bypass.job" && fail "the rejected batch script ran"
+[ -n "$id" ] && { sacct_state=$(scontrol show job "$id" 2>/dev/null | sed -n 's/.*JobState=\([A-Z]*\).*/\1/p')
+	[ -z "$sacct_state" ] || [ "$sacct_state" = FAILED ] || fail "job $id ended $sacct_state, expected FAILED"; }
+node_log "${id:-x}" | grep -q "batch script read" || fail "the node did not say it read the script: $(node_log "${id:-x}")"
+all_idle
+run unchecked_pipe sh -c "cat '$megatron' | sbatch -J adv-unchecked-pipe -o '$out/unchecked_pipe.job'"
+expect_status 0
+id=$(job_id); [ -n "$id" ] && wait_job "$id"
+expect_file "$out/unchecked_pipe.job" "TP_NOT_DIVIDE_HEADS"
+expect_file "$out/unchecked_pipe.job" "advisor: step rejected on the node"
+grep -q "advisor: verdict=" "$out/unchecked_pipe.job" && fail "the rejected batch script ran"
+all_idle
+# (e) Submitted (held) while the daemon was down, started once it is back.
+stop_daemon
+plugstack timeout_ms=300
+run unchecked_down sbatch -H -J adv-unchecked-down -o "$out/unchecked_down.job" "$megatron"
+expect_status 0
+expect_err "advisor: daemon unavailable"
+id=$(job_id)
+start_daemon
+plugstack timeout_ms=2000
+[ -n "$id" ] && scontrol release "$id" && wait_job "$id"
+expect_file "$out/unchecked_down.job" "TP_NOT_DIVIDE_HEADS"
+expect_file "$out/unchecked_down.job" "advisor: step rejected on the node"
+all_idle
+# (f) srun past the plugin: the step's command is read on the node.
+run unchecked_srun env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" srun -J adv-unchecked-srun -N4 \
+	--gres=gpu:8 python pretrain_gpt.py --tensor-model-parallel-size 3 --num-layers 80 \
+	--hidden-size 8192 --ffn-hidden-size 28672 --num-attention-heads 64 --seq-length 4096 \
+	--micro-batch-size 1 --bf16
+expect_status_not 0
+expect_err "TP_NOT_DIVIDE_HEADS"
+expect_err "advisor: this step's command was not checked at submission"
+all_idle
+# (g) As an unprivileged user: user_init reads slurmd's copy as the job's
+# user, not as root.
+if id nobody > /dev/null 2>&1; then
+	mkdir -p "$CLUSTER_DIR/nobody" && chmod 777 "$CLUSTER_DIR/nobody"
+	cp "$megatron" "$CLUSTER_DIR/nobody/job.sbatch"
+	chmod 644 "$CLUSTER_DIR/nobody/job.sbatch" "$CLUSTER_DIR/user-slurm.conf"
+	run unchecked_nobody su -s /bin/sh nobody -c "cd '$CLUSTER_DIR/nobody' &&
+		SLURM_CONF='$CLUSTER_DIR/user-slurm.conf' exec sbatch -J adv-unchecked-nobody \
+		-o '$CLUSTER_DIR/nobody/job.out' job.sbatch"
+	expect_status 0
+	id=$(job_id); [ -n "$id" ] && wait_job "$id"
+	expect_file "$CLUSTER_DIR/nobody/job.out" "TP_NOT_DIVIDE_HEADS"
+	expect_file "$CLUSTER_DIR/nobody/job.out" "advisor: step rejected on the node"
+	all_idle
+fi
+plugstack timeout_ms=2000 on_unchecked=allow
+run unchecked_allow env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" \
+	sbatch -J adv-unchecked-allow -o "$out/unchecked_allow.job" "$megatron"
+expect_status 0
+id=$(job_id); [ -n "$id" ] && wait_job "$id"
+expect_file "$out/unchecked_allow.job" "advisor: verdict="
+grep -q "TP_NOT_DIVIDE_HEADS" "$out/unchecked_allow.job" && fail "on_unchecked=allow, yet the script was judged"
+plugstack timeout_ms=2000
+run unchecked_judged sbatch "$CLUSTER_DIR/good.sbatch"
+expect_status 0
+id=$(job_id); [ -n "$id" ] && wait_job "$id"
+expect_file "$out/script.job" "ADVISOR_LAYOUT=tp8.pp4."
+node_log "${id:-x}" | grep -q . || fail "no node check logged for job $id"
+node_log "${id:-x}" | grep -q "batch script read" && fail "a script judged at submission was read again on the node"
+all_idle
+pass
+
 begin "no --llm-* option and no GPU: no daemon call, nothing printed"
 before=$("$advisorctl" --socket "$sock" --json stats 2>/dev/null | tr -d ' \n' | sed -n 's/.*"requests":\([0-9]*\).*/\1/p')
 run nogpu sbatch -J adv-nogpu -N2 -o /dev/null --wrap true

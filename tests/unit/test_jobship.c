@@ -513,6 +513,48 @@ static void test_check_without_daemon(void **state)
 	free(res);
 }
 
+/* The node's read of slurmd's spool copy (plugin/remote.c, issue 20). */
+static void test_read_spool(void **state)
+{
+	char p[PATH_MAX], link[PATH_MAX], fifo[PATH_MAX], *big, *got;
+	size_t len = 0, n = JOBREAD_MAX_BYTES + 4096;
+
+	(void)state;
+	write_file("slurm_script", "#!/bin/sh\nsrun true\n", 20);
+	path_of(p, sizeof(p), "slurm_script");
+	got = jobship_read_spool(p, &len);
+	assert_non_null(got);
+	assert_int_equal(len, 20);
+	assert_string_equal(got, "#!/bin/sh\nsrun true\n");
+	free(got);
+	/* A link planted in its place is not followed. */
+	path_of(link, sizeof(link), "link_script");
+	assert_int_equal(symlink(p, link), 0);
+	errno = 0;
+	assert_null(jobship_read_spool(link, &len));
+	assert_int_equal(errno, ELOOP);
+	/* A FIFO with no writer neither blocks nor is read. */
+	path_of(fifo, sizeof(fifo), "fifo_script");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_null(jobship_read_spool(fifo, &len));
+	/* Nor a directory. */
+	assert_null(jobship_read_spool(scratch, &len));
+	/* A file over the reader's bound is cut at the bound. */
+	big = malloc(n);
+	assert_non_null(big);
+	memset(big, '#', n);
+	write_file("big_script", big, n);
+	free(big);
+	path_of(p, sizeof(p), "big_script");
+	got = jobship_read_spool(p, &len);
+	assert_non_null(got);
+	assert_int_equal(len, JOBREAD_MAX_BYTES);
+	assert_int_equal(got[len], '\0');
+	free(got);
+	path_of(p, sizeof(p), "missing_script");
+	assert_null(jobship_read_spool(p, &len));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -525,6 +567,7 @@ int main(void)
 		cmocka_unit_test(test_check_ships_files),
 		cmocka_unit_test(test_check_rounds_bounded),
 		cmocka_unit_test(test_check_without_daemon),
+		cmocka_unit_test(test_read_spool),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
