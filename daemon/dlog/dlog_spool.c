@@ -259,9 +259,9 @@ static int spool_push(const struct dlog_rec *recs, size_t n, const struct dlog_m
 	}
 	if (rc != SQLITE_DONE || sqlite3_exec(M.spool, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		goto fail;
-	atomic_fetch_add(&M.spooled, n + n_reps);
 	/* Durable from here: the shipper takes it on. */
 	pthread_mutex_lock(&M.slock);
+	atomic_fetch_add(&M.spooled, n + n_reps);
 	M.pushed_seq = sqlite3_last_insert_rowid(M.spool);
 	pthread_cond_signal(&M.swake);
 	pthread_mutex_unlock(&M.slock);
@@ -457,7 +457,6 @@ static int ship_some(int64_t until)
 {
 	struct dlog_rec *recs = NULL;
 	struct dlog_mariadb_repeat *reps = NULL;
-	uint64_t shipped = 0;
 	int64_t last, end = until > 0 ? until : mono_ms() + MARIA_SHIP_SLICE_MS;
 	char why[512];
 	size_t n, n_reps;
@@ -470,10 +469,13 @@ static int ship_some(int64_t until)
 	if (!recs || !reps)
 		goto out;
 	for (;;) {
+		int64_t pushed;
 		bool stop;
 
+		/* Read before the peek: what was committed by then is in what it sees. */
 		pthread_mutex_lock(&M.slock);
 		stop = M.stop;
+		pushed = M.pushed_seq;
 		pthread_mutex_unlock(&M.slock);
 		if (stop && until == 0)
 			break;
@@ -488,11 +490,13 @@ static int ship_some(int64_t until)
 		if (n + n_reps == 0) {
 			/* Everything spooled so far is in MariaDB. */
 			pthread_mutex_lock(&M.slock);
-			if (M.shipped_seq < M.pushed_seq)
-				M.shipped_seq = M.pushed_seq;
+			if (M.shipped_seq < pushed)
+				M.shipped_seq = pushed;
+			/* The count was off (it cannot be, but a spin would be worse): nothing new came. */
+			if (M.pushed_seq == pushed)
+				atomic_store(&M.spooled, 0);
 			pthread_cond_broadcast(&M.sdone);
 			pthread_mutex_unlock(&M.slock);
-			atomic_store(&M.spooled, 0);
 			rc = 0;
 			break;
 		}
@@ -510,9 +514,9 @@ static int ship_some(int64_t until)
 			break;
 		}
 		M.env->logged(n + reps_total(reps, n_reps));
-		shipped += n + n_reps;
 	}
-	if (shipped && rc == 0 && M.was_down) {
+	/* After an outage (or rows left by an earlier run), once: everything is shipped. */
+	if (rc == 0 && M.was_down) {
 		msg_log(LOG_INFO, "decision log %s: the spool is replayed, every record is in the "
 			"database", M.path);
 		M.was_down = false;
