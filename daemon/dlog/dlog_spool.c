@@ -192,6 +192,13 @@ static int spool_open(char *err, size_t errlen)
 	int rc;
 
 	rc = spool_connect(&M.spool);
+	/*
+	 * Answers wait for the writer's commits: its commits carry no
+	 * checkpoint (with its fsyncs); the shipper's connection, whose
+	 * deletes follow every batch, checkpoints as SQLite does by default.
+	 */
+	if (rc == SQLITE_OK)
+		sqlite3_wal_autocheckpoint(M.spool, 0);
 	if (rc != SQLITE_OK ||
 	    sqlite3_exec(M.spool, spool_schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
 	    /* A spool left by an older daemon gains the columns of issue 21. */
