@@ -39,8 +39,8 @@
  *   usual; the later ones only bump a pending count in an in-memory table
  *   keyed by two independent 64-bit hashes of (uid, content), and the writer
  *   hands each batch's pending counts to the store, which writes them in
- *   the same transaction as the inserts: the 200 ms durability bound holds
- *   for the counts too, and a flood of identical checks costs an UPDATE per
+ *   the same transaction as the inserts: an answer waits for its count's commit
+ *   as for a record, and a flood of identical checks costs an UPDATE per
  *   batch instead of a row per check.  Each uid may open DLOG_AGG_DISTINCT
  *   rows per window; beyond that only what `report` counts is compared (a
  *   flood of varied checks folds into a few rows per verdict and finding
