@@ -75,6 +75,16 @@
  * the worker's sink, and is closed at auth_timeout_ms from accept if it
  * has not authenticated by then.  A hung munged so stalls only TCP
  * clients that have not authenticated yet.
+ *
+ * Acknowledged means durable (issue 20): a frame whose answer reports a
+ * logged decision (the handler queued a record: dlog_take_mine) holds the
+ * connection's answers until the decision log's writer has committed that
+ * record.  The connection stops reading meanwhile (WANT_NONE, as during a
+ * MUNGE call) and waits in its worker's held list; the writer's commit
+ * hook writes the eventfd of each worker that waits (one write per commit
+ * and worker, not per connection), and the worker sends what was
+ * committed.  With group commit an answer waits about one commit, and a
+ * kill -9 cannot take a decision a client was told about.
  */
 #include "config.h"
 
@@ -104,6 +114,7 @@
 
 #include "advisor.pb-c.h"
 #include "authq.h"
+#include "dlog/dlog.h"
 #include "handler.h"
 #include "msg.h"
 #include "server.h"
@@ -157,6 +168,9 @@ struct conn {
 	bool refusing;         /* over a cap: its first frame gets refuse_msg, then it closes */
 	bool evicted;          /* closed for another: reaped after the event batch */
 	struct authq_job *job; /* a MUNGE call in flight for its first frame (issue 20) */
+	uint64_t hold;         /* answers wait until the decision log committed this (issue 20) */
+	bool held;             /* in the worker's held list */
+	struct conn *hprev, *hnext;
 	long long born;        /* accept time, ms */
 	char refuse_msg[192];
 	uint8_t small[SMALL_IN];
@@ -174,6 +188,9 @@ struct runq {
 struct worker {
 	pthread_t thread;
 	int epfd, wakefd;
+	int commitfd;              /* the decision log's writer committed (issue 20) */
+	atomic_bool want_commit;   /* connections are held: the writer should say so */
+	struct conn *held;         /* connections whose answers wait for a commit */
 	struct authq_sink sink;    /* MUNGE jobs come back here (issue 20) */
 	struct handler h;
 	struct clist idle, busy, fresh;   /* fresh: LIST_NEW, deadline born + auth_timeout_ms */
@@ -226,7 +243,7 @@ static atomic_ulong cap_refused, cap_evicted, cap_unauth_closed, cap_auth_expire
 static __thread struct worker *cur_worker;
 
 /* Tags for the fds that are not connections. */
-static char tag_listen, tag_listen_tcp, tag_wake, tag_munge;
+static char tag_listen, tag_listen_tcp, tag_wake, tag_munge, tag_commit;
 
 static long long now_ms(void)
 {
@@ -520,6 +537,9 @@ static struct conn *conn_new(struct worker *w)
 	c->rq_prev = c->rq_next = NULL;
 	c->counted = c->unauth = c->first_done = c->refusing = c->evicted = false;
 	c->job = NULL;
+	c->hold = 0;
+	c->held = false;
+	c->hprev = c->hnext = NULL;
 	c->born = now_ms();
 	c->refuse_msg[0] = '\0';
 	return c;
@@ -747,8 +767,24 @@ static int admit_tcp(struct peer *p, char *err, size_t errlen)
 	return -1;
 }
 
+static void hold_unlink(struct worker *w, struct conn *c)
+{
+	if (!c->held)
+		return;
+	if (c->hprev)
+		c->hprev->hnext = c->hnext;
+	else
+		w->held = c->hnext;
+	if (c->hnext)
+		c->hnext->hprev = c->hprev;
+	c->hprev = c->hnext = NULL;
+	c->held = false;
+}
+
 static void conn_close(struct worker *w, struct conn *c)
 {
+	hold_unlink(w, c);
+	c->hold = 0;
 	if (c->job) {
 		authq_cancel(c->job);
 		c->job = NULL;
@@ -856,7 +892,8 @@ static bool frame_ready(const struct conn *c)
 static void process_frames(struct worker *w, struct conn *c)
 {
 	size_t off = 0;
-	int frames = 0;
+	uint64_t seq;
+	int frames = 0, rc;
 
 	while (!c->closing && !out_full(c) && c->in_len - off >= 4 &&
 	       frames < (c->low ? 1 : TURN_FRAMES)) {
@@ -890,7 +927,11 @@ static void process_frames(struct worker *w, struct conn *c)
 			}
 			break;
 		}
-		switch (handler_frame(&w->h, &c->peer, c->in + off + 4, n, &c->out)) {
+		rc = handler_frame(&w->h, &c->peer, c->in + off + 4, n, &c->out);
+		/* A logged decision: this answer (and those after it) wait for its commit. */
+		if ((seq = dlog_take_mine()) > c->hold)
+			c->hold = seq;
+		switch (rc) {
 		case HANDLER_CLOSE:
 			c->closing = true;
 			break;
@@ -933,6 +974,38 @@ out:
 }
 
 /*
+ * Answers that report a decision not yet committed: the connection waits in
+ * the held list, reading nothing, and true.  want_commit is set before the
+ * second look, and the writer publishes a commit before it looks at
+ * want_commit, so a commit in between is not missed.
+ */
+static bool held_back(struct worker *w, struct conn *c)
+{
+	if (c->hold > dlog_committed()) {
+		if (!c->held) {
+			c->hnext = w->held;
+			c->hprev = NULL;
+			if (w->held)
+				w->held->hprev = c;
+			w->held = c;
+			c->held = true;
+		}
+		atomic_store(&w->want_commit, true);
+		if (c->hold > dlog_committed()) {
+			if (epoll_set(w, c, WANT_NONE) != 0) {
+				conn_close(w, c);
+				return true;
+			}
+			set_timer(w, c);
+			return true;
+		}
+	}
+	hold_unlink(w, c);
+	c->hold = 0;
+	return false;
+}
+
+/*
  * After any progress: send, queue the connection for a turn when complete
  * frames wait, and decide what it waits for next.
  */
@@ -940,6 +1013,8 @@ static void settle(struct worker *w, struct conn *c)
 {
 	bool had_out = c->out.len > c->out_off, pending;
 
+	if (c->hold && held_back(w, c))
+		return;
 	if (!flush_out(c)) {
 		conn_close(w, c);
 		return;
@@ -1044,7 +1119,7 @@ static void on_readable(struct worker *w, struct conn *c)
 	ssize_t n;
 
 	/* Its complete frames wait for a turn; the rest stays in the socket (a hang-up too). */
-	if (c->queued || c->job)
+	if (c->queued || c->job || c->held)
 		return;
 	if (c->in_len == c->in_cap) {
 		/* Full of requests held back for a slow reader: they wait for it. */
@@ -1273,6 +1348,47 @@ static void munge_done(struct worker *w)
 	}
 }
 
+/* The writer committed: the held connections whose records are in go on. */
+static void commits_done(struct worker *w)
+{
+	uint64_t v, done;
+	struct conn *c, *next;
+
+	if (read(w->commitfd, &v, sizeof(v)) < 0) {
+		/* already consumed: look anyway */
+	}
+	atomic_store(&w->want_commit, false);
+	done = dlog_committed();
+	for (c = w->held; c; c = next) {
+		next = c->hnext;
+		if (c->hold <= done)
+			settle(w, c);
+	}
+	/* Still waiting: ask again, and look once more for a commit in between. */
+	if (w->held) {
+		atomic_store(&w->want_commit, true);
+		if (dlog_committed() > done) {
+			v = 1;
+			if (write(w->commitfd, &v, sizeof(v)) < 0) {
+				/* the counter is full: a wake-up is pending anyway */
+			}
+		}
+	}
+}
+
+/* The decision log's writer committed up to seq (its thread, its lock held). */
+static void server_committed(uint64_t seq)
+{
+	uint64_t one = 1;
+
+	(void)seq;
+	for (int i = 0; i < S.nw; i++)
+		if (atomic_exchange(&S.w[i].want_commit, false) &&
+		    write(S.w[i].commitfd, &one, sizeof(one)) < 0) {
+			/* the counter is full: a wake-up is pending anyway */
+		}
+}
+
 static void reap_zombies(struct worker *w)
 {
 	while (w->zombies) {
@@ -1291,8 +1407,8 @@ static void expire(struct worker *w)
 	while (w->busy.head && w->busy.head->deadline <= now) {
 		struct conn *c = w->busy.head;
 
-		/* Waiting in the run queue is not the client's delay: it keeps its frames. */
-		if (c->queued) {
+		/* Waiting in the run queue or for a commit is not the client's delay. */
+		if (c->queued || c->held) {
 			list_remove(w, c);
 			list_append(w, c, LIST_BUSY, now + S.o.read_timeout_ms);
 			continue;
@@ -1362,7 +1478,7 @@ static void *worker_main(void *arg)
 			void *p = ev[i].data.ptr;
 
 			if (p != &tag_listen && p != &tag_listen_tcp && p != &tag_wake &&
-			    p != &tag_munge && ((struct conn *)p)->evicted)
+			    p != &tag_munge && p != &tag_commit && ((struct conn *)p)->evicted)
 				continue;
 			if (p == &tag_listen || p == &tag_listen_tcp)
 				accept_some(w, p == &tag_listen_tcp);
@@ -1370,8 +1486,10 @@ static void *worker_main(void *arg)
 				start_drain(w);
 			else if (p == &tag_munge)
 				munge_done(w);
-			else if (((struct conn *)p)->job) {
-				/* Not watched while its MUNGE call runs, but a hang-up is still reported. */
+			else if (p == &tag_commit)
+				commits_done(w);
+			else if (((struct conn *)p)->job || ((struct conn *)p)->held) {
+				/* Not watched while its MUNGE call runs or its answer is held, but a hang-up is still reported. */
 				if (ev[i].events & (EPOLLHUP | EPOLLERR))
 					conn_close(w, p);
 			}
@@ -1409,15 +1527,18 @@ static int worker_init(struct worker *w, char *err, size_t errlen)
 {
 	struct epoll_event wev = { .events = EPOLLIN, .data.ptr = &tag_wake };
 	struct epoll_event mev = { .events = EPOLLIN, .data.ptr = &tag_munge };
+	struct epoll_event cev = { .events = EPOLLIN, .data.ptr = &tag_commit };
 
 	memset(w, 0, sizeof(*w));
 	handler_init(&w->h);
 	(void)authq_sink_init(&w->sink);
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	w->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->epfd < 0 || w->wakefd < 0 || w->sink.efd < 0 ||
+	w->commitfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->epfd < 0 || w->wakefd < 0 || w->commitfd < 0 || w->sink.efd < 0 ||
 	    listen_watch(w) != 0 ||
 	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wakefd, &wev) != 0 ||
+	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->commitfd, &cev) != 0 ||
 	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->sink.efd, &mev) != 0) {
 		adv_snprintf(err, errlen, "cannot set up the event loop: %s", strerror(errno));
 		return -1;
@@ -1438,6 +1559,8 @@ static void worker_free(struct worker *w)
 		close(w->epfd);
 	if (w->wakefd >= 0)
 		close(w->wakefd);
+	if (w->commitfd >= 0)
+		close(w->commitfd);
 	authq_sink_destroy(&w->sink);
 	handler_destroy(&w->h);
 }
@@ -1476,6 +1599,8 @@ int server_start(int listen_fd, const struct server_opts *o, char *err, size_t e
 			return -1;
 		}
 	}
+	/* Held answers go when the decision log commits (issue 20). */
+	dlog_on_commit(server_committed);
 	return 0;
 }
 
@@ -1489,6 +1614,8 @@ void server_stop(void)
 	for (int i = 0; i < S.nw; i++)
 		if (S.w[i].thread)
 			pthread_join(S.w[i].thread, NULL);
+	/* After the workers: draining, they waited for commits; before their eventfds go. */
+	dlog_on_commit(NULL);
 	/* Before the sinks go: a MUNGE thread may still return a job to one. */
 	if (S.authq)
 		authq_stop();

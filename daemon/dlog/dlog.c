@@ -6,13 +6,18 @@
  * (dlog_sqlite.c), or dlog_spool_ops, the site's MariaDB through a local
  * spool (dlog_spool.c, dlog_mariadb.c).
  *
- * Durability contract (issue 4): a decision acknowledged to a client more
- * than 200 ms ago survives a kill -9 of the daemon.  The handler queues the
- * record before it sends the answer; the writer wakes on the first queued
- * record, lets a 10 ms batch window fill, and commits the batch in one
- * transaction (SQLite's WAL, or MariaDB or its spool: either way the batch
- * survives the daemon once the store returns).  On dlog_close() the writer
- * commits whatever is still queued before it exits (SIGTERM).
+ * Durability contract (issue 4; issue 20: acknowledged means durable): a
+ * decision acknowledged to a client survives a kill -9 of the daemon.  The
+ * handler queues the record, and dlog_take_mine() gives the server the
+ * record's sequence number: the server holds the answer until
+ * dlog_committed() has passed it (the writer calls the dlog_on_commit()
+ * hook after every commit).  Group commit: the writer commits whatever is
+ * queued as soon as the previous commit returned, in one transaction
+ * (SQLite's WAL, or the MariaDB store's local spool: either way the batch
+ * survives the daemon once the store returns), so an answer waits about
+ * one commit, and a busier daemon commits bigger batches, not more of
+ * them.  On dlog_close() the writer commits whatever is still queued
+ * before it exits (SIGTERM).
  *
  * The log is a record, not a gate (issue 7): when the disk is full, the
  * directory read-only or the database unopenable, decisions are still
@@ -34,8 +39,8 @@
  *   usual; the later ones only bump a pending count in an in-memory table
  *   keyed by two independent 64-bit hashes of (uid, content), and the writer
  *   hands each batch's pending counts to the store, which writes them in
- *   the same transaction as the inserts: the 200 ms durability bound holds
- *   for the counts too, and a flood of identical checks costs an UPDATE per
+ *   the same transaction as the inserts: an answer waits for its count's commit
+ *   as for a record, and a flood of identical checks costs an UPDATE per
  *   batch instead of a row per check.  Each uid may open DLOG_AGG_DISTINCT
  *   rows per window; beyond that only what `report` counts is compared (a
  *   flood of varied checks folds into a few rows per verdict and finding
@@ -66,7 +71,6 @@
 #include "msg.h"
 #include "util.h"
 
-#define BATCH_WINDOW_NS (10 * 1000 * 1000)
 #define QUEUE_MAX (1u << 20)          /* records; beyond this they are dropped and counted */
 #define PRUNE_EVERY_S 3600
 #define QUEUE_KEEP 1024              /* records a drained buffer may keep */
@@ -92,6 +96,8 @@ static struct {
 	size_t n, cap;
 	bool stop;
 	uint64_t seq_queued, seq_committed;
+	atomic_uint_fast64_t committed_pub;   /* seq_committed, for dlog_committed() */
+	void (*on_commit)(uint64_t seq);      /* the server's hook (under lock) */
 	atomic_uint_fast64_t logged, dropped;
 	atomic_int retention_days;
 	atomic_int max_mb;
@@ -110,6 +116,9 @@ static struct {
 	.wake = PTHREAD_COND_INITIALIZER,
 	.committed = PTHREAD_COND_INITIALIZER,
 };
+
+/* The sequence number of the last record this thread queued, for dlog_take_mine(). */
+static __thread uint64_t my_seq;
 
 /* Failure state; the writer thread (and dlog_open before it starts) only. */
 static struct {
@@ -211,16 +220,14 @@ static void buf_free(struct dlog_rec *p, size_t cap)
 		msg_log(LOG_ERR, "decision log: munmap: %s", strerror(errno));
 }
 
-/* The store's own work between batches (the spool's replay): ms until due, -1 none. */
-static int64_t store_due_ms(void)
+/* Under D.lock: records up to seq are in the store (or counted lost); held answers may go. */
+static void committed_locked(uint64_t seq)
 {
-	return store->due_ms ? store->due_ms() : -1;
-}
-
-static void store_replay(void)
-{
-	if (store->replay)
-		store->replay();
+	D.seq_committed = seq;
+	atomic_store(&D.committed_pub, seq);
+	pthread_cond_broadcast(&D.committed);
+	if (D.on_commit)
+		D.on_commit(seq);
 }
 
 static void *writer_main(void *arg)
@@ -245,37 +252,19 @@ static void *writer_main(void *arg)
 			pthread_mutex_lock(&D.lock);
 		}
 		while (D.n == 0 && D.n_pending == 0 && !D.stop) {
-			/* MariaDB: a spool to replay once the backoff allows. */
-			int64_t due = store_due_ms();
-
-			if (due == 0 || atomic_load(&D.prune_asap))
+			if (atomic_load(&D.prune_asap))
 				break;
-			if (due < 0 || due > 1000)
-				due = 1000;
 			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += (long)(due % 1000) * 1000000;
-			ts.tv_sec += (time_t)(due / 1000) + ts.tv_nsec / 1000000000;
-			ts.tv_nsec %= 1000000000;
+			ts.tv_sec += 1;
 			pthread_cond_timedwait(&D.wake, &D.lock, &ts);
 			if (time(NULL) >= next_prune)
 				break;
 		}
 		if (D.n == 0 && D.n_pending == 0 && D.stop)
 			break;
-		if (D.n == 0 && D.n_pending == 0) {
-			pthread_mutex_unlock(&D.lock);
-			store_replay();
-			pthread_mutex_lock(&D.lock);
+		if (D.n == 0 && D.n_pending == 0)
 			continue;
-		}
-		if (!D.stop) {
-			/* Let the batch fill; the 200 ms durability bound leaves ample room. */
-			struct timespec w = { 0, BATCH_WINDOW_NS };
-
-			pthread_mutex_unlock(&D.lock);
-			nanosleep(&w, NULL);
-			pthread_mutex_lock(&D.lock);
-		}
+		/* No batch window: answers wait for this commit (group commit). */
 		/* Swap the queue with the writer's empty buffer. */
 		{
 			struct dlog_rec *q = D.queue;
@@ -298,6 +287,10 @@ static void *writer_main(void *arg)
 		pthread_mutex_unlock(&D.lock);
 		/* Committed (or spooled): either way it survives the daemon from here. */
 		store->write(batch, n, reps, n_reps);
+		/* The answers held for it go now, before any pruning. */
+		pthread_mutex_lock(&D.lock);
+		committed_locked(upto);
+		pthread_mutex_unlock(&D.lock);
 		store->enforce_size(atomic_load(&D.max_mb), atomic_load(&D.retention_days));
 		free(reps);
 		/* A burst (a slow disk, a checkpoint) grew the buffer: do not keep its peak for ever. */
@@ -307,17 +300,8 @@ static void *writer_main(void *arg)
 			batch_cap = 0;
 		}
 		pthread_mutex_lock(&D.lock);
-		D.seq_committed = upto;
-		pthread_cond_broadcast(&D.committed);
-		/* Behind the batch: what the spool holds, for a slice, unless stopping. */
-		if (!D.stop && store_due_ms() == 0) {
-			pthread_mutex_unlock(&D.lock);
-			store_replay();
-			pthread_mutex_lock(&D.lock);
-		}
 	}
-	D.seq_committed = D.seq_queued;
-	pthread_cond_broadcast(&D.committed);
+	committed_locked(D.seq_queued);
 	pthread_mutex_unlock(&D.lock);
 	buf_free(batch, batch_cap);
 	return NULL;
@@ -442,7 +426,7 @@ static void append_locked(const struct dlog_rec *rec)
 	if (!D.queue[D.n].host[0])
 		adv_strlcpy(D.queue[D.n].host, D.host, sizeof(D.queue[D.n].host));
 	D.n++;
-	D.seq_queued++;
+	my_seq = ++D.seq_queued;
 	if (D.n == 1 && D.n_pending == 0)
 		pthread_cond_signal(&D.wake);
 }
@@ -611,7 +595,7 @@ static bool agg_repeat(struct agg_slot *s)
 			pthread_cond_signal(&D.wake);
 	}
 	D.pending[s->pending_idx].n++;
-	D.seq_queued++;
+	my_seq = ++D.seq_queued;
 	return true;
 }
 
@@ -671,6 +655,26 @@ bool dlog_aggregate(struct dlog_rec *rec, bool open)
 	}
 	pthread_mutex_unlock(&D.lock);
 	return folded;
+}
+
+uint64_t dlog_take_mine(void)
+{
+	uint64_t s = my_seq;
+
+	my_seq = 0;
+	return s;
+}
+
+uint64_t dlog_committed(void)
+{
+	return atomic_load(&D.committed_pub);
+}
+
+void dlog_on_commit(void (*fn)(uint64_t seq))
+{
+	pthread_mutex_lock(&D.lock);
+	D.on_commit = fn;
+	pthread_mutex_unlock(&D.lock);
 }
 
 void dlog_set_retention(int days)

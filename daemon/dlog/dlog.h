@@ -2,8 +2,10 @@
  * dlog.h - the decision log: every decision in SQLite (WAL) at --db.
  *
  * dlog_append() only copies the record into a queue; a writer thread commits
- * queued records in one transaction per batch, at most about 20 ms after
- * they were queued, so the request path never waits for the disk.
+ * queued records in one transaction per batch, as soon as the previous
+ * commit returned (group commit).  The server holds a logged decision's
+ * answer until its record is committed (dlog_take_mine, dlog_committed,
+ * dlog_on_commit; issue 20), so what a client was told survives a kill -9.
  *
  * Issue 14: what-if queries (advisorctl check) go to a table of their own,
  * kept DLOG_QUERY_DAYS; plugin checks of a user over budget are folded by
@@ -62,6 +64,20 @@ void dlog_close(void);
 void dlog_new_id(char *id, size_t len);
 /* Queues a copy of rec (rec->query: into the queries table). */
 void dlog_append(const struct dlog_rec *rec);
+/*
+ * The sequence number of the last record (or repeat count) the calling
+ * thread queued since its last call, 0 none: its answer may be sent once
+ * dlog_committed() reaches it.  Records are committed in sequence order.
+ */
+uint64_t dlog_take_mine(void);
+/* Records up to this sequence number are committed (or were counted as lost). */
+uint64_t dlog_committed(void);
+/*
+ * fn(seq) after every commit, from the writer thread with the log's lock
+ * held: it must only wake someone (write an eventfd).  NULL: none; once
+ * dlog_on_commit(NULL) returns, fn is not running and will not be called.
+ */
+void dlog_on_commit(void (*fn)(uint64_t seq));
 /*
  * A plugin check of a user over budget: when a record with the same uid and
  * the same content (every field but id, time and the figures derived from

@@ -6,12 +6,14 @@
  * slurm_*_ops_t of function pointers, one plugin per backend), each store
  * fills a struct dlog_store_ops and dlog.c calls the one advisord.conf
  * asks for: dlog_sqlite_ops (the log in a SQLite file, dlog_sqlite.c) or
- * dlog_spool_ops (the site's MariaDB, through a local SQLite spool while
- * it is away, dlog_spool.c).  The queue, the writer thread, the batch
- * window and the aggregation are dlog.c's and the same for both.
+ * dlog_spool_ops (the site's MariaDB, always through a local SQLite
+ * spool, dlog_spool.c).  The queue, the writer thread, the group commit
+ * and the aggregation are dlog.c's and the same for both.
  *
  * Every call but query, scan and bytes comes from the writer thread (and
  * from dlog_open before it starts, dlog_close after it stopped).  A store
+ * may run threads of its own (the spool's shipper); write must not wait
+ * for a remote server, since answers wait for it (issue 20).  A store
  * reaches the core only through the struct dlog_env it was opened with, so
  * it includes no header of the core's: dlog.c includes the stores'.
  */
@@ -63,17 +65,11 @@ struct dlog_store_ops {
 	 */
 	void (*enforce_size)(int max_mb, int days);
 	/*
-	 * Hourly, and when the retention changes: decisions older than days
+	 * Hourly, and when the retention changes (the spool store: asks its
+	 * shipper to, and returns): decisions older than days
 	 * (0 = kept for ever), what-if queries older than DLOG_QUERY_DAYS.
 	 */
 	void (*prune)(int days);
-	/*
-	 * Work of the store's own between batches (the spool's replay): ms
-	 * until it is due, 0 now, -1 none; replay does a slice of it.  NULL
-	 * in a store that has none.
-	 */
-	int64_t (*due_ms)(void);
-	void (*replay)(void);
 	/* Bytes of the log, for stats (any thread). */
 	uint64_t (*bytes)(void);
 	/* dlog_query and dlog_scan (dlog.h), after dlog.c waited for the batch before the call. */

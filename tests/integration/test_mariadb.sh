@@ -15,6 +15,8 @@
 #    acknowledged decision arrives exactly once and in each client's order,
 #    the spool is empty afterwards, and the outage is reported once a
 #    minute, not per request;
+#  - mariadbd hung (SIGSTOP) under a 32-client load and advisord killed -9
+#    (issue 20): every acknowledged decision is in MariaDB after the restart;
 #  - retention_days prunes the central tables, at start and on a reload that
 #    changes it.
 # Needs root (mariadbd runs as root in the scratch directory) and the
@@ -239,6 +241,44 @@ grep -q "the spool is replayed" "$SCRATCH/login1.log" || fail "no word that the 
 pass "mariadbd killed under 64 clients and restarted: $acked decisions acknowledged ($spooled spooled 1 s into the outage), each in MariaDB once, in every client's order; spool empty; outage reported $outage_msgs time(s)"
 # The other node reconnects for reading by itself.
 expect_status 0 "history on login2 after the restart" nctl login2 history --limit 3
+
+# --- mariadbd hung (SIGSTOP) and advisord killed -9 under load (issue 20) ----------------------
+# A hung server (stopped, not down) makes every call wait the client's I/O
+# timeout; no acknowledged decision may wait for it in memory only.  The
+# spool must hold every decision acknowledged before the kill -9, and the
+# next start ships them all.
+HANG_MS=${ADVISOR_MARIADB_HANG_MS:-5000}
+c=0
+while [ $c -lt 32 ]; do
+	"$WIRECLIENT" "$SCRATCH/login1.sock" stream "$HANG_MS" > "$SCRATCH/hacks.$c" 2>&1 &
+	eval "hpid_$c=\$!"
+	c=$((c + 1))
+done
+sleep 1
+kill -STOP "$MARIADB_PID"
+rss0=$(awk '$1 == "VmRSS:" {print $2}' "/proc/$PID_login1/status")
+sleep 3
+rss1=$(awk '$1 == "VmRSS:" {print $2}' "/proc/$PID_login1/status")
+kill -KILL "$PID_login1"
+wait "$PID_login1" 2> /dev/null
+kill -CONT "$MARIADB_PID"
+c=0
+while [ $c -lt 32 ]; do wait "$(eval echo "\$hpid_$c")"; c=$((c + 1)); done
+cat "$SCRATCH"/hacks.* | awk '$1 == "ack" {print $3}' | sort -u > "$SCRATCH/hacked"
+hacked=$(wc -l < "$SCRATCH/hacked")
+[ "$hacked" -gt 1000 ] || fail "only $hacked decisions acknowledged around the hang: $(grep -hv '^ack' "$SCRATCH"/hacks.* | head -n 3)"
+# What waits for the hung server is on disk, not in memory.
+[ $((rss1 - rss0)) -lt 16384 ] || fail "advisord grew from $rss0 to $rss1 KiB while mariadbd hung"
+start_node login1
+i=0
+until [ "$(sqlite3 "$SCRATCH/login1.db.spool" "SELECT COUNT(*) FROM spool")" = 0 ]; do
+	i=$((i + 1)); [ $i -lt 300 ] || fail "the spool still holds $(sqlite3 "$SCRATCH/login1.db.spool" "SELECT COUNT(*) FROM spool") rows 30 s after the restart"
+	sleep 0.1
+done
+msql -e "SELECT id FROM decisions WHERE host = 'login1'" | sort > "$SCRATCH/hcentral"
+comm -23 "$SCRATCH/hacked" "$SCRATCH/hcentral" > "$SCRATCH/hlost"
+[ ! -s "$SCRATCH/hlost" ] || fail "$(wc -l < "$SCRATCH/hlost") of $hacked acknowledged decisions lost to a kill -9 while mariadbd hung (first: $(head -n 1 "$SCRATCH/hlost"))"
+pass "mariadbd stopped (SIGSTOP) under 32 clients and advisord killed -9 3 s later: all $hacked acknowledged decisions in MariaDB after the restart; RSS $rss0 -> $rss1 KiB during the hang"
 
 # --- what status and history say during an outage (issue 21) ----------------------------------
 # status names the log advisord really writes (the server and the spool),
