@@ -141,6 +141,7 @@ static int spool_open(char *err, size_t errlen)
 	sqlite3_stmt *st = NULL;
 	int rc;
 
+	dlog_sqlite_private(M.spool_path);
 	rc = sqlite3_open_v2(M.spool_path, &M.spool, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			     SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK ||
