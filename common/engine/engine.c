@@ -194,6 +194,11 @@ void engine_check(const catalog_t *cat, const struct adv_policy *pol,
 				(enum adv_severity)pol->reader_not_followed;
 		res->n_findings++;
 	}
+	/* -p a,b with other GPUs in b: the job may run on either. */
+	if (req->res.gpus_differ[0])
+		engine_add_finding(res, ADV_CODE_PARTITION_GPUS_DIFFER,
+				   "name one partition (-p) or the GPU type (--gres=gpu:TYPE:N)", "%s",
+				   req->res.gpus_differ);
 	if (denied)
 		engine_add_finding(res, ADV_CODE_POLICY_MODE_OVERRIDE_DENIED,
 				   "remove --llm-advisor",

@@ -235,7 +235,7 @@ id=$(job_id); [ -n "$id" ] && wait_job "$id"
 expect_file "$out/warn.job" "verdict=warn"
 pass
 
-begin "-p debug,h100: the strictest listed mode (h100's enforce) applies, and the message names it (issue 20)"
+begin "-p debug,h100: the strictest listed mode (h100's enforce) applies, and the message names it; other GPUs in a listed partition are said (issue 20)"
 for res in slurm parse; do
 	plugstack timeout_ms=2000 resources=$res
 	run "partlist_$res" sbatch -J adv-partlist -p debug,h100 -N4 --gres=gpu:8 --llm-model=llama3-70b \
@@ -243,6 +243,11 @@ for res in slurm parse; do
 	expect_status 1
 	expect_err "advisor: job rejected"
 	expect_err "[enforce mode, set by partition h100 of -p debug,h100]"
+	# Other GPUs in a listed partition (h200's from Slurm): said, judged on the first's.
+	run "partgpu_$res" sbatch -J adv-partlist -p h100,h200 -N4 --gres=gpu:8 --llm-model=llama3-70b \
+		--llm-layout=tp3 --wrap true
+	expect_status 1
+	expect_err "PARTITION_GPUS_DIFFER: -p h100,h200: judged on h100-sxm of partition h100, the first listed; the job may also start in h200 (h200)"
 done
 no_job_named adv-partlist
 plugstack timeout_ms=2000
