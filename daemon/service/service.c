@@ -130,14 +130,6 @@ static int read_job(const struct snapshot *s, const Advisor__CheckRequest *m,
 	return out->n_need > 0 ? 1 : 0;
 }
 
-/*
- * No -p: Slurm puts a submitted job in the default partition, so that
- * partition's mode, GPU and limits apply (and it is what gets logged); a
- * what-if query from advisorctl keeps the global policy.  A GPU type that
- * neither the job nor the partition's policy names comes from the
- * partition's nodes in Slurm, or gpu_why says why it did not (issue 21: the
- * daemon and advisorctl --local run this same code).
- */
 /* The GPU type of one partition: the policy's gpu:, else its nodes' in Slurm. */
 static void partition_gpu(const struct snapshot *s, const char *name, char *gpu, size_t len,
 			  char *why, size_t whylen)
@@ -181,6 +173,14 @@ static void partition_list_gpus(const struct snapshot *s, struct adv_request *re
 			     (int)first_len, req->res.partition, others);
 }
 
+/*
+ * No -p: Slurm puts a submitted job in the default partition, so that
+ * partition's mode, GPU and limits apply (and it is what gets logged); a
+ * what-if query from advisorctl keeps the global policy.  A GPU type that
+ * neither the job nor the partition's policy names comes from the
+ * partition's nodes in Slurm, or gpu_why says why it did not (issue 21: the
+ * daemon and advisorctl --local run this same code).
+ */
 static void resolve_cluster(const struct snapshot *s, const Advisor__CheckRequest *m,
 			    struct adv_request *req)
 {
