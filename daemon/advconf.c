@@ -8,6 +8,11 @@
  * the message names the file, its mode and the chmod that fixes it.  A
  * password_file gets the same check, and is read whole, trailing newline
  * stripped, as mysql's option files and Docker secrets are written.
+ * Whoever may rewrite advisord.conf chooses where the decisions go and
+ * where the password is sent, so (issue 20), as sshd's StrictModes, the
+ * file is refused when group or others may write it or when it belongs
+ * to a user other than advisord's own or root; a password_file another
+ * user owns is refused too (that user may read it, whatever its mode).
  */
 #include "config.h"
 
@@ -45,7 +50,8 @@ static const char *const advconf_errors[] = {
 	[ADVCONF_ERR_VALUE] = "invalid value",
 	[ADVCONF_ERR_DUPLICATE] = "duplicate key",
 	[ADVCONF_ERR_NOMEM] = "out of memory",
-	[ADVCONF_ERR_MODE] = "holds a password that others may read",
+	[ADVCONF_ERR_MODE] = "holds a password that others may read, or others may write it",
+	[ADVCONF_ERR_OWNER] = "belongs to another user",
 };
 
 const char *advconf_strerror(int code)
@@ -85,6 +91,34 @@ static int secret_mode_ok(const char *path, const char *what, char *err, size_t 
 	return ADVCONF_OK;
 }
 
+/*
+ * A file advisord trusts: owned by advisord's user or root, and no one else
+ * may write it.  The messages name the command that fixes each.
+ */
+static int trusted_file(const char *path, const char *what, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0) {
+		adv_snprintf(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
+		return ADVCONF_ERR_IO;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		adv_snprintf(err, errlen,
+			     "%s (%s) belongs to uid %u, who may rewrite it: advisord (uid %u) "
+			     "reads it only from itself or root: chown %u %s", path, what,
+			     (unsigned)st.st_uid, (unsigned)geteuid(), (unsigned)geteuid(), path);
+		return ADVCONF_ERR_OWNER;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		adv_snprintf(err, errlen,
+			     "%s (%s) may be written by group or others (mode %04o): chmod go-w %s",
+			     path, what, (unsigned)(st.st_mode & 07777), path);
+		return ADVCONF_ERR_MODE;
+	}
+	return ADVCONF_OK;
+}
+
 static int read_password_file(struct yamlutil_doc *d, const yaml_node_t *node, const char *path,
 			      struct advconf *c, bool check_mode)
 {
@@ -92,7 +126,8 @@ static int read_password_file(struct yamlutil_doc *d, const yaml_node_t *node, c
 	ssize_t n;
 	int fd, rc;
 
-	if (check_mode && (rc = secret_mode_ok(path, "a password", d->err, d->errlen)) != 0)
+	if (check_mode && ((rc = trusted_file(path, "password_file", d->err, d->errlen)) != 0 ||
+			   (rc = secret_mode_ok(path, "a password", d->err, d->errlen)) != 0))
 		return rc;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -209,6 +244,9 @@ int advconf_load(const char *path, struct advconf *c, char *err, size_t errlen)
 	advconf_defaults(c);
 	memset(&d, 0, sizeof(d));
 	rc = yamlutil_load_file(&d, path, err, errlen);
+	/* Trusted before anything it names is opened. */
+	if (rc == YAMLUTIL_OK)
+		rc = trusted_file(path, "advisord's configuration", err, errlen);
 	if (rc == YAMLUTIL_OK)
 		rc = parse(&d, c, true);
 	yamlutil_free(&d);

@@ -42,7 +42,9 @@ enum advconf_err {
 	ADVCONF_ERR_VALUE,
 	ADVCONF_ERR_DUPLICATE,
 	ADVCONF_ERR_NOMEM,
-	ADVCONF_ERR_MODE,          /* holds a password and others may read it */
+	ADVCONF_ERR_MODE,          /* holds a password and others may read it, or
+				      group or others may write it */
+	ADVCONF_ERR_OWNER,         /* it or its password_file belongs to another user */
 };
 
 struct advconf {
@@ -68,7 +70,10 @@ void advconf_defaults(struct advconf *c);
 /*
  * Reads path into c (defaults first).  Errors name FILE:LINE:COL; a file
  * that holds a password (inline) and is readable or writable by group or
- * others is refused (ADVCONF_ERR_MODE), as is a password_file that is.
+ * others is refused (ADVCONF_ERR_MODE), as is a password_file that is; so
+ * is a file that group or others may write (ADVCONF_ERR_MODE), and the
+ * file or its password_file when it belongs to a user other than
+ * advisord's or root (ADVCONF_ERR_OWNER).
  */
 int advconf_load(const char *path, struct advconf *c, char *err, size_t errlen);
 /* The same from a string (tests, fuzzing): no mode check, and a

@@ -319,7 +319,8 @@ static void make_db_dir(const char *db)
 	if (!slash || slash == dir)
 		return;
 	*slash = '\0';
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+	/* 0750: the log in it is every user's decisions (issue 20). */
+	if (mkdir(dir, 0750) != 0 && errno != EEXIST)
 		msg_log(LOG_WARNING, "cannot create %s: %s", dir, strerror(errno));
 }
 

@@ -54,7 +54,7 @@ static void report_summary(const struct adv_result *res, const struct adv_reques
 {
 	/* The model as judged: read from the job, or --llm-model. */
 	const char *model = res->model[0] ? res->model : req->wl.model;
-	char what[160], layout[96] = "";
+	char what[160], layout[96] = "", mode[ADV_NAME_MAX * 2 + 80] = "";
 
 	if (res->has_layout)
 		engine_layout_string(&res->layout, layout, sizeof(layout));
@@ -63,13 +63,23 @@ static void report_summary(const struct adv_result *res, const struct adv_reques
 		     res->has_layout ? res->layout.gpus : req->res.gpus,
 		     req->res.gpu[0] ? req->res.gpu : "", req->res.gpu[0] ? " GPUs" : "GPUs",
 		     layout[0] ? ", layout " : "", layout);
+	/* -p a,b: the partition whose mode applies, the strictest (issue 20). */
+	if (res->mode_partition[0])
+		adv_snprintf(mode, sizeof(mode), " [%s mode, set by partition %s of -p %s%s]",
+			     res->mode == ADV_MODE_ENFORCE ? "enforce" :
+			     res->mode == ADV_MODE_WARN ? "warn" : "off", res->mode_partition,
+			     req->res.partition, res->mode == ADV_MODE_WARN
+			     ? ": problems are not enforced here" : "");
+	else if (res->mode == ADV_MODE_WARN)
+		adv_strlcpy(mode, " [warn mode: problems are not enforced here]", sizeof(mode));
 	if (res->verdict == ADV_REJECT)
-		report_add(out, "advisor: job rejected (%s): it cannot work as submitted", what);
+		report_add(out, "advisor: job rejected (%s): it cannot work as submitted%s", what,
+			   mode);
 	else if (res->verdict == ADV_WARN)
-		report_add(out, "advisor: job accepted with warnings (%s)%s", what,
-			   res->mode == ADV_MODE_WARN ? " [warn mode: problems are not enforced here]" : "");
+		report_add(out, "advisor: job accepted with warnings (%s)%s", what, mode);
 	else
-		report_add(out, "advisor: job accepted (%s)", what);
+		report_add(out, "advisor: job accepted (%s)%s", what,
+			   res->mode_partition[0] ? mode : "");
 }
 
 void annotate_lines(const struct adv_result *res, const struct adv_request *req,

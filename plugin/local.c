@@ -273,8 +273,8 @@ static int local_resources(const struct plugin_state *st, enum jobreq_tool tool,
 		if (rc == 1) {
 			jobreq_build_resolved(tool, &slurm, j->llm_options, local_getenv, NULL, r);
 			slurm_verbose("advisor: resources as Slurm resolved them: %d GPUs, %d nodes, "
-				      "%d tasks, partition '%s'", r->gpus, r->nodes, r->opt.ntasks,
-				      r->partition);
+				      "%d tasks, partition '%s', account '%s'", r->gpus, r->nodes,
+				      r->opt.ntasks, r->partition, r->opt.account);
 			return 0;
 		}
 		if (rc < 0)
@@ -291,8 +291,8 @@ static int local_resources(const struct plugin_state *st, enum jobreq_tool tool,
 		slurm_info("advisor: cannot read the job's resources (%s); job not checked", err);
 		return -1;
 	}
-	slurm_verbose("advisor: resources as parsed: %d GPUs, %d nodes, %d tasks, partition '%s'",
-		      r->gpus, r->nodes, r->opt.ntasks, r->partition);
+	slurm_verbose("advisor: resources as parsed: %d GPUs, %d nodes, %d tasks, partition '%s', "
+		      "account '%s'", r->gpus, r->nodes, r->opt.ntasks, r->partition, r->opt.account);
 	return 0;
 }
 
@@ -376,6 +376,8 @@ static int local_request(const struct plugin_state *st, enum jobreq_tool tool,
 	req->res.nodes = r.nodes;
 	req->res.gpus_per_node = r.gpus_per_node;
 	adv_strlcpy(req->res.partition, r.partition, sizeof(req->res.partition));
+	/* The policy's exempt accounts (issue 20); "" when the job names none. */
+	adv_strlcpy(req->account, r.opt.account, sizeof(req->account));
 	annotate_user_name((unsigned)getuid(), req->user, sizeof(req->user));
 	*job_id = r.job_id;
 	*js = local_ship(tool, j, &r);

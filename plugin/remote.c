@@ -137,7 +137,7 @@ static int remote_request(spank_t sp, const struct plugin_state *st, struct adv_
 	uint32_t nodeid = 1, nnodes = 0, uid = 0;
 	char **env = NULL;
 	int nodes, gpn;
-	const char *part;
+	const char *part, *acct;
 
 	if (spank_get_item(sp, S_JOB_NODEID, &nodeid) != ESPANK_SUCCESS || nodeid != 0)
 		return 1;
@@ -163,6 +163,10 @@ static int remote_request(spank_t sp, const struct plugin_state *st, struct adv_
 	part = remote_env(env, "SLURM_JOB_PARTITION");
 	if (part)
 		adv_strlcpy(req->res.partition, part, sizeof(req->res.partition));
+	/* The account Slurm charged (the user's default when none was given). */
+	acct = remote_env(env, "SLURM_JOB_ACCOUNT");
+	if (acct)
+		adv_strlcpy(req->account, acct, sizeof(req->account));
 	if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS)
 		annotate_user_name(uid, req->user, sizeof(req->user));
 	*parent = remote_env(env, "ADVISOR_DECISION_ID");

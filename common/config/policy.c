@@ -108,6 +108,9 @@ static const char *const policy_admins_keys[] = { "users", "groups", NULL };
 #define POLICY_MAX_LOG_MB (16L * 1024 * 1024)
 #define POLICY_MAX_BURST 1000000000L
 
+static const struct adv_partition *policy_find_n(const struct adv_policy *p, const char *name,
+						 size_t len);
+
 /* Longest user, account or group name kept. */
 #define POLICY_NAME_MAX 256
 
@@ -395,7 +398,7 @@ static int policy_partition(struct policy_load *ld, const yaml_node_pair_t *pair
 				     "expected a partition name of 1 to %d characters, got %s",
 				     ADV_NAME_MAX - 1, name ? "a longer or empty name" : yamlutil_kind(kn));
 	/* n_partitions counts the ones before this one: the lookup jobs will use. */
-	if (policy_find_partition(ld->p, name))
+	if (policy_find_n(ld->p, name, strlen(name)))
 		return yamlutil_fail(d, kn, YAMLUTIL_ERR_DUPLICATE,
 				     "duplicate partition '%s'", name);
 	adv_strlcpy(part->name, name, sizeof(part->name));
@@ -543,21 +546,63 @@ const char *policy_strerror(int code)
 
 /* ---- queries ----------------------------------------------------------- */
 
-const struct adv_partition *policy_find_partition(const struct adv_policy *p, const char *name)
+/* The partition named by the len bytes at name. */
+static const struct adv_partition *policy_find_n(const struct adv_policy *p, const char *name,
+						 size_t len)
 {
 	for (size_t i = 0; p && name && i < p->n_partitions; i++)
-		if (!strcasecmp(p->partitions[i].name, name))
+		if (strlen(p->partitions[i].name) == len &&
+		    !strncasecmp(p->partitions[i].name, name, len))
 			return &p->partitions[i];
 	return NULL;
 }
 
+/* A comma list (sbatch -p a,b) names its first: the limits and the GPU
+ * type the job is judged with are that partition's. */
+const struct adv_partition *policy_find_partition(const struct adv_policy *p, const char *name)
+{
+	return name ? policy_find_n(p, name, strcspn(name, ",")) : NULL;
+}
+
+/*
+ * Slurm runs a job given -p a,b in whichever listed partition starts it
+ * first, so the job is held to the strictest mode among them (issue 20:
+ * -p debug,h100 was judged in debug's warn mode and could run in h100).
+ * Ties go to the first listed.
+ */
+enum adv_mode policy_mode_list(const struct adv_policy *p, const char *partitions,
+			       char *by, size_t bylen)
+{
+	enum adv_mode best = ADV_MODE_OFF;
+	const char *s = partitions ? partitions : "";
+	bool any = false;
+
+	if (by && bylen)
+		by[0] = '\0';
+	for (;;) {
+		size_t n = strcspn(s, ",");
+		const struct adv_partition *part = policy_find_n(p, s, n);
+		enum adv_mode m = part && part->has_mode ? part->mode
+							  : p ? p->mode : ADV_MODE_ENFORCE;
+
+		if (n > 0 && (!any || m > best)) {
+			best = m;
+			any = true;
+			if (by && bylen)
+				adv_snprintf(by, bylen, "%.*s", (int)n, s);
+		}
+		if (!s[n])
+			break;
+		s += n + 1;
+	}
+	if (!any)
+		return p ? p->mode : ADV_MODE_ENFORCE;
+	return best;
+}
+
 enum adv_mode policy_mode_for(const struct adv_policy *p, const char *partition)
 {
-	const struct adv_partition *part = policy_find_partition(p, partition);
-
-	if (part && part->has_mode)
-		return part->mode;
-	return p ? p->mode : ADV_MODE_ENFORCE;
+	return policy_mode_list(p, partition, NULL, 0);
 }
 
 static bool policy_listed(char *const *list, size_t n, const char *s, bool nocase)

@@ -104,11 +104,21 @@ int policy_load_string(const char *name, const char *text, const catalog_t *cat,
 void policy_destroy(struct adv_policy *p);
 const char *policy_strerror(int code);
 
-/* Case-insensitive partition lookup; NULL when the policy does not list it. */
+/* Case-insensitive partition lookup; NULL when the policy does not list it.
+ * A comma list ("debug,h100", as sbatch -p takes) finds its first. */
 const struct adv_partition *policy_find_partition(const struct adv_policy *p,
 						  const char *name);
-/* The mode in force for a partition (its own, else the global one). */
+/* The mode in force for a partition (its own, else the global one); for a
+ * comma list, the strictest of its partitions' (policy_mode_list). */
 enum adv_mode policy_mode_for(const struct adv_policy *p, const char *partition);
+/*
+ * The strictest mode (enforce > warn > off) among the partitions of a
+ * comma list, each its own mode or else the global one; by (bylen bytes,
+ * may be NULL) gets the partition that set it, the first listed on a tie,
+ * "" when the list is empty (the global mode).
+ */
+enum adv_mode policy_mode_list(const struct adv_policy *p, const char *partitions,
+			       char *by, size_t bylen);
 bool policy_is_admin(const struct adv_policy *p, uid_t uid, const char *user,
 		     const gid_t *groups, size_t n_groups);
 bool policy_is_exempt(const struct adv_policy *p, const char *user, const char *account);

@@ -95,7 +95,9 @@
 	X(BEST_PLAN, WARN, \
 	  "On a rejected job: the fastest layout for the same model and GPUs that passes every rule.") \
 	X(STEP_SUBSET, INFO, \
-	  "The launch runs in a Slurm step on part of the job's nodes: it is judged against that part.")
+	  "The launch runs in a Slurm step on part of the job's nodes: it is judged against that part.") \
+	X(PARTITION_GPUS_DIFFER, WARN, \
+	  "The partitions of a -p list have different GPU types: the job is judged on the first listed partition's.")
 
 enum adv_code {
 #define ADV_CODE_ENUM(name, sev, meaning) ADV_CODE_##name,

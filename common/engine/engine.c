@@ -72,10 +72,13 @@ void engine_request_init(struct adv_request *req)
 	req->wl.mem_share = req->wl.kv_dtype = req->wl.weights = ADV_UNSET;
 }
 
+/* A partition list's mode is its strictest partition's, and the result
+ * names that partition (issue 20). */
 static enum adv_mode resolve_mode(const struct adv_policy *pol, const struct adv_request *req,
-				  bool *denied)
+				  struct adv_result *res, bool *denied)
 {
-	enum adv_mode mode = policy_mode_for(pol, req->res.partition);
+	char by[ADV_NAME_MAX];
+	enum adv_mode mode = policy_mode_list(pol, req->res.partition, by, sizeof(by));
 
 	*denied = false;
 	if (policy_is_exempt(pol, req->user, req->account))
@@ -85,6 +88,8 @@ static enum adv_mode resolve_mode(const struct adv_policy *pol, const struct adv
 			return (enum adv_mode)req->wl.mode;
 		*denied = true;
 	}
+	if (strchr(req->res.partition, ','))
+		adv_strlcpy(res->mode_partition, by, sizeof(res->mode_partition));
 	return mode;
 }
 
@@ -174,7 +179,7 @@ void engine_check(const catalog_t *cat, const struct adv_policy *pol,
 	/* The findings array is written as it fills; clearing it costs more
 	 * than the rest of a check. */
 	memset(res, 0, offsetof(struct adv_result, findings));
-	res->mode = resolve_mode(pol, req, &denied);
+	res->mode = resolve_mode(pol, req, res, &denied);
 	if (res->mode == ADV_MODE_OFF) {
 		res->verdict = ADV_ACCEPT;
 		return;
@@ -189,6 +194,11 @@ void engine_check(const catalog_t *cat, const struct adv_policy *pol,
 				(enum adv_severity)pol->reader_not_followed;
 		res->n_findings++;
 	}
+	/* -p a,b with other GPUs in b: the job may run on either. */
+	if (req->res.gpus_differ[0])
+		engine_add_finding(res, ADV_CODE_PARTITION_GPUS_DIFFER,
+				   "name one partition (-p) or the GPU type (--gres=gpu:TYPE:N)", "%s",
+				   req->res.gpus_differ);
 	if (denied)
 		engine_add_finding(res, ADV_CODE_POLICY_MODE_OVERRIDE_DENIED,
 				   "remove --llm-advisor",

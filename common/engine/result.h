@@ -114,6 +114,9 @@ struct adv_serving {
 struct adv_result {
 	enum adv_verdict verdict;
 	enum adv_mode mode;            /* mode in force; warn mode turns rejects into warnings */
+	/* For a partition list (-p debug,h100): the listed partition whose
+	 * mode is in force, the strictest (policy_mode_list); "" otherwise. */
+	char mode_partition[ADV_NAME_MAX];
 	bool has_layout, has_memory, has_checkpoint, has_estimate;
 	struct adv_layout_out layout;
 	/* Workload as resolved (defaults filled in) */

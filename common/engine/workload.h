@@ -77,6 +77,10 @@ struct adv_resources {
 	 * (daemon/service/slurmgres.c), for GPU_TYPE_UNKNOWN; "" otherwise.
 	 * Filled after decoding, never on the wire. */
 	char gpu_why[160];
+	/* A -p list whose partitions have different GPU types and a job
+	 * that names none (daemon/service/service.c): the message of
+	 * PARTITION_GPUS_DIFFER; "" otherwise.  Never on the wire. */
+	char gpus_differ[160];
 };
 
 /* Parallel sizes; ADV_UNSET = not given (1 for tp..vpp, derived for dp). */

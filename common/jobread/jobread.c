@@ -79,7 +79,10 @@ static void set_slurm_vars(sh_t *sh, const struct jobread_input *in)
 	set_var_int(sh, "SLURM_GPUS_ON_NODE", gpn);
 	set_var_int(sh, "SLURM_GPUS_PER_NODE", gpn);
 	set_var_int(sh, "SLURM_GPUS", in->res.gpus);
-	if (in->res.partition[0])
+	/* -p a,b: Slurm picks one when the job starts (issue 20). */
+	bool one_partition = in->res.partition[0] && !strchr(in->res.partition, ',');
+
+	if (one_partition)
 		sh_setvar(sh, "SLURM_JOB_PARTITION", in->res.partition, true, false);
 	if (in->cwd)
 		sh_setvar(sh, "SLURM_SUBMIT_DIR", in->cwd, true, false);
@@ -95,7 +98,7 @@ static void set_slurm_vars(sh_t *sh, const struct jobread_input *in)
 
 	for (size_t k = 0; k < ADV_ARRAY_SIZE(set_unknown); k++)
 		sh_setvar(sh, set_unknown[k], "", true, true);
-	if (!in->res.partition[0])
+	if (!one_partition)
 		sh_setvar(sh, "SLURM_JOB_PARTITION", "", true, true);
 	/* Rank placeholders: every rank runs the same command. */
 	sh_setvar(sh, "SLURM_NODEID", "0", true, false);

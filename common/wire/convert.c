@@ -429,6 +429,8 @@ Advisor__CheckResponse *convert_result_to_pb(const struct adv_result *res,
 	m->verdict = (int32_t)res->verdict;
 	m->has_mode = 1;
 	m->mode = (int32_t)res->mode;
+	if (res->mode_partition[0])
+		m->mode_partition = pb_str(res->mode_partition);
 	if (res->has_layout)
 		m->layout = convert_layout_to_pb(&res->layout, &buf->layout);
 	if (res->has_memory)
@@ -492,6 +494,7 @@ void convert_result_from_pb(const Advisor__CheckResponse *m, struct adv_result *
 						    ADV_ACCEPT, ADV_REJECT, ADV_REJECT);
 	res->mode = (enum adv_mode)clamp_enum(m->has_mode, m->mode, ADV_MODE_OFF,
 					      ADV_MODE_ENFORCE, ADV_MODE_ENFORCE);
+	copy_name(res->mode_partition, sizeof(res->mode_partition), m->mode_partition);
 	res->has_layout = m->layout != NULL;
 	if (m->layout)
 		convert_layout_from_pb(m->layout, &res->layout);

@@ -40,6 +40,7 @@ enum {
 	OPT_GPUS_PER_TASK,
 	OPT_GRES,
 	OPT_PARTITION,
+	OPT_ACCOUNT,
 	OPT_CONSTRAINT,
 	OPT_MEM,
 	OPT_MEM_PER_GPU,
@@ -63,6 +64,7 @@ static const struct option jobreq_common_opts[] = {
 	{ "gpus-per-task", required_argument, NULL, OPT_GPUS_PER_TASK },
 	{ "gres", required_argument, NULL, OPT_GRES },
 	{ "partition", required_argument, NULL, OPT_PARTITION },
+	{ "account", required_argument, NULL, OPT_ACCOUNT },
 	{ "constraint", required_argument, NULL, OPT_CONSTRAINT },
 	{ "mem", required_argument, NULL, OPT_MEM },
 	{ "mem-per-gpu", required_argument, NULL, OPT_MEM_PER_GPU },
@@ -70,7 +72,6 @@ static const struct option jobreq_common_opts[] = {
 	/* The plugin's own options (SPANK adds them to Slurm's table). */
 	OPTIONS_LIST(JOBREQ_LLM_ROW)
 	/* Options whose values must be skipped. */
-	{ "account", required_argument, NULL, OPT_SKIP },
 	{ "acctg-freq", required_argument, NULL, OPT_SKIP },
 	{ "bb", required_argument, NULL, OPT_SKIP },
 	{ "bbf", required_argument, NULL, OPT_SKIP },
@@ -507,10 +508,19 @@ static int jobreq_mem(const char *name, const char *s, long *out, char *err, siz
 	return 0;
 }
 
-static void jobreq_first_of_list(char *dst, size_t len, const char *s)
+/*
+ * -p a,b: the whole list travels (issue 20: the daemon applies the
+ * strictest of their modes); one that does not fit keeps the names that
+ * do, never a piece of one.
+ */
+static void jobreq_list(char *dst, size_t len, const char *s)
 {
-	adv_strlcpy(dst, s, len);
-	dst[strcspn(dst, ",")] = '\0';
+	if (adv_strlcpy(dst, s, len) >= len) {
+		char *comma = strrchr(dst, ',');
+
+		if (comma)
+			*comma = '\0';
+	}
 }
 
 static int jobreq_apply(struct jobreq_opts *o, int code, const char *arg, int *llm,
@@ -538,7 +548,10 @@ static int jobreq_apply(struct jobreq_opts *o, int code, const char *arg, int *l
 		adv_strlcpy(o->chdir, arg, sizeof(o->chdir));
 		return 0;
 	case 'p': case OPT_PARTITION:
-		jobreq_first_of_list(o->partition, sizeof(o->partition), arg);
+		jobreq_list(o->partition, sizeof(o->partition), arg);
+		return 0;
+	case 'A': case OPT_ACCOUNT:
+		adv_strlcpy(o->account, arg, sizeof(o->account));
 		return 0;
 	case 'C': case OPT_CONSTRAINT:
 		adv_strlcpy(o->constraint, arg, sizeof(o->constraint));
@@ -798,6 +811,7 @@ static const struct jobreq_envmap jobreq_env_common[] = {
 	{ "GPUS_PER_TASK", OPT_GPUS_PER_TASK },
 	{ "GRES", OPT_GRES },
 	{ "PARTITION", OPT_PARTITION },
+	{ "ACCOUNT", OPT_ACCOUNT },
 	{ "CONSTRAINT", OPT_CONSTRAINT },
 	{ "MEM_PER_NODE", OPT_MEM },
 	{ "MEM_PER_GPU", OPT_MEM_PER_GPU },
@@ -898,7 +912,9 @@ uint32_t jobreq_parse_allocation(jobreq_getenv_fn get, void *arg, struct jobreq_
 	else if ((v = get("SLURM_JOB_GPUS", arg)) && *v)
 		o->gres_gpus = jobreq_count_list(v);
 	if ((v = get("SLURM_JOB_PARTITION", arg)))
-		jobreq_first_of_list(o->partition, sizeof(o->partition), v);
+		jobreq_list(o->partition, sizeof(o->partition), v);
+	if ((v = get("SLURM_JOB_ACCOUNT", arg)))
+		adv_strlcpy(o->account, v, sizeof(o->account));
 	return (uint32_t)job;
 }
 
@@ -940,6 +956,8 @@ void jobreq_merge(const struct jobreq_opts *const layers[], size_t n, struct job
 		}
 		if (l->partition[0])
 			adv_strlcpy(out->partition, l->partition, sizeof(out->partition));
+		if (l->account[0])
+			adv_strlcpy(out->account, l->account, sizeof(out->account));
 		if (l->constraint[0])
 			adv_strlcpy(out->constraint, l->constraint, sizeof(out->constraint));
 		if (l->mem_mb) out->mem_mb = l->mem_mb;
@@ -1025,6 +1043,8 @@ static void jobreq_finish(enum jobreq_tool tool, jobreq_getenv_fn get, void *arg
 				r->opt.gres_gpus = alloc.gres_gpus;
 			if (!r->opt.partition[0])
 				adv_strlcpy(r->opt.partition, alloc.partition, sizeof(r->opt.partition));
+			if (!r->opt.account[0])
+				adv_strlcpy(r->opt.account, alloc.account, sizeof(r->opt.account));
 		}
 	}
 	jobreq_resolve(r);
@@ -1092,6 +1112,7 @@ static const struct {
 	{ "gpus-per-task", OPT_GPUS_PER_TASK },
 	{ "gres", OPT_GRES },
 	{ "partition", OPT_PARTITION },
+	{ "account", OPT_ACCOUNT },
 	{ "constraint", OPT_CONSTRAINT },
 	{ "mem", OPT_MEM },
 	{ "mem-per-gpu", OPT_MEM_PER_GPU },

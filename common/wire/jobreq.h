@@ -36,7 +36,8 @@ struct jobreq_opts {
 	char gpn_type[JOBREQ_NAME_MAX];
 	char gpt_type[JOBREQ_NAME_MAX];
 	char gres_type[JOBREQ_NAME_MAX];
-	char partition[JOBREQ_NAME_MAX];   /* first of a comma list */
+	char partition[JOBREQ_NAME_MAX];   /* -p, a comma list as given */
+	char account[JOBREQ_NAME_MAX];     /* -A/--account; "" = Slurm's default */
 	char constraint[128];
 	long mem_mb;               /* --mem, MB; 0 = not given */
 	long mem_per_gpu_mb;

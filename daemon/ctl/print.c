@@ -493,6 +493,7 @@ void print_check(FILE *f, const struct adv_result *res, const char *decision_id,
 
 		put(o, "verdict", jstr(engine_verdict_name(res->verdict)));
 		put(o, "mode", jstr(policy_mode_name(res->mode)));
+		put(o, "mode_partition", res->mode_partition[0] ? jstr(res->mode_partition) : NULL);
 		put(o, "decision_id", jstr(decision_id));
 		put(o, "layout", res->has_layout ? layout_json(&res->layout) : NULL);
 		put(w, "precision", jstr(engine_precision_name(res->precision)));
@@ -523,7 +524,10 @@ void print_check(FILE *f, const struct adv_result *res, const char *decision_id,
 		return;
 	}
 	fprintf(f, "verdict: %s", engine_verdict_name(res->verdict));
-	if (res->mode != ADV_MODE_ENFORCE)
+	if (res->mode_partition[0])
+		fprintf(f, " (mode %s, set by partition %s of the list)", policy_mode_name(res->mode),
+			res->mode_partition);
+	else if (res->mode != ADV_MODE_ENFORCE)
 		fprintf(f, " (mode %s)", policy_mode_name(res->mode));
 	if (decision_id && *decision_id)
 		fprintf(f, "   decision %s", decision_id);

@@ -191,6 +191,7 @@ static int spool_open(char *err, size_t errlen)
 	sqlite3_stmt *st = NULL;
 	int rc;
 
+	dlog_sqlite_private(M.spool_path);
 	rc = spool_connect(&M.spool);
 	/*
 	 * Answers wait for the writer's commits: its commits carry no

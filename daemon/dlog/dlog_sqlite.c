@@ -36,6 +36,8 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -44,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "dlog_sqlite.h"
@@ -345,12 +348,55 @@ static void *checkpointer_main(void *arg)
 	return NULL;
 }
 
+/*
+ * The log holds every user's decisions (issue 20): SQLite creates a file
+ * 0644 less the umask (SQLITE_DEFAULT_FILE_PERMISSIONS), readable by all
+ * when advisord is started by hand under a umask of 022.  So the file is
+ * created here first, 0640, which no umask widens; SQLite gives its -wal
+ * and -shm files the mode of the database.  A file of ours that others
+ * may already read (made by an older advisord) loses those bits, and the
+ * daemon log says so.  A path that cannot be opened is left to SQLite,
+ * whose error the caller reports.
+ */
+void dlog_sqlite_private(const char *path)
+{
+	static const char *const suffix[] = { "", "-wal", "-shm" };
+	char name[4096];
+
+	if (!path || !path[0] || path[0] == ':' || strlen(path) + sizeof("-wal") > sizeof(name))
+		return;
+	for (size_t i = 0; i < ADV_ARRAY_SIZE(suffix); i++) {
+		struct stat st;
+		int fd;
+
+		adv_snprintf(name, sizeof(name), "%s%s", path, suffix[i]);
+		fd = open(name, O_RDWR | O_CLOEXEC | O_NOCTTY | (i == 0 ? O_CREAT : 0), 0640);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		    (st.st_mode & S_IRWXO)) {
+			mode_t m = st.st_mode & 0777 & ~(mode_t)S_IRWXO;
+
+			if (fchmod(fd, m) == 0)
+				msg_log(LOG_WARNING, "%s was open to all users (mode %04o): now %04o, "
+					"as advisord creates it", name, (unsigned)(st.st_mode & 07777),
+					(unsigned)m);
+			else
+				msg_log(LOG_WARNING, "%s is open to all users (mode %04o) and cannot "
+					"be changed: %s; chmod o-rwx %s", name,
+					(unsigned)(st.st_mode & 07777), strerror(errno), name);
+		}
+		close(fd);
+	}
+}
+
 /* Opens the database for writing; -1 with err (and nothing open) on failure. */
 static int open_db(char *err, size_t errlen)
 {
 	int rc;
 
 	F.next_open = time(NULL) + REOPEN_EVERY_S;
+	dlog_sqlite_private(D.path);
 	rc = sqlite3_open_v2(D.path, &D.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			     SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {

@@ -48,6 +48,13 @@ void dlog_sqlite_bind_rec(sqlite3_stmt *st, const struct dlog_rec *r);
  * the log's tables, and the spool's.  0, or -1.
  */
 int dlog_sqlite_add_columns(sqlite3 *db, const char *table);
+/*
+ * Creates the file at path 0640 when it does not exist, whatever the umask,
+ * and takes the bits for others from it (and its -wal and -shm) when it
+ * is the daemon's and has them, saying so in the daemon log: the log and
+ * the spool hold every user's decisions.  Called before sqlite3_open_v2.
+ */
+void dlog_sqlite_private(const char *path);
 /* s, or NULL when s is NULL or empty. */
 void dlog_sqlite_bind_text(sqlite3_stmt *st, int i, const char *s);
 /*

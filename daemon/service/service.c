@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "engine/checkpoint.h"
 #include "engine/findings.h"
@@ -129,6 +130,49 @@ static int read_job(const struct snapshot *s, const Advisor__CheckRequest *m,
 	return out->n_need > 0 ? 1 : 0;
 }
 
+/* The GPU type of one partition: the policy's gpu:, else its nodes' in Slurm. */
+static void partition_gpu(const struct snapshot *s, const char *name, char *gpu, size_t len,
+			  char *why, size_t whylen)
+{
+	const struct adv_partition *pt = policy_find_partition(s->pol, name);
+
+	gpu[0] = '\0';
+	if (pt && pt->gpu[0])
+		adv_strlcpy(gpu, pt->gpu, len);
+	else if (slurmgres_gpu_for_partition(name, gpu, len, why, whylen) != 0)
+		gpu[0] = '\0';
+}
+
+/*
+ * -p a,b (issue 20): the job is judged on a's GPU type, the first listed;
+ * when another listed partition has another type, the job may start
+ * there instead, and PARTITION_GPUS_DIFFER says so.  A partition whose
+ * type is not known counts as no difference.
+ */
+static void partition_list_gpus(const struct snapshot *s, struct adv_request *req,
+				const char *first_gpu)
+{
+	const char *p = strchr(req->res.partition, ',');
+	char name[ADV_NAME_MAX], gpu[ADV_NAME_MAX], others[128] = "";
+	size_t first_len = strcspn(req->res.partition, ",");
+
+	while (p && first_gpu[0]) {
+		size_t n = strcspn(++p, ",");
+
+		adv_snprintf(name, sizeof(name), "%.*s", (int)n, p);
+		partition_gpu(s, name, gpu, sizeof(gpu), NULL, 0);
+		if (gpu[0] && strcasecmp(gpu, first_gpu) != 0)
+			adv_snprintf(others + strlen(others), sizeof(others) - strlen(others),
+				     "%s%s (%s)", others[0] ? ", " : "", name, gpu);
+		p = strchr(p, ',');
+	}
+	if (others[0])
+		adv_snprintf(req->res.gpus_differ, sizeof(req->res.gpus_differ),
+			     "-p %s: judged on %s of partition %.*s, the first listed; "
+			     "the job may also start in %s", req->res.partition, first_gpu,
+			     (int)first_len, req->res.partition, others);
+}
+
 /*
  * No -p: Slurm puts a submitted job in the default partition, so that
  * partition's mode, GPU and limits apply (and it is what gets logged); a
@@ -140,7 +184,7 @@ static int read_job(const struct snapshot *s, const Advisor__CheckRequest *m,
 static void resolve_cluster(const struct snapshot *s, const Advisor__CheckRequest *m,
 			    struct adv_request *req)
 {
-	const struct adv_partition *pt;
+	char first[ADV_NAME_MAX], gpu[ADV_NAME_MAX];
 
 	if (!req->res.partition[0] && m->has_context &&
 	    m->context != ADVISOR__CONTEXT__CTX_ADVISORCTL)
@@ -148,10 +192,18 @@ static void resolve_cluster(const struct snapshot *s, const Advisor__CheckReques
 			req->res.partition[0] = '\0';   /* unknown: the global policy applies */
 	if (req->res.gpu[0])
 		return;
-	pt = policy_find_partition(s->pol, req->res.partition);
-	if (!pt || !pt->gpu[0])
-		slurmgres_gpu_for_partition(req->res.partition, req->res.gpu, sizeof(req->res.gpu),
-					    req->res.gpu_why, sizeof(req->res.gpu_why));
+	/* A list's first partition (policy_find_partition reads it alike). */
+	adv_snprintf(first, sizeof(first), "%.*s", (int)strcspn(req->res.partition, ","),
+		     req->res.partition);
+	partition_gpu(s, first, gpu, sizeof(gpu), req->res.gpu_why, sizeof(req->res.gpu_why));
+	/* The policy's gpu: reaches the engine through the partition. */
+	{
+		const struct adv_partition *pt = policy_find_partition(s->pol, first);
+
+		if (!pt || !pt->gpu[0])
+			adv_strlcpy(req->res.gpu, gpu, sizeof(req->res.gpu));
+	}
+	partition_list_gpus(s, req, gpu);
 }
 
 const char *service_partition_label(const struct snapshot *s, const char *named)

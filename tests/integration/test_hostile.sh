@@ -19,13 +19,17 @@
 #  6. a credential captured by a relay on one daemon and replayed on a
 #     second (its own munged, as on another host): refused;
 #  7. munged stopped (SIGSTOP): a unix-socket check answers within 1 s
-#     while TCP clients wait.
+#     while TCP clients wait;
 #  8. a model name with escape sequences, a newline and invalid UTF-8
 #     (issue 20, item 11): history and show print it escaped (\xNN), their
 #     --json and the --log-json line are valid UTF-8 that json.load reads;
 #  9. 64 made-up partition names (issue 20, item 12): the Prometheus
 #     output keeps a label for each partition the policy names, the rest
-#     share "_other".
+#     share "_other";
+# 10. advisord started by hand under umask 022: its state directory 0750,
+#     its log and spool 0640, a world-readable log closed at start; an
+#     advisord.conf others may write, or a password_file another user
+#     owns, refused.
 # Needs root (test users, munged, unshare); skips otherwise.
 . "$(dirname "$0")/lib.sh"
 
@@ -56,7 +60,7 @@ while ! port_free "$PORT" || ! port_free $((PORT + 1)); do PORT=$((PORT + 2)); [
 HUNG_PORT=$((PORT + 1))
 CHECK="check --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1"
 # HOSTILE_CASES="1 3": only those cases (each was shown to fail alone on main).
-want() { case " ${HOSTILE_CASES:-1 2 3 4 5 6 7 8 9} " in *" $1 "*) return 0 ;; esac; return 1; }
+want() { case " ${HOSTILE_CASES:-1 2 3 4 5 6 7 8 9 10} " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # --- 1. a connection flood by one user ------------------------------------------------
 # The daemon's file limit is a typical 1024: on main the flood took every
@@ -263,6 +267,72 @@ expect_status 0 "status after the pre-auth flood" ctl status
 [ "$peak" -lt 102400 ] || fail "peak RSS $((peak / 1024)) MiB under the pre-auth flood (bound 100 MiB)"
 [ "$after" -lt $((before + 20480)) ] || fail "retained RSS $((after / 1024)) MiB after the flood (before $((before / 1024)) MiB)"
 pass "1500 pre-auth TCP connections with 1 MiB frames ($(value sent_mib "$SCRATCH/preauth.out") MiB sent), 400 unix ones as $USER_A: RSS $((before / 1024)) MiB before, peak $((peak / 1024)) MiB, $((after / 1024)) MiB after"
+fi
+
+# --- 10. advisord started by hand (issue 20): no file every user can read ------------------
+# Under a umask of 022 (this test's), main created the state directory 0755
+# and the log and the spool 0644: any user could read every decision.
+if want 10; then
+S10=$SCRATCH/state10
+mkdir "$S10"
+start10() {
+	"$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" --socket "$S10/a.sock" \
+		--db "$S10/lib/decisions.db" "$@" >> "$SCRATCH/state10.log" 2>&1 &
+	P10=$!
+	i=0
+	until "$ADVISORCTL" --socket "$S10/a.sock" status > /dev/null 2>&1; do
+		kill -0 "$P10" 2> /dev/null || fail "advisord exited: $(tail -n 5 "$SCRATCH/state10.log")"
+		i=$((i + 1)); [ $i -lt 200 ] || fail "advisord did not start"; sleep 0.05
+	done
+}
+stop10() { kill "$P10"; wait "$P10" 2> /dev/null; }
+mode_of() { stat -c %a "$1" 2> /dev/null; }
+start10
+"$ADVISORCTL" --socket "$S10/a.sock" $CHECK > /dev/null 2>&1
+"$WIRECLIENT" "$S10/a.sock" decide sbatch gpu=h100 gpus=8 model=llama3-70b layout=tp8 > /dev/null 2>&1
+i=0; until [ -f "$S10/lib/decisions.db-wal" ]; do i=$((i + 1)); [ $i -lt 100 ] || break; sleep 0.05; done
+dir_mode=$(mode_of "$S10/lib"); db_mode=$(mode_of "$S10/lib/decisions.db"); wal_mode=$(mode_of "$S10/lib/decisions.db-wal")
+[ "$dir_mode" = 750 ] || fail "state directory created $dir_mode, want 750"
+[ "$db_mode" = 640 ] || fail "decision log created $db_mode, want 640"
+[ "$wal_mode" = 640 ] || fail "decision log's -wal is $wal_mode, want 640"
+chmod 755 "$S10/lib"   # an admin's directory: the file's own mode must hold
+as_user "$USER_A" cat "$S10/lib/decisions.db" > /dev/null 2>&1 && fail "$USER_A reads the decision log"
+stop10
+# A log an older advisord left open to all: closed at start, and said so.
+chmod 644 "$S10/lib/decisions.db"
+start10
+db_mode=$(mode_of "$S10/lib/decisions.db")
+[ "$db_mode" = 640 ] || fail "a world-readable decision log left $db_mode at start, want 640"
+grep -q "decisions.db was open to all users (mode 0644): now 0640" "$SCRATCH/state10.log" ||
+	fail "the daemon log does not say the log's mode was changed: $(tail -n 3 "$SCRATCH/state10.log")"
+stop10
+# The spool of a MariaDB log (here down: the spool is opened at start).
+P10PORT=45000; while ! port_free "$P10PORT"; do P10PORT=$((P10PORT + 1)); done
+cat > "$S10/advisord.conf" <<EOT
+storage: { type: mariadb, host: 127.0.0.1, port: $P10PORT, user: advisor, database: advisor, spool: $S10/spool.db }
+EOT
+start10 --config "$S10/advisord.conf"
+spool_mode=$(mode_of "$S10/spool.db")
+stop10
+[ "$spool_mode" = 640 ] || fail "spool created $spool_mode, want 640"
+# An advisord.conf others may write, a password_file another user owns: refused, with the fix.
+chmod 666 "$S10/advisord.conf"
+expect_status 65 "an advisord.conf others may write" "$ADVISORD" --catalog "$CATALOG" --policy "$POLICY" \
+	--config "$S10/advisord.conf" --check-config
+grep -q "mode 0666): chmod go-w $S10/advisord.conf" "$SCRATCH/out" "$SCRATCH/err" ||
+	fail "the refusal does not name the fix: $(cat "$SCRATCH/out" "$SCRATCH/err")"
+printf 'secret\n' > "$S10/pw"
+chmod 600 "$S10/pw"
+chown "$USER_A" "$S10/pw"
+cat > "$S10/advisord.conf" <<EOT
+storage: { type: mariadb, host: 127.0.0.1, user: advisor, database: advisor, password_file: $S10/pw }
+EOT
+chmod 600 "$S10/advisord.conf"
+expect_status 65 "a password_file $USER_A owns" "$ADVISORD" --catalog "$CATALOG" --policy "$POLICY" \
+	--config "$S10/advisord.conf" --check-config
+grep -q "$S10/pw (password_file) belongs to uid $(id -u "$USER_A")" "$SCRATCH/out" "$SCRATCH/err" ||
+	fail "the refusal does not name the owner: $(cat "$SCRATCH/out" "$SCRATCH/err")"
+pass "advisord by hand under umask 022: state directory $dir_mode, log $db_mode (-wal $wal_mode), spool $spool_mode; a 0644 log closed to 0640 at start; advisord.conf mode 0666 and a password_file of $USER_A refused"
 fi
 want 3 || want 4 || want 5 || want 6 || want 7 || exit 0
 

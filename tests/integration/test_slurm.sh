@@ -77,6 +77,7 @@ partitions:
   # no gpu: the type comes from the live cluster (Gres=gpu:h200:8)
   h200:  { mode: enforce }
   debug: { gpu: h100-sxm, mode: warn }
+exempt: { accounts: [llm-free] }
 EOF
 
 start_daemon() {
@@ -232,6 +233,66 @@ expect_err "advisor: job accepted with warnings"
 expect_err "warning: TP_NOT_DIVIDE_HEADS"
 id=$(job_id); [ -n "$id" ] && wait_job "$id"
 expect_file "$out/warn.job" "verdict=warn"
+pass
+
+begin "-p debug,h100: the strictest listed mode (h100's enforce) applies, and the message names it; other GPUs in a listed partition are said (issue 20)"
+for res in slurm parse; do
+	plugstack timeout_ms=2000 resources=$res
+	run "partlist_$res" sbatch -J adv-partlist -p debug,h100 -N4 --gres=gpu:8 --llm-model=llama3-70b \
+		--llm-layout=tp3 --wrap true
+	expect_status 1
+	expect_err "advisor: job rejected"
+	expect_err "[enforce mode, set by partition h100 of -p debug,h100]"
+	# Other GPUs in a listed partition (h200's from Slurm): said, judged on the first's.
+	run "partgpu_$res" sbatch -J adv-partlist -p h100,h200 -N4 --gres=gpu:8 --llm-model=llama3-70b \
+		--llm-layout=tp3 --wrap true
+	expect_status 1
+	expect_err "PARTITION_GPUS_DIFFER: -p h100,h200: judged on h100-sxm of partition h100, the first listed; the job may also start in h200 (h200)"
+done
+no_job_named adv-partlist
+plugstack timeout_ms=2000
+pass
+
+begin "exempt: accounts applies to sbatch (-A, SBATCH_ACCOUNT, #SBATCH --account), salloc and srun, and on the node (issue 20)"
+bad="-p h100 -N1 --gres=gpu:8 --llm-model=llama3-70b --llm-layout=tp3"
+cat > "$CLUSTER_DIR/acct.sbatch" <<'EOF'
+#!/bin/sh
+#SBATCH --account=llm-free
+echo "ran=$SLURM_JOB_ACCOUNT"
+EOF
+# Without the account the same job is rejected.
+run acct_none sbatch -J adv-acct-none $bad --wrap true
+expect_status 1
+no_job_named adv-acct-none
+for res in slurm parse; do
+	plugstack timeout_ms=2000 resources=$res
+	for how in opt env script; do
+		case $how in
+		opt) run "acct_${how}_$res" sbatch -J adv-acct -A llm-free $bad -o "$out/acct_$how$res.job" \
+			--wrap 'echo "ran=$SLURM_JOB_ACCOUNT"' ;;
+		env) run "acct_${how}_$res" env SBATCH_ACCOUNT=llm-free sbatch -J adv-acct $bad \
+			-o "$out/acct_$how$res.job" --wrap 'echo "ran=$SLURM_JOB_ACCOUNT"' ;;
+		script) run "acct_${how}_$res" sbatch -J adv-acct $bad -o "$out/acct_$how$res.job" \
+			"$CLUSTER_DIR/acct.sbatch" ;;
+		esac
+		expect_status 0
+		expect_no_err "rejected"
+		id=$(job_id); [ -n "$id" ] && wait_job "$id"
+		# The node's check in task_init exempts it too (SLURM_JOB_ACCOUNT).
+		expect_file "$out/acct_$how$res.job" "ran=llm-free"
+	done
+	run "acct_salloc_$res" salloc -J adv-acct -A llm-free $bad true
+	expect_status 0
+	expect_no_err "rejected"
+	# Accounts compare without case, as Slurm stores them in lower case.
+	run "acct_srun_$res" srun -J adv-acct -A LLM-free $bad true
+	expect_status 0
+	expect_no_err "rejected"
+	run "acct_srunenv_$res" env SLURM_ACCOUNT=llm-free srun -J adv-acct $bad true
+	expect_status 0
+	expect_no_err "rejected"
+done
+plugstack timeout_ms=2000
 pass
 
 begin "job described by #SBATCH lines only"

@@ -197,6 +197,66 @@ static void test_conf_mode(void **st)
 	rmdir(dir);
 }
 
+/*
+ * Issue 20: an advisord.conf others may write, or one that another user
+ * owns, is refused even without a password in it, and so is a
+ * password_file another user owns; each message names the fix.
+ */
+static void test_conf_trust(void **st)
+{
+	char dir[] = "/tmp/advconf.XXXXXX", path[128], pw[128], err[512];
+	struct advconf c;
+	FILE *f;
+
+	(void)st;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/advisord.conf", dir);
+	snprintf(pw, sizeof(pw), "%s/pw", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("listen: 127.0.0.1:6830\n", f);
+	fclose(f);
+	chmod(path, 0646);
+	assert_int_equal(advconf_load(path, &c, err, sizeof(err)), ADVCONF_ERR_MODE);
+	assert_non_null(strstr(err, "mode 0646"));
+	assert_non_null(strstr(err, "chmod go-w"));
+	chmod(path, 0664);
+	assert_int_equal(advconf_load(path, &c, err, sizeof(err)), ADVCONF_ERR_MODE);
+	chmod(path, 0644);
+	assert_int_equal(advconf_load(path, &c, err, sizeof(err)), 0);
+	assert_string_equal(c.listen, "127.0.0.1:6830");
+
+	f = fopen(pw, "w");
+	assert_non_null(f);
+	fputs("s3cret\n", f);
+	fclose(f);
+	chmod(pw, 0600);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "storage:\n  type: mariadb\n  host: db\n  user: a\n  database: b\n"
+		   "  password_file: %s\n", pw);
+	fclose(f);
+	assert_int_equal(advconf_load(path, &c, err, sizeof(err)), 0);
+	/* Owned by another user (nobody's uid): only root can give a file away. */
+	if (geteuid() == 0) {
+		assert_int_equal(chown(pw, 65534, (gid_t)-1), 0);
+		assert_int_equal(advconf_load(path, &c, err, sizeof(err)), ADVCONF_ERR_OWNER);
+		assert_non_null(strstr(err, pw));
+		assert_non_null(strstr(err, "belongs to uid 65534"));
+		assert_non_null(strstr(err, "chown 0"));
+		assert_string_equal(c.password, "");
+		assert_int_equal(chown(pw, 0, (gid_t)-1), 0);
+		assert_int_equal(chown(path, 65534, (gid_t)-1), 0);
+		assert_int_equal(advconf_load(path, &c, err, sizeof(err)), ADVCONF_ERR_OWNER);
+		assert_non_null(strstr(err, "configuration) belongs to uid 65534"));
+		assert_int_equal(chown(path, 0, (gid_t)-1), 0);
+		assert_int_equal(advconf_load(path, &c, err, sizeof(err)), 0);
+	}
+	unlink(pw);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +264,7 @@ int main(void)
 		cmocka_unit_test(test_conf_values),
 		cmocka_unit_test(test_conf_errors),
 		cmocka_unit_test(test_conf_mode),
+		cmocka_unit_test(test_conf_trust),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

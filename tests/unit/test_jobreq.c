@@ -57,8 +57,9 @@ static const struct row rows[] = {
 	  8, 1, 8, "", "", 0 },
 	{ "bare gpu gres is one", JOBREQ_SBATCH, "sbatch --gres=gpu job.sh", NULL, "",
 	  1, 1, 1, "", "", 0 },
-	{ "partition list takes first", JOBREQ_SBATCH, "sbatch -p h200,h100 --gres=gpu:8 job.sh", NULL, "",
-	  8, 1, 8, "", "h200", 0 },
+	/* Issue 20: the whole list, for the strictest of their modes. */
+	{ "partition list kept whole", JOBREQ_SBATCH, "sbatch -p h200,h100 --gres=gpu:8 job.sh", NULL, "",
+	  8, 1, 8, "", "h200,h100", 0 },
 	{ "no GPUs at all", JOBREQ_SBATCH, "sbatch -N2 -n4 --wrap=hostname", NULL, "",
 	  0, 2, 0, "", "", 0 },
 	{ "script only", JOBREQ_SBATCH, "sbatch job.sh",
@@ -326,6 +327,58 @@ static void test_bad_env_names_variable(void **state)
 	assert_non_null(strstr(err, "SBATCH_GPUS"));
 }
 
+/*
+ * Issue 20: the account reaches the daemon (policy exempt: accounts) from
+ * -A/--account, the tool's input variable and #SBATCH lines, with Slurm's
+ * precedence, and srun inside a job takes the job's; a partition list too
+ * long for the field keeps whole names only.
+ */
+static void test_account(void **state)
+{
+	static const struct {
+		enum jobreq_tool tool;
+		const char *cmdline, *script, *env, *account;
+	} acct[] = {
+		{ JOBREQ_SBATCH, "sbatch -A llm-free job.sh", NULL, "", "llm-free" },
+		{ JOBREQ_SBATCH, "sbatch --account=llm-free job.sh", NULL, "", "llm-free" },
+		{ JOBREQ_SBATCH, "sbatch job.sh", NULL, "SBATCH_ACCOUNT=llm-free", "llm-free" },
+		{ JOBREQ_SBATCH, "sbatch job.sh", "#!/bin/sh\n#SBATCH -A llm-free\nsrun x\n", "", "llm-free" },
+		{ JOBREQ_SBATCH, "sbatch job.sh", "#!/bin/sh\n#SBATCH --account llm-free\n",
+		  "SBATCH_ACCOUNT=other", "other" },
+		{ JOBREQ_SBATCH, "sbatch -A cli job.sh", NULL, "SBATCH_ACCOUNT=other", "cli" },
+		{ JOBREQ_SALLOC, "salloc -A llm-free -N1", NULL, "", "llm-free" },
+		{ JOBREQ_SALLOC, "salloc -N1", NULL, "SALLOC_ACCOUNT=llm-free", "llm-free" },
+		{ JOBREQ_SRUN, "srun --account llm-free -N1 x", NULL, "", "llm-free" },
+		{ JOBREQ_SRUN, "srun -N1 x", NULL, "SLURM_ACCOUNT=llm-free", "llm-free" },
+		{ JOBREQ_SRUN, "srun -N1 x", NULL, "SLURM_JOB_ID=7;SLURM_JOB_ACCOUNT=llm-free", "llm-free" },
+		{ JOBREQ_SBATCH, "sbatch job.sh", NULL, "", "" },
+	};
+	char buf[256], err[256] = "";
+	char *argv[16];
+	struct jobreq r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(acct) / sizeof(acct[0]); i++) {
+		int argc = split(acct[i].cmdline, buf, sizeof(buf), argv, 16);
+
+		assert_int_equal(jobreq_build(acct[i].tool, argc, argv, acct[i].script,
+					      acct[i].script ? strlen(acct[i].script) : 0, row_getenv,
+					      (void *)acct[i].env, &r, err, sizeof(err)), 0);
+		if (strcmp(r.opt.account, acct[i].account) != 0)
+			fail_msg("%s | %s: account '%s', want '%s'", acct[i].cmdline, acct[i].env,
+				 r.opt.account, acct[i].account);
+	}
+	/* 63 bytes fit: the third name does not, and is left out whole. */
+	{
+		int argc = split("sbatch -p partition-number-one,partition-number-two,partition-number-three job.sh",
+				 buf, sizeof(buf), argv, 16);
+
+		assert_int_equal(jobreq_build(JOBREQ_SBATCH, argc, argv, NULL, 0, row_getenv,
+					      (void *)"", &r, err, sizeof(err)), 0);
+		assert_string_equal(r.partition, "partition-number-one,partition-number-two");
+	}
+}
+
 static void test_mem(void **state)
 {
 	(void)state;
@@ -531,7 +584,7 @@ static void test_apply_named(void **state)
 	static const char *const set[][2] = {
 		{ "gres", "gres:gpu:h100:8" }, { "mem-per-gpu", "10G" }, { "nodes", "2-4" },
 		{ "output", "/dev/null" }, { "partition", "debug,h100" }, { "exclusive", "unset" },
-		{ "ntasks-per-node", "8" }, { "wrap", "srun python x.py" },
+		{ "ntasks-per-node", "8" }, { "wrap", "srun python x.py" }, { "account", "llm-free" },
 	};
 	struct jobreq_opts o, cmd;
 	struct jobreq r, p;
@@ -547,7 +600,8 @@ static void test_apply_named(void **state)
 	assert_string_equal(o.gres_type, "h100");
 	assert_int_equal(o.mem_per_gpu_mb, 10240);
 	assert_int_equal(o.nodes, 2);
-	assert_string_equal(o.partition, "debug");
+	assert_string_equal(o.partition, "debug,h100");
+	assert_string_equal(o.account, "llm-free");
 	assert_int_equal(o.exclusive, -1);
 	assert_int_equal(o.ntasks_per_node, 8);
 	assert_false(o.wrap);   /* not a resource: the plugin reads --wrap from argv */
@@ -635,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_products_saturate),
 		cmocka_unit_test(test_first_arg_and_wrap),
 		cmocka_unit_test(test_apply_named),
+		cmocka_unit_test(test_account),
 		cmocka_unit_test(test_launcher_words),
 		cmocka_unit_test(test_chdir_workdir),
 	};

@@ -132,6 +132,26 @@ static void test_shipped_policy(void **st)
 	assert_int_equal(policy_mode_for(p, "cpu"), ADV_MODE_ENFORCE);
 	assert_int_equal(policy_mode_for(p, NULL), ADV_MODE_ENFORCE);
 	assert_null(policy_find_partition(p, "cpu"));
+	/* Issue 20: -p debug,h100 is held to the strictest listed mode, and
+	 * says which partition set it; limits and GPU are the first's. */
+	{
+		char by[64];
+
+		assert_int_equal(policy_mode_list(p, "debug,h100", by, sizeof(by)), ADV_MODE_ENFORCE);
+		assert_string_equal(by, "h100");
+		assert_int_equal(policy_mode_list(p, "h100,debug", by, sizeof(by)), ADV_MODE_ENFORCE);
+		assert_string_equal(by, "h100");
+		assert_int_equal(policy_mode_list(p, "debug,DEBUG", by, sizeof(by)), ADV_MODE_WARN);
+		assert_string_equal(by, "debug");
+		/* An unlisted partition has the global mode (enforce). */
+		assert_int_equal(policy_mode_list(p, "debug,cpu", by, sizeof(by)), ADV_MODE_ENFORCE);
+		assert_string_equal(by, "cpu");
+		assert_int_equal(policy_mode_list(p, "", by, sizeof(by)), ADV_MODE_ENFORCE);
+		assert_string_equal(by, "");
+		assert_int_equal(policy_mode_for(p, "debug,h100"), ADV_MODE_ENFORCE);
+		assert_string_equal(policy_find_partition(p, "h200,debug")->gpu, "h200");
+		assert_null(policy_find_partition(p, "cpu,h200"));
+	}
 	assert_int_equal(p->n_admin_users, 1);
 	assert_string_equal(p->admin_users[0], "root");
 	/* The example spells out the defaults: same values. */
