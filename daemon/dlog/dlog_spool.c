@@ -193,13 +193,6 @@ static int spool_open(char *err, size_t errlen)
 
 	dlog_sqlite_private(M.spool_path);
 	rc = spool_connect(&M.spool);
-	/*
-	 * Answers wait for the writer's commits: its commits carry no
-	 * checkpoint (with its fsyncs); the shipper's connection, whose
-	 * deletes follow every batch, checkpoints as SQLite does by default.
-	 */
-	if (rc == SQLITE_OK)
-		sqlite3_wal_autocheckpoint(M.spool, 0);
 	if (rc != SQLITE_OK ||
 	    sqlite3_exec(M.spool, spool_schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
 	    /* A spool left by an older daemon gains the columns of issue 21. */

@@ -39,9 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <sqlite3.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,30 +114,6 @@ static struct {
 	sqlite3_stmt *insert, *insert_query, *repeat;
 	const struct dlog_env *env;
 } D;
-
-/*
- * The checkpointer (issue 20): answers wait for the writer's commits, so a
- * commit must not carry a checkpoint (SQLite's automatic one runs inside
- * the commit that crosses wal_autocheckpoint, and with synchronous=NORMAL
- * it fsyncs the WAL and the database: measured, p99 of test_load.sh 15-20
- * ms with it, 5-7 ms without, on 2 busy cores).  The writer's connection
- * has no automatic checkpoint; its WAL hook wakes this thread, which runs
- * PASSIVE checkpoints (they wait for no reader or writer) on a connection
- * of its own.
- */
-static struct {
-	pthread_t thread;
-	bool on, stop, due;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	atomic_int pages;             /* WAL pages that call for a checkpoint */
-	atomic_llong limit;           /* journal_size_limit, bytes (-1 none) */
-} C = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.wake = PTHREAD_COND_INITIALIZER,
-	.pages = 1000,
-	.limit = -1,
-};
 
 /* Failure and size state; the writer thread (and dlog_sqlite_open before it starts) only. */
 static struct {
@@ -296,58 +270,6 @@ static int migrate(sqlite3 *db)
 	       ? -1 : 0;
 }
 
-/* After each commit of the writer: wakes the checkpointer once the WAL is long enough. */
-static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
-{
-	(void)arg;
-	(void)db;
-	(void)name;
-	if (pages >= atomic_load(&C.pages)) {
-		pthread_mutex_lock(&C.lock);
-		C.due = true;
-		pthread_cond_signal(&C.wake);
-		pthread_mutex_unlock(&C.lock);
-	}
-	return SQLITE_OK;
-}
-
-static void *checkpointer_main(void *arg)
-{
-	sqlite3 *db = NULL;
-
-	(void)arg;
-	pthread_mutex_lock(&C.lock);
-	for (;;) {
-		char sql[64];
-
-		while (!C.due && !C.stop)
-			pthread_cond_wait(&C.wake, &C.lock);
-		if (C.stop)
-			break;
-		C.due = false;
-		pthread_mutex_unlock(&C.lock);
-		/* D.path is set before this thread starts and freed after it stopped. */
-		if (!db && sqlite3_open_v2(D.path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-					   NULL) != SQLITE_OK) {
-			sqlite3_close(db);
-			db = NULL;
-		}
-		adv_snprintf(sql, sizeof(sql), "PRAGMA journal_size_limit=%lld",
-			     (long long)atomic_load(&C.limit));
-		if (db && (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK ||
-			   sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL,
-						     NULL) != SQLITE_OK)) {
-			/* Busy or gone (the file replaced): a fresh connection next time. */
-			sqlite3_close(db);
-			db = NULL;
-		}
-		pthread_mutex_lock(&C.lock);
-	}
-	pthread_mutex_unlock(&C.lock);
-	sqlite3_close(db);
-	return NULL;
-}
-
 /*
  * The log holds every user's decisions (issue 20): SQLite creates a file
  * 0644 less the umask (SQLITE_DEFAULT_FILE_PERMISSIONS), readable by all
@@ -406,9 +328,6 @@ static int open_db(char *err, size_t errlen)
 		return -1;
 	}
 	sqlite3_busy_timeout(D.db, 5000);
-	/* Checkpoints are the checkpointer's, never inside a commit (this replaces autocheckpoint). */
-	sqlite3_wal_hook(D.db, wal_hook, NULL);
-	F.wal_mb = -1;
 	if (sqlite3_exec(D.db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
 			 NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(D.db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
@@ -510,10 +429,8 @@ static void apply_wal_limit(int mb)
 	int64_t pages = page > 0 && limit > 0 ? limit / page : 1000;
 
 	pages = pages < 16 ? 16 : pages > 1000 ? 1000 : pages;
-	/* Not PRAGMA wal_autocheckpoint: it would replace the WAL hook (the checkpointer's). */
-	atomic_store(&C.pages, (int)pages);
-	atomic_store(&C.limit, (long long)limit);
-	adv_snprintf(sql, sizeof(sql), "PRAGMA journal_size_limit=%" PRId64 ";", limit);
+	adv_snprintf(sql, sizeof(sql), "PRAGMA journal_size_limit=%" PRId64 "; PRAGMA "
+		     "wal_autocheckpoint=%" PRId64 ";", limit, pages);
 	if (sqlite3_exec(D.db, sql, NULL, NULL, NULL) != SQLITE_OK)
 		msg_log(LOG_ERR, "decision log: %s", sqlite3_errmsg(D.db));
 	F.wal_mb = mb;
@@ -907,14 +824,6 @@ static uint64_t sqlite_bytes(void)
 
 static void sqlite_close(void)
 {
-	if (C.on) {
-		pthread_mutex_lock(&C.lock);
-		C.stop = true;
-		pthread_cond_signal(&C.wake);
-		pthread_mutex_unlock(&C.lock);
-		pthread_join(C.thread, NULL);
-		C.on = false;
-	}
 	close_db();
 	free(D.path);
 	D.path = NULL;
@@ -929,7 +838,6 @@ static void sqlite_prune(int days)
 int dlog_sqlite_open(const char *path, const struct dlog_env *env, char *err, size_t errlen)
 {
 	char why[512];
-	int rc;
 
 	D.env = env;
 	memset(&F, 0, sizeof(F));
@@ -942,16 +850,6 @@ int dlog_sqlite_open(const char *path, const struct dlog_env *env, char *err, si
 	/* Not fatal: the daemon answers, and the writer keeps trying to open it. */
 	if (open_db(why, sizeof(why)) != 0)
 		env->failed(why, 0);
-	C.stop = C.due = false;
-	if ((rc = pthread_create(&C.thread, NULL, checkpointer_main, NULL)) != 0) {
-		adv_snprintf(err, errlen, "cannot start the decision log's checkpointer: %s",
-			     strerror(rc));
-		close_db();
-		free(D.path);
-		D.path = NULL;
-		return -1;
-	}
-	C.on = true;
 	return 0;
 }
 

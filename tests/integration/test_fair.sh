@@ -8,11 +8,11 @@
 # ADVISOR_SKIP_SLURM), submits real sbatch jobs; A submits a few too.
 # Asserted:
 #  - every one of B's submissions is answered and logged, one record each;
-#  - B's p99 stays under FAIR_P99_MS, 6 ms (reported only under
+#  - B's p99 stays under FAIR_P99_MS, 10 ms (reported only under
 #    ADVISOR_LAX_TIMING): 2 ms before issue 20, when answers did not wait
 #    for the log; now each of B's answers waits for its record's commit
 #    (acknowledged means durable), and beside A's flood on 2 cores that
-#    measured p50 0.6 ms, p99 2.4-3.5 ms (BENCHMARKS.md);
+#    measured p50 0.6 ms, p99 2.4-4.7 ms (BENCHMARKS.md);
 #  - A's queries over budget get "rate limited, retry in N ms" (advisorctl: 75);
 #  - A's aggregated records add up to the checks A made, in a few rows;
 #  - report counts B's decisions and A's submissions, none of A's queries;
@@ -184,7 +184,7 @@ pass "A: $(value rate "$SCRATCH/a.out") requests/s for $(value seconds "$SCRATCH
 
 p99=$(value p99_ms "$SCRATCH/b.out")
 [ "$(value errors "$SCRATCH/b.out")" = 0 ] || fail "B's checks failed"
-FAIR_P99_MS=6
+FAIR_P99_MS=10
 if ! awk -v p="$p99" -v b="$FAIR_P99_MS" 'BEGIN { exit !(p < b) }'; then
 	[ -n "${ADVISOR_LAX_TIMING:-}" ] || fail "B's p99 is $p99 ms beside A's flood, want < $FAIR_P99_MS ms"
 	echo "# B's p99 $p99 ms >= $FAIR_P99_MS ms (ADVISOR_LAX_TIMING set: not failing)"
