@@ -1469,6 +1469,7 @@ static void *worker_main(void *arg)
 	cur_worker = w;
 	for (;;) {
 		int n = epoll_wait(w->epfd, ev, MAX_EVENTS, loop_timeout(w));
+		bool munge_due = false, commit_due = false;
 
 		if (n < 0 && errno != EINTR) {
 			msg_log(LOG_ERR, "epoll_wait: %s", strerror(errno));
@@ -1485,9 +1486,9 @@ static void *worker_main(void *arg)
 			else if (p == &tag_wake)
 				start_drain(w);
 			else if (p == &tag_munge)
-				munge_done(w);
+				munge_due = true;
 			else if (p == &tag_commit)
-				commits_done(w);
+				commit_due = true;
 			else if (((struct conn *)p)->job || ((struct conn *)p)->held) {
 				/* Not watched while its MUNGE call runs or its answer is held, but a hang-up is still reported. */
 				if (ev[i].events & (EPOLLHUP | EPOLLERR))
@@ -1498,6 +1499,17 @@ static void *worker_main(void *arg)
 			else
 				on_readable(w, p);
 		}
+		/*
+		 * After the batch, not in it: these settle (and may close) other
+		 * connections, whose events may still be in this batch; a closed
+		 * one's struct goes back to the free list and would be taken for
+		 * the next event of its old fd (a double free at SIGTERM after a
+		 * SIGSTOP, when hang-ups and a commit arrive together).
+		 */
+		if (munge_due)
+			munge_done(w);
+		if (commit_due)
+			commits_done(w);
 		reap_zombies(w);
 		run_queues(w);
 		reap_zombies(w);
