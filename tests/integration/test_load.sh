@@ -5,13 +5,17 @@
 #    differently and a broken one: every request is answered, and every
 #    answer is exactly the answer of one of the two valid policies;
 #  - 1,000 idle connections, 50 half frames and a client that reads its
-#    answers one byte a second: other clients' p99 stays under 10 ms.
+#    answers one byte a second: other clients' p99 stays under LOAD_P99_MS,
+#    20 ms (10 ms before issue 20: each answer now waits for its record's
+#    commit, and the commit that checkpoints SQLite's WAL waits for two
+#    fsyncs; measured 1.5-13.4 ms on 2 quiet cores, BENCHMARKS.md).
 #
-# The 10 ms bound is the one wall-time assertion; on a busy 2-core CI box a
+# The bound is a wall-time assertion; on a busy 2-core CI box a
 # single measurement can catch a scheduler hiccup, so it is measured up to
 # three times and must hold once (a daemon that stalls behind hostile
 # clients fails all three).  ADVISOR_LAX_TIMING=1 only prints it.
 . "$(dirname "$0")/lib.sh"
+LOAD_P99_MS=20
 
 scratch_dir
 write_policy 2048
@@ -118,11 +122,11 @@ for attempt in 1 2 3; do
 	awk -v m="$max" 'BEGIN { exit !(m < 1000) }' || [ -n "${ADVISOR_LAX_TIMING:-}" ] ||
 		fail "a check waited $max ms: stuck behind a hostile client"
 	best=$p99
-	awk -v p="$p99" 'BEGIN { exit !(p < 10) }' && break
+	awk -v p="$p99" -v b="$LOAD_P99_MS" 'BEGIN { exit !(p < b) }' && break
 done
-if ! awk -v p="$best" 'BEGIN { exit !(p < 10) }'; then
-	[ -n "${ADVISOR_LAX_TIMING:-}" ] || fail "p99 $best ms beside hostile clients, want < 10 ms"
-	echo "# p99 $best ms >= 10 ms (ADVISOR_LAX_TIMING set: not failing)"
+if ! awk -v p="$best" -v b="$LOAD_P99_MS" 'BEGIN { exit !(p < b) }'; then
+	[ -n "${ADVISOR_LAX_TIMING:-}" ] || fail "p99 $best ms beside hostile clients, want < $LOAD_P99_MS ms"
+	echo "# p99 $best ms >= $LOAD_P99_MS ms (ADVISOR_LAX_TIMING set: not failing)"
 fi
 wait $ipid $hpid $spid
 sed 's/^/# idle: /' "$SCRATCH/idle"; sed 's/^/# half: /' "$SCRATCH/half"; sed 's/^/# slow: /' "$SCRATCH/slow"
