@@ -267,8 +267,14 @@ while [ $c -lt 32 ]; do wait "$(eval echo "\$hpid_$c")"; c=$((c + 1)); done
 cat "$SCRATCH"/hacks.* | awk '$1 == "ack" {print $3}' | sort -u > "$SCRATCH/hacked"
 hacked=$(wc -l < "$SCRATCH/hacked")
 [ "$hacked" -gt 1000 ] || fail "only $hacked decisions acknowledged around the hang: $(grep -hv '^ack' "$SCRATCH"/hacks.* | head -n 3)"
-# What waits for the hung server is on disk, not in memory.
-[ $((rss1 - rss0)) -lt 16384 ] || fail "advisord grew from $rss0 to $rss1 KiB while mariadbd hung"
+# What waits for the hung server is on disk, not in memory.  Under ASan or
+# valgrind (ADVISOR_LAX_TIMING) freed memory is held back in their
+# quarantine, so RSS grows with every request whatever waits where: there
+# it is reported (one ASan run: +29 MiB), not asserted.
+if [ $((rss1 - rss0)) -ge 16384 ]; then
+	[ -n "${ADVISOR_LAX_TIMING:-}" ] || fail "advisord grew from $rss0 to $rss1 KiB while mariadbd hung"
+	echo "# advisord grew from $rss0 to $rss1 KiB while mariadbd hung (ADVISOR_LAX_TIMING set: not failing)"
+fi
 start_node login1
 i=0
 until [ "$(sqlite3 "$SCRATCH/login1.db.spool" "SELECT COUNT(*) FROM spool")" = 0 ]; do
