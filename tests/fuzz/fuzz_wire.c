@@ -117,7 +117,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		fprintf(stderr, "fuzz_wire: %s\n", err);
 		exit(1);
 	}
-	info = (struct handler_info){ sock_path, db_path, time(NULL), NULL };
+	info = (struct handler_info){ .socket = sock_path, .db = db_path,
+				      .started = time(NULL) };
 	handler_set_info(&info);
 	handler_init(&H);
 	lfd = server_listen(sock_path, &lock_fd, err, sizeof(err));
