@@ -155,6 +155,15 @@ static size_t text_bad(const unsigned char *s, size_t *keep)
 		return 1;
 	if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0)
 		return 2;
+	/* The bidirectional controls, which reorder what a terminal shows
+	 * ("Trojan Source", CVE-2021-42574): U+061C, U+200E, U+200F,
+	 * U+202A-U+202E, U+2066-U+2069. */
+	if (n == 2 && s[0] == 0xd8 && s[1] == 0x9c)
+		return 2;
+	if (n == 3 && s[0] == 0xe2 &&
+	    ((s[1] == 0x80 && (s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xaa && s[2] <= 0xae))) ||
+	     (s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9)))
+		return 3;
 	return 0;
 }
 

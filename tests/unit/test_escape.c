@@ -59,6 +59,11 @@ static void test_escape_text(void **st)
 	assert_true(adv_text_needs_escape("model\n2026-01-01 forged line"));
 	assert_true(adv_text_needs_escape("\xc2\x85"));            /* NEL, C1 */
 	assert_false(adv_text_needs_escape("\xc2\xa0"));           /* NBSP: printable */
+	/* Bidirectional controls (RLO, LRI, RLM, ALM) reorder a terminal's
+	 * line; other punctuation of the same block (an en dash) stays. */
+	adv_escape_text(buf, sizeof(buf), "a\xe2\x80\xae" "b\xe2\x81\xa6" "c\xe2\x80\x8f" "d\xd8\x9c");
+	assert_string_equal(buf, "a\\xe2\\x80\\xaeb\\xe2\\x81\\xa6c\\xe2\\x80\\x8fd\\xd8\\x9c");
+	assert_false(adv_text_needs_escape("tp8 \xe2\x80\x93 pp2"));
 	/* A truncated sequence: each byte shown. */
 	adv_escape_text(buf, sizeof(buf), "x\xe6\xa8");
 	assert_string_equal(buf, "x\\xe6\\xa8");
