@@ -34,6 +34,7 @@
 #include "advisor.pb-c.h"
 #include "dlog/dlog.h"
 #include "dlog/dlog_detail.h"
+#include "engine/findings.h"
 #include "engine/options.h"
 #include "handler.h"
 #include "jsonlog.h"
@@ -411,6 +412,33 @@ static bool is_query(const Advisor__CheckRequest *m)
 	return !m->has_context || m->context == ADVISOR__CONTEXT__CTX_ADVISORCTL;
 }
 
+/*
+ * A node check names its parent from the job's environment
+ * (ADVISOR_DECISION_ID), which the job's user controls: a job submitted
+ * around the plugin (SLURM_CONF, an edited plugstack.conf) could name any
+ * id and so escape the script read on the node.  With job_uid, the plugin
+ * ships the job's text as well, and it is judged unless the log confirms
+ * the parent is this job's (dlog_confirm).  When the log cannot tell
+ * without waiting for MariaDB, the parent is trusted, as before: a node
+ * check must not wait for a remote server.  *unconfirmed: judged from the
+ * text because the log says the parent is not this job's.
+ */
+static const Advisor__CheckRequest *check_parent(const Advisor__CheckRequest *m,
+						 Advisor__CheckRequest *copy, bool *unconfirmed)
+{
+	*unconfirmed = false;
+	if (!m->has_job_uid || !m->job || !m->parent_decision || !*m->parent_decision ||
+	    !m->has_context || m->context != ADVISOR__CONTEXT__CTX_STEP)
+		return m;
+	if (dlog_confirm(m->parent_decision, m->has_job_id ? m->job_id : 0, m->job_uid) == 0) {
+		*unconfirmed = true;
+		return m;
+	}
+	*copy = *m;
+	copy->job = NULL;
+	return copy;
+}
+
 static int do_check(struct handler *h, const struct peer *p, const char *user,
 		    const struct snapshot *s, const Advisor__CheckRequest *m,
 		    Advisor__Response *resp, char *err, size_t errlen, bool over)
@@ -420,14 +448,25 @@ static int do_check(struct handler *h, const struct peer *p, const char *user,
 	/* In the arena: the answer points to it until it is packed. */
 	char *id = ARENA_ARRAY(&h->arena, char, DLOG_ID_MAX);
 	struct adv_request req;
+	Advisor__CheckRequest copy;
+	bool unconfirmed;
 	int rc;
 
 	if (!res || !id || !io)
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	io->arena = &h->arena;
+	m = check_parent(m, &copy, &unconfirmed);
 	rc = service_check(s, m, user, &req, res, io, err, errlen);
 	if (rc)
 		return rc;
+	if (unconfirmed && !io->n_need)
+		engine_add_finding(res, ADV_CODE_PARENT_UNCONFIRMED,
+				   "submit through the plugin: it sets ADVISOR_DECISION_ID",
+				   "ADVISOR_DECISION_ID=%s is not a decision of job %u or of uid %u "
+				   "in %s's log (made up, another job's, pruned, or made by "
+				   "another advisord): the job was judged from its text on the node",
+				   m->parent_decision, m->has_job_id ? m->job_id : 0,
+				   (unsigned)m->job_uid, dlog_host());
 	if (io->n_need) {
 		/* Not a decision yet: the client ships the files and asks again. */
 		resp->check = service_need_answer(&h->arena, io->need, io->n_need);

@@ -23,8 +23,11 @@
  * anything but a regular file, and shipped to the daemon's job reader
  * like sbatch ships it (jobship.c): the plugin reads, the daemon parses.
  * An srun step with no decision at all (srun past the plugin) has its
- * command shipped likewise.  plugstack.conf on_unchecked=allow turns this
- * off.  Findings print their
+ * command shipped likewise.  A step that names a decision ships its text
+ * too, with the job's uid: the id comes from the job's environment, which
+ * the user controls, and advisord judges the text unless its log confirms
+ * the id is this job's (PARENT_UNCONFIRMED).  plugstack.conf
+ * on_unchecked=allow turns this off.  Findings print their
  * fix in the job's own terms first, as at submission (annotate.c).
  */
 #include "config.h"
@@ -39,6 +42,7 @@
 #include <slurm/slurm.h>
 
 #include "context.h"
+#include "engine/findings.h"
 #include "util.h"
 #include "wire/jobship.h"
 #include "wire/wire.h"
@@ -167,8 +171,11 @@ static int remote_request(spank_t sp, const struct plugin_state *st, struct adv_
 	acct = remote_env(env, "SLURM_JOB_ACCOUNT");
 	if (acct)
 		adv_strlcpy(req->account, acct, sizeof(req->account));
-	if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS)
+	if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS) {
 		annotate_user_name(uid, req->user, sizeof(req->user));
+		req->has_job_uid = true;
+		req->job_uid = uid;
+	}
 	*parent = remote_env(env, "ADVISOR_DECISION_ID");
 	if (!*parent)
 		*parent = remote_env(env, "SLURM_SPANK_ADVISOR_DECISION_ID");
@@ -194,14 +201,20 @@ void remote_check(spank_t sp, struct plugin_state *st)
 	/* A submission decision judged the script already, unless sbatch said
 	 * it could not read it: judging it twice would only repeat it.  The
 	 * srun steps of a job judged here have this check's decision as their
-	 * parent; only a step with none has its command read. */
+	 * parent.  But the parent comes from the job's environment, which the
+	 * user controls: the text goes along with the job's uid, and advisord
+	 * judges it only when its log does not confirm the parent is this
+	 * job's (PARENT_UNCONFIRMED). */
 	unread = remote_env(env, "ADVISOR_SCRIPT_UNREAD");
-	if (!st->args.allow_unchecked && (!parent || !parent[0] || (unread && unread[0] == '1')))
+	if (!parent || !parent[0] || (unread && unread[0] == '1'))
+		req.has_job_uid = false;
+	if (!st->args.allow_unchecked)
 		js = remote_ship(sp, env, &script);
-	from_script = js != NULL;
-	batch = script != NULL;
 	rc = wire_client_check_job(st->args.socket, st->args.timeout_ms, &req, ADV_CTX_STEP, job_id,
 				   parent, js, &res, id, sizeof(id), err, sizeof(err));
+	from_script = js != NULL &&
+		      (!req.has_job_uid || engine_has_finding(&res, ADV_CODE_PARENT_UNCONFIRMED));
+	batch = from_script && script != NULL;
 	jobship_free(js);
 	free(script);
 	if (rc != WIRE_OK) {

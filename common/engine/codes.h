@@ -97,7 +97,9 @@
 	X(STEP_SUBSET, INFO, \
 	  "The launch runs in a Slurm step on part of the job's nodes: it is judged against that part.") \
 	X(PARTITION_GPUS_DIFFER, WARN, \
-	  "The partitions of a -p list have different GPU types: the job is judged on the first listed partition's.")
+	  "The partitions of a -p list have different GPU types: the job is judged on the first listed partition's.") \
+	X(PARENT_UNCONFIRMED, INFO, \
+	  "On the node: the job's ADVISOR_DECISION_ID is not a decision of this job in advisord's log, so its script was judged on the node.")
 
 enum adv_code {
 #define ADV_CODE_ENUM(name, sev, meaning) ADV_CODE_##name,

@@ -174,6 +174,11 @@ struct adv_request {
 	struct adv_workload wl;
 	char user[ADV_NAME_MAX];
 	char account[ADV_NAME_MAX];
+	/* The node check: the job's owner, sent with a parent decision and the
+	 * job's text so that advisord confirms the parent is this job's
+	 * (CheckRequest.job_uid); has_job_uid false elsewhere. */
+	bool has_job_uid;
+	uint32_t job_uid;
 	/* Findings the engine reports first (the job reader's: SCRIPT_CONFLICT,
 	 * SCRIPT_UNKNOWN, ...); they count toward the verdict and the mode. */
 	const struct adv_finding *pre;

@@ -125,6 +125,10 @@ Advisor__CheckRequest *convert_request_to_pb(const struct adv_request *req,
 	}
 	m->account = pb_str(req->account);
 	m->parent_decision = pb_str(parent_decision);
+	if (req->has_job_uid && m->parent_decision) {
+		m->has_job_uid = 1;
+		m->job_uid = req->job_uid;
+	}
 	return m;
 }
 

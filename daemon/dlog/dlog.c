@@ -68,6 +68,7 @@
 #include "dlog_spool.h"
 #include "dlog_sqlite.h"
 #include "dlog_store.h"
+#include "engine/workload.h"
 #include "msg.h"
 #include "util.h"
 
@@ -734,6 +735,25 @@ int dlog_query(const struct dlog_filter *f, struct dlog_rec **out, size_t *n,
 	*n = 0;
 	wait_committed();
 	return store->query(f, out, n, err, errlen);
+}
+
+int dlog_confirm(const char *id, uint32_t job_id, uint32_t uid)
+{
+	struct dlog_filter f = { .verdict = -1, .limit = 1, .id = id };
+	struct dlog_rec *rec = NULL;
+	char err[256];
+	size_t n = 0;
+	int yes;
+
+	if (store != &dlog_sqlite_ops)
+		return -1;
+	if (dlog_query(&f, &rec, &n, err, sizeof(err)) != 0)
+		return -1;
+	yes = n == 1 && (rec->context == ADV_CTX_STEP
+			 ? job_id != 0 && rec->job_id == job_id
+			 : rec->context != ADV_CTX_ADVISORCTL && rec->uid == uid);
+	free(rec);
+	return yes;
 }
 
 int dlog_scan(const struct dlog_filter *f, void (*fn)(const struct dlog_rec *r, void *ctx),

@@ -111,6 +111,15 @@ uint64_t dlog_bytes(void);
  */
 int dlog_query(const struct dlog_filter *f, struct dlog_rec **out, size_t *n,
 	       char *err, size_t errlen);
+/*
+ * Whether decision id belongs to the job a node check is for: a node
+ * check of the same job_id, or a submission (sbatch, salloc, srun) by
+ * uid.  1 yes, 0 no (no such decision here, or another job's or user's),
+ * -1 cannot tell without waiting for a remote server (storage: mariadb)
+ * or the read failed.  Only the SQLite log answers: a node check must
+ * not wait for MariaDB.
+ */
+int dlog_confirm(const char *id, uint32_t job_id, uint32_t uid);
 void dlog_counters(uint64_t *queued, uint64_t *logged, uint64_t *dropped);
 /*
  * Calls fn for every decision matching f (limit ignored), oldest first,

@@ -488,7 +488,8 @@ begin "a batch script no submission check read is judged on the node from the sc
 # (d) A script judged at submission is not read again on the node.  (e)
 # A job submitted while the daemon was unavailable is judged at its start.
 # (f) An srun past the plugin: the node reads the step's command.  (g) The
-# same as (a) for an unprivileged user.
+# same as (a) for an unprivileged user.  (h) The same as (a) with a
+# made-up ADVISOR_DECISION_ID in the environment.
 # The corpus job, one task per node: 8 tasks of 2 CPUs do not fit these
 # 2-CPU nodes (the layout is as broken; no GPU is used: the batch step
 # fails before srun).
@@ -554,6 +555,20 @@ if id nobody > /dev/null 2>&1; then
 	expect_file "$CLUSTER_DIR/nobody/job.out" "advisor: step rejected on the node"
 	all_idle
 fi
+# (h) Past the plugin with a made-up ADVISOR_DECISION_ID: the parent is in
+# the job's environment, which the user controls; advisord's log does not
+# confirm it, so the script is judged all the same (PARENT_UNCONFIRMED).
+run unchecked_forged env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" \
+	ADVISOR_DECISION_ID=20260101T000000-made-up \
+	sbatch -J adv-unchecked-forged -o "$out/unchecked_forged.job" "$megatron"
+expect_status 0
+id=$(job_id); [ -n "$id" ] && wait_job "$id"
+expect_file "$out/unchecked_forged.job" "TP_NOT_DIVIDE_HEADS"
+expect_file "$out/unchecked_forged.job" "advisor: step rejected on the node"
+grep -q "advisor: verdict=" "$out/unchecked_forged.job" && fail "a made-up parent let the rejected script run"
+node_log "${id:-x}" | grep -q "batch script read" ||
+	fail "the node did not read the script of a job with a made-up parent: $(node_log "${id:-x}")"
+all_idle
 plugstack timeout_ms=2000 on_unchecked=allow
 run unchecked_allow env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" \
 	sbatch -J adv-unchecked-allow -o "$out/unchecked_allow.job" "$megatron"
@@ -852,13 +867,19 @@ s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(16); time.sleep
 fi
 pass
 
-begin "plugstack.conf with an unknown key: error in the log, key ignored"
+begin "plugstack.conf with an unknown key or a bad value: error in the log, ignored"
 start_daemon
 plugstack timeout_ms=2000 colour=blue
 run badkey sbatch -J adv-badkey -N4 --gres=gpu:8 $good -o /dev/null --wrap true
 expect_status 0
 expect_err "unknown plugstack.conf argument"
 expect_err "colour=blue"
+# A bad value: said with the argument; the key keeps its default.
+plugstack timeout_ms=2000 on_unchecked=sometimes
+run badvalue sbatch -J adv-badvalue -N4 --gres=gpu:8 $good -o /dev/null --wrap true
+expect_status 0
+expect_err "bad value in plugstack.conf argument"
+expect_err "on_unchecked=sometimes"
 plugstack timeout_ms=2000
 pass
 
