@@ -457,7 +457,7 @@ run bypass env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" \
 	SLURM_SPANK__SLURM_SPANK_OPTION_advisor_llm_model=llama3-70b \
 	SLURM_SPANK__SLURM_SPANK_OPTION_advisor_llm_layout=tp3 \
 	sbatch -J adv-bypass -N4 --gres=gpu:8 -o "$out/bypass.job" \
-	--wrap "export SLURM_CONF=$SLURM_CONF; srun -N4 sh -c 'sleep 50; echo late_task'; echo srun_rc=\$?"
+	--wrap "export SLURM_CONF=$SLURM_CONF; srun -N4 sh -c 'sleep 50 && echo late_task'; echo srun_rc=\$?"
 expect_status 0
 id=$(job_id); [ -n "$id" ] && wait_job "$id"
 # remote.c prints these lines only from slurm_spank_task_init, just before
@@ -473,7 +473,10 @@ grep -q "srun_rc=0" "$out/bypass.job" && fail "the rejected step exited 0"
 # Node 0 cancels the whole step: the other nodes' tasks never finish.
 # They sleep 50 s so that a cancel slowed by a loaded machine (CI runs
 # fuzzers beside this) still comes first; when it works the job ends at
-# once, so the sleep costs nothing.
+# once, so the sleep costs nothing.  'sleep && echo': the cancel signals
+# the step's processes one by one, and a shell whose sleep was killed
+# first could echo before its own signal came (CI: late_task printed
+# 1.2 s into a step cancelled at 1.1 s).
 grep -q "late_task" "$out/bypass.job" && fail "tasks of the rejected step ran on other nodes"
 all_idle
 pass
@@ -914,7 +917,7 @@ run tcp_bypass env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" \
 	SLURM_SPANK__SLURM_SPANK_OPTION_advisor_llm_model=llama3-70b \
 	SLURM_SPANK__SLURM_SPANK_OPTION_advisor_llm_layout=tp3 \
 	sbatch -J adv-tcp-bypass -N4 --gres=gpu:8 -o "$out/tcp_bypass.job" \
-	--wrap "export SLURM_CONF=$SLURM_CONF; srun -N4 sh -c 'sleep 50; echo late_task'; echo srun_rc=\$?"
+	--wrap "export SLURM_CONF=$SLURM_CONF; srun -N4 sh -c 'sleep 50 && echo late_task'; echo srun_rc=\$?"
 expect_status 0
 id=$(job_id); [ -n "$id" ] && wait_job "$id"
 expect_file "$out/tcp_bypass.job" "advisor: step rejected on the node"
