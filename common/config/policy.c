@@ -397,6 +397,13 @@ static int policy_partition(struct policy_load *ld, const yaml_node_pair_t *pair
 		return yamlutil_fail(d, kn, YAMLUTIL_ERR_SCHEMA,
 				     "expected a partition name of 1 to %d characters, got %s",
 				     ADV_NAME_MAX - 1, name ? "a longer or empty name" : yamlutil_kind(kn));
+	/* Slurm separates a partition list with commas (-p debug,h100), so no
+	 * partition's name has one, and a lookup stops at the first (fuzz_policy:
+	 * a name with a comma loaded, and was then not found). */
+	if (strchr(name, ','))
+		return yamlutil_fail(d, kn, YAMLUTIL_ERR_SCHEMA,
+				     "partition name '%s' has a ',': Slurm partition names cannot "
+				     "(a comma separates a list of partitions)", name);
 	/* n_partitions counts the ones before this one: the lookup jobs will use. */
 	if (policy_find_n(ld->p, name, strlen(name)))
 		return yamlutil_fail(d, kn, YAMLUTIL_ERR_DUPLICATE,

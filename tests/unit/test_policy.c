@@ -441,6 +441,10 @@ static void test_err_duplicates(void **st)
 {
 	expect_error("partitions:\n  gpu: { max_gpus: 8 }\n  GPU: { max_gpus: 16 }\n", cat,
 		     POLICY_ERR_DUPLICATE, "p.yaml:3:3: duplicate partition 'GPU'");
+	/* fuzz_policy: a name with a comma loaded, and its lookup then stopped at the comma. */
+	expect_error("partitions:\n  \"a,b\": { max_gpus: 8 }\n", cat, POLICY_ERR_SCHEMA,
+		     "p.yaml:2:3: partition name 'a,b' has a ',': Slurm partition names cannot "
+		     "(a comma separates a list of partitions)");
 	expect_error("mode: warn\nlog: {}\nmode: enforce\n", cat, POLICY_ERR_DUPLICATE,
 		     "p.yaml:3:1: duplicate key 'mode' in the policy, first given at line 1, column 1");
 }
