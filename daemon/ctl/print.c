@@ -83,7 +83,9 @@ static const char *mode_name(int m)
  * option, or the origin's name ("assumed", "default", ...). */
 static json_object *use_json(const struct adv_result *res, enum adv_field f)
 {
-	static const char *const alias[][4] = {
+	/* Sized by the enum: every field indexes it (a field past the last
+	 * named row read past the table: issue 27). */
+	static const char *const alias[ADV_F_COUNT][4] = {
 		[ADV_F_CKPT] = { "ckpt_steps", "ckpt_time", "ckpt_off", NULL },
 		[ADV_F_WORLD] = { "world", "nodes", "nproc_per_node", NULL },
 		[ADV_F_MBS] = { "mbs", "max_seqs", NULL },
