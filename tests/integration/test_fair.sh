@@ -32,8 +32,8 @@ FLOOD_S=${ADVISOR_FAIR_SECONDS:-60}
 # max_mb 2 that left so little below the 75% mark that every query,
 # B's last ones too, could be pruned before the end.
 MAX_MB=4
-USER_A=advtest-a
-USER_B=advtest-b
+USER_A=advtest-a$$
+USER_B=advtest-b$$
 CLUSTER_UP=
 
 scratch_dir

@@ -8,7 +8,7 @@
 #  - disk full and a read-only log directory: decisions are still answered,
 #    the failure is logged once (at most once a minute), and logging resumes
 #    once the cause is gone;
-#  - an unprivileged test user (advisor-test, created and removed here):
+#  - an unprivileged test user (advtest-fPID, created and removed here):
 #    reload and other users' history refused, own history allowed; an admin
 #    group in the policy grants reload.
 # The disk and user parts need root (mount, useradd); they are skipped otherwise.
@@ -19,7 +19,7 @@ command -v jq > /dev/null || skip_all "jq is needed (Debian package jq)"
 scratch_dir
 write_policy 2048
 
-TEST_USER=advisor-test
+TEST_USER=advtest-f$$
 MOUNTS=
 faults_cleanup() {
 	if [ -n "$DAEMON_PID" ]; then

@@ -41,8 +41,8 @@ command -v prlimit > /dev/null || skip_all "prlimit is needed (util-linux)"
 
 scratch_dir
 write_policy 2048
-USER_A=advtest-a
-USER_B=advtest-b
+USER_A=advtest-a$$
+USER_B=advtest-b$$
 HELPERS=
 hostile_cleanup() {
 	for p in $HELPERS; do kill "$p" 2> /dev/null; kill -CONT "$p" 2> /dev/null; done

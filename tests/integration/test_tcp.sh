@@ -23,7 +23,7 @@ done
 
 scratch_dir
 write_policy 2048
-USER_T=advtest-tcp
+USER_T=advtest-t$$
 tcp_cleanup() {
 	remove_users
 	cleanup
