@@ -43,8 +43,10 @@ echo "limits: { requests_per_s: 50, burst: 500 }" >> "$POLICY"
 
 fair_cleanup() {
 	[ -n "$CLUSTER_UP" ] && "$top_srcdir/scripts/cluster" stop > /dev/null 2>&1
+	# What the cluster's daemons left (job steps of A and B), then the rest
+	# (cleanup: the flood and the paced client, then the users).
+	[ -n "${CLUSTER_DIR:-}" ] && end_by_path "$CLUSTER_DIR"
 	[ -n "${CLUSTER_DIR:-}" ] && [ -z "${KEEP_SCRATCH:-}" ] && rm -rf "$CLUSTER_DIR"
-	remove_users
 	cleanup
 }
 trap fair_cleanup EXIT
@@ -104,25 +106,26 @@ used_before=$(used_bytes)
 start_daemon
 # The first batch after the start finds the log over its bound.
 ctl check --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1 > /dev/null
-i=0
-until grep -q "warning: decision log .*over 85% of log max_mb $MAX_MB; pruning oldest first" "$SCRATCH/advisord.log"; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "no warning in the daemon log when pruning started"; sleep 0.05
-done
+wait_until 5 "the warning in the daemon log that pruning started" \
+	grep -q "warning: decision log .*over 85% of log max_mb $MAX_MB; pruning oldest first" "$SCRATCH/advisord.log"
 bytes_before=$(disk_bytes)
 pass "log pre-filled to $used_before bytes of queries (max_mb $MAX_MB): pruning starts with a warning"
 
 # --- A floods, B works ------------------------------------------------------------------
-as_a "$WIRECLIENT" "$SOCK" fair $((FLOOD_S * 1000)) > "$SCRATCH/a.out" 2> "$SCRATCH/a.err" &
+spawn as_user "$USER_A" "$WIRECLIENT" "$SOCK" fair $((FLOOD_S * 1000)) > "$SCRATCH/a.out" 2> "$SCRATCH/a.err"
 APID=$!
 # Past A's burst before B starts measuring: A is over budget all the while.
-sleep 2
+a_limited() {
+	[ "$(ctl stats --prometheus | awk -v k="advisor_rate_limited_total{user=\"$USER_A\"}" '$1 == k { n = $2 } END { print n + 0 }')" -gt 0 ]
+}
+wait_until -p "$APID" -s 'ctl stats --prometheus | grep rate_limited' 10 "$USER_A's flood to be past its burst (rate limited)" a_limited
 B_N=$(( (FLOOD_S - 4) * 25 ))
-as_b "$WIRECLIENT" "$SOCK" paced "$B_N" 40 > "$SCRATCH/b.out" 2> "$SCRATCH/b.err" &
+spawn as_user "$USER_B" "$WIRECLIENT" "$SOCK" paced "$B_N" 40 > "$SCRATCH/b.out" 2> "$SCRATCH/b.err"
 BPID=$!
 b_queries=0 a_limited=0 a_tries=0 a_lucky=0 b_jobs=0 a_jobs=0 round=0
 good="-N1 --gres=gpu:8 --llm-model=llama3-8b --llm-layout=tp2 --llm-zero=1"
 cd "$SCRATCH" || fail "cd"
-while kill -0 "$BPID" 2> /dev/null; do
+while running "$BPID"; do
 	round=$((round + 1))
 	as_b "$ADVISORCTL" --socket "$SOCK" check --gpu h100 --gpus 8 --model llama3-8b --layout tp2 \
 		--zero 1 > "$SCRATCH/bq.out" 2>&1 || fail "advisorctl check as $USER_B during the flood: $(cat "$SCRATCH/bq.out")"
@@ -159,7 +162,7 @@ while kill -0 "$BPID" 2> /dev/null; do
 		grep -q "MEM_OVER_CAPACITY" "$SCRATCH/as.out" || fail "A's job was not judged: $(cat "$SCRATCH/as.out")"
 		a_jobs=$((a_jobs + 1))
 	fi
-	sleep 1
+	sleep 1   # not a wait: B's advisorctl checks (and jobs) come once a second
 done
 wait "$BPID" || fail "B's checks failed: $(cat "$SCRATCH/b.out" "$SCRATCH/b.err")"
 wait "$APID" || fail "A's flood client: $(cat "$SCRATCH/a.out" "$SCRATCH/a.err")"
