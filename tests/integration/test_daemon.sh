@@ -118,7 +118,7 @@ bad_frame truncated 2 "truncated frame"
 bad_frame malformed 2 "malformed frame"
 bad_frame version 1 "unknown version"
 "$WIRECLIENT" "$SOCK" random 100 > "$SCRATCH/rnd" || fail "random frames: $(cat "$SCRATCH/rnd")"
-kill -0 "$DAEMON_PID" || fail "advisord died on bad frames"
+running "$DAEMON_PID" || fail "advisord died on bad frames"
 "$WIRECLIENT" "$SOCK" check 20 > "$SCRATCH/after" || fail "checks after bad frames"
 pass "oversized (ERR_TOO_LARGE), truncated/malformed (ERR_MALFORMED), version 99 (ERR_VERSION), 100 random: refused and closed; daemon still serving"
 
