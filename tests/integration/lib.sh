@@ -112,13 +112,14 @@ wait_until() {
 		fail "$_wu_why"
 		return 1
 	done
+	return 0
 }
 
 # count PATTERN FILE: how many lines of FILE match (grep -e), 0 when none or
 # no FILE.  Not `grep -c ... || echo 0`: grep -c prints 0 and fails when
 # nothing matches, and that made "0\n0" (issue 25).
 count() {
-	_ct=$(grep -c -e "$1" "$2" 2> /dev/null)
+	_ct=$(grep -c -e "$1" "$2" 2> /dev/null) || :
 	echo "${_ct:-0}"
 }
 
@@ -187,9 +188,10 @@ members() {
 	fi
 	if [ "$_mb_kind" = g ]; then
 		ps -o pid=,stat= --sid "$_mb_pid" 2> /dev/null | awk '$2 !~ /^Z/ { print $1 }'
-	else
-		running "$_mb_pid" && echo "$_mb_pid"
+	elif running "$_mb_pid"; then
+		echo "$_mb_pid"
 	fi
+	return 0
 }
 
 # end_spawned: ends everything spawn and track_pid recorded: SIGTERM (and
@@ -204,11 +206,11 @@ end_spawned() {
 		[ -n "$_es_m" ] || continue
 		_es_live="$_es_live $_es"
 		_es_pid=${_es%%:*}
-		case $_es in *:g:*) kill -TERM -- "-$_es_pid" 2> /dev/null ;; esac
+		case $_es in *:g:*) kill -TERM -- "-$_es_pid" 2> /dev/null || : ;; esac
 		# shellcheck disable=SC2086
-		kill -TERM $_es_m 2> /dev/null
+		kill -TERM $_es_m 2> /dev/null || :
 		# shellcheck disable=SC2086
-		kill -CONT $_es_m 2> /dev/null
+		kill -CONT $_es_m 2> /dev/null || :
 	done
 	now_cs
 	_es_end=$((NOW_CS + 5 * WAIT_SCALE_PCT))
@@ -225,9 +227,9 @@ end_spawned() {
 				_es_m=$(members "$_es")
 				# shellcheck disable=SC2086
 				echo "# still running at exit, killed: $(show_pids $_es_m)" >&2
-				case $_es in *:g:*) kill -KILL -- "-${_es%%:*}" 2> /dev/null ;; esac
+				case $_es in *:g:*) kill -KILL -- "-${_es%%:*}" 2> /dev/null || : ;; esac
 				# shellcheck disable=SC2086
-				kill -KILL $_es_m 2> /dev/null
+				kill -KILL $_es_m 2> /dev/null || :
 			done
 			break
 		fi
@@ -235,7 +237,7 @@ end_spawned() {
 	done
 	# Reap this shell's own children among them.
 	for _es in $_es_all; do
-		wait "${_es%%:*}" 2> /dev/null
+		wait "${_es%%:*}" 2> /dev/null || :
 	done
 	return 0
 }
@@ -246,12 +248,13 @@ end_spawned() {
 # its exit status where it is a child of this shell.  On timeout it fails
 # (and kills PID where fail does not exit).
 stop_pid() {
-	kill "-${2:-TERM}" "$1" 2> /dev/null
+	kill "-${2:-TERM}" "$1" 2> /dev/null || :
 	wait_until -s "ps -o pid,stat,etime,args -p $1" "${3:-30}" \
 		"${4:-process $1} to end after signal ${2:-TERM}" not_running "$1" ||
-		kill -KILL "$1" 2> /dev/null
-	wait "$1" 2> /dev/null
-	STOP_STATUS=$?
+		kill -KILL "$1" 2> /dev/null || :
+	# (Written so that a test under set -e goes on.)
+	STOP_STATUS=0
+	wait "$1" 2> /dev/null || STOP_STATUS=$?
 }
 
 not_running() {
@@ -281,15 +284,15 @@ end_by_path() {
 	# shellcheck disable=SC2086
 	echo "# ending what was left running in $1: $(show_pids $_eb_pids)" >&2
 	# shellcheck disable=SC2086
-	kill -TERM $_eb_pids 2> /dev/null
+	kill -TERM $_eb_pids 2> /dev/null || :
 	# shellcheck disable=SC2086
-	kill -CONT $_eb_pids 2> /dev/null
+	kill -CONT $_eb_pids 2> /dev/null || :
 	now_cs
 	_eb_end=$((NOW_CS + 5 * WAIT_SCALE_PCT))
 	for _eb in $_eb_pids; do
 		while running "$_eb"; do
 			now_cs
-			[ "$NOW_CS" -lt "$_eb_end" ] || { kill -KILL "$_eb" 2> /dev/null; break; }
+			[ "$NOW_CS" -lt "$_eb_end" ] || { kill -KILL "$_eb" 2> /dev/null || :; break; }
 			sleep 0.05
 		done
 	done
@@ -454,7 +457,7 @@ make_users() {
 }
 
 remove_users() {
-	for _mu in $MADE_USERS; do userdel "$_mu" 2> /dev/null; done
+	for _mu in $MADE_USERS; do userdel "$_mu" 2> /dev/null || echo "# cannot remove test user $_mu" >&2; done
 	MADE_USERS=
 }
 
