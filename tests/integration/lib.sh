@@ -123,6 +123,49 @@ count() {
 	echo "${_ct:-0}"
 }
 
+# ---- how busy the machine is with other work ------------------------------------------
+# A latency bound says little about advisord when other processes took the
+# CPUs it needed (a CPU hog, fuzzers beside the tests in CI).  busy_mark
+# notes the CPU time the machine and this test (this shell, what it waited
+# for, and every process spawn recorded) have used; busy_others prints the
+# share of all the machine's CPU time since then that went to others, in
+# percent.  Processes of this test that ended meanwhile unreaped count as
+# others: a bias towards "busy", small against a whole core.
+busy_mark() {
+	now_cs
+	BUSY_CS0=$NOW_CS BUSY_M0=$(machine_ticks) BUSY_O0=$(own_ticks)
+}
+
+busy_others() {
+	now_cs
+	_bo_all=$(($(machine_ticks) - BUSY_M0))
+	_bo_own=$(($(own_ticks) - BUSY_O0))
+	_bo_cap=$(((NOW_CS - BUSY_CS0) * $(getconf CLK_TCK) / 100 * $(nproc)))
+	if [ "$_bo_cap" -le 0 ] || [ "$_bo_all" -le "$_bo_own" ]; then
+		echo 0
+	else
+		echo $(((_bo_all - _bo_own) * 100 / _bo_cap))
+	fi
+}
+
+# machine_ticks: CPU time the machine spent busy (all CPUs, clock ticks).
+machine_ticks() {
+	awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat
+}
+
+# own_ticks: CPU time of this test's processes (clock ticks, with what each reaped).
+own_ticks() {
+	{
+		echo $$
+		for _ot in $SPAWNED; do members "$_ot"; done
+	} | while read -r _ot; do
+		{ read -r _ot_stat < "/proc/$_ot/stat"; } 2> /dev/null || continue
+		# shellcheck disable=SC2086
+		set -- ${_ot_stat##*) }
+		echo $((${12} + ${13} + ${14} + ${15}))
+	done | awk '{ n += $1 } END { print n + 0 }'
+}
+
 # ---- background processes ---------------------------------------------------------
 # spawn CMD [ARG...]: CMD &, but in a process group and session of its own
 # (setsid, which execs CMD: $! is CMD's pid and the group's id, as after a

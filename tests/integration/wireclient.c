@@ -65,9 +65,9 @@
  * silent and half print "connected=1", hold "opened=N", flood "opened=N"
  * and then "stalled=1" once the daemon takes no more, slowread
  * "pipelined=1" once its checks are sent, each as soon as it happens.
- * With WIRECLIENT_STOP=FILE in the environment, stream, plugin and hold
- * also end (and print their summary) once FILE exists: a test runs them
- * for as long as its scenario takes, however slow the machine.
+ * With WIRECLIENT_STOP=FILE in the environment, stream, plugin, hold and
+ * fair also end (and print their summary) once FILE exists: a test runs
+ * them for as long as its scenario takes, however slow the machine.
  */
 #include "config.h"
 
@@ -1198,7 +1198,7 @@ static int run_fair(int ms)
 		return 2;
 	for (;;) {
 		struct pollfd p = { fd, POLLIN, 0 };
-		bool sending = mono_ms() < end;
+		bool sending = mono_ms() < end && !stop_asked();
 
 		while (sending && seq - answered < WINDOW) {
 			Advisor__Request *rq = (seq & 1) ? &pl : &q;
