@@ -85,10 +85,14 @@ pass "100 requests on one connection"
 # --- silent and half-frame clients do not delay others --------------------------
 pids=
 for i in 1 2 3 4 5 6 7 8 9 10; do
-	"$WIRECLIENT" "$SOCK" silent > "$SCRATCH/silent.$i" & pids="$pids $!"
-	"$WIRECLIENT" "$SOCK" half > "$SCRATCH/half.$i" & pids="$pids $!"
+	spawn "$WIRECLIENT" "$SOCK" silent > "$SCRATCH/silent.$i"; pids="$pids $!"
+	spawn "$WIRECLIENT" "$SOCK" half > "$SCRATCH/half.$i"; pids="$pids $!"
 done
-sleep 0.2
+all_connected() {
+	[ "$(cat "$SCRATCH"/silent.* "$SCRATCH"/half.* | grep -c '^connected=1')" -eq 20 ]
+}
+wait_until -s 'echo "$(cat "$SCRATCH"/silent.* "$SCRATCH"/half.* | grep -c "^connected=1") of 20 connected"' \
+	5 "the 10 silent and 10 half-frame clients to connect" all_connected
 "$WIRECLIENT" "$SOCK" check 50 > "$SCRATCH/c50" || fail "clients beside silent ones"
 max=$(value max_ms "$SCRATCH/c50")
 [ "$max" -lt 1000 ] || fail "a check took $max ms beside silent clients (read timeout 1000 ms)"
@@ -114,7 +118,7 @@ bad_frame truncated 2 "truncated frame"
 bad_frame malformed 2 "malformed frame"
 bad_frame version 1 "unknown version"
 "$WIRECLIENT" "$SOCK" random 100 > "$SCRATCH/rnd" || fail "random frames: $(cat "$SCRATCH/rnd")"
-kill -0 "$DAEMON_PID" || fail "advisord died on bad frames"
+running "$DAEMON_PID" || fail "advisord died on bad frames"
 "$WIRECLIENT" "$SOCK" check 20 > "$SCRATCH/after" || fail "checks after bad frames"
 pass "oversized (ERR_TOO_LARGE), truncated/malformed (ERR_MALFORMED), version 99 (ERR_VERSION), 100 random: refused and closed; daemon still serving"
 
@@ -143,10 +147,8 @@ pass "reload with a broken file: exit 65, file:line:col, old answers stay"
 
 cp "$SCRATCH/policy.good" "$POLICY"
 kill -HUP "$DAEMON_PID"
-i=0
-until ctl --json stats | jq -e '.reloads == 3 and .last_reload_ok' > /dev/null; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "SIGHUP did not reload"; sleep 0.05
-done
+hup_reloaded() { ctl --json stats | jq -e '.reloads == 3 and .last_reload_ok' > /dev/null; }
+wait_until -s 'ctl --json stats | jq -c "{reloads, last_reload_ok}"' 5 "a good reload after SIGHUP" hup_reloaded
 pass "SIGHUP reloads"
 
 expect_status 77 "reload as nobody" as_nobody "$ADVISORCTL" --socket "$SOCK" reload

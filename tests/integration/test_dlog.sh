@@ -17,14 +17,28 @@ ids_missing() {
 	comm -23 "$SCRATCH/acked" "$SCRATCH/logged"
 }
 
+# acks FILE...: how many decisions the streams writing FILE... have had acknowledged.
+acks() {
+	cat "$@" 2> /dev/null | wc -l
+}
+# acked_over N FILE...: more than N.
+acked_over() {
+	_n=$1
+	shift
+	[ "$(acks "$@")" -gt "$_n" ]
+}
+
 # --- SIGTERM: everything queued is committed --------------------------------------
 start_daemon
-"$WIRECLIENT" "$SOCK" stream 1500 > "$SCRATCH/acks1" &
+# The stream sends until the daemon is gone (its next connect fails).
+spawn "$WIRECLIENT" "$SOCK" stream 600000 > "$SCRATCH/acks1"
 sp=$!
-sleep 1
 # Stop while the stream is still sending: the last decisions are seconds old at most.
+sleep 1   # not a wait: how long the stream runs before the stop (then the count it needs)
+wait_until -p "$sp" -s 'echo "$(acks "$SCRATCH/acks1") acknowledged"' 10 "more than 100 decisions acknowledged" \
+	acked_over 100 "$SCRATCH/acks1"
 stop_daemon TERM
-wait $sp
+stop_pid "$sp" 0 10 "the stream (its daemon gone)"
 [ "$DAEMON_STATUS" -eq 0 ] || fail "advisord exited $DAEMON_STATUS on SIGTERM"
 n=$(wc -l < "$SCRATCH/acks1")
 [ "$n" -gt 100 ] || fail "only $n decisions acknowledged before SIGTERM"
@@ -44,13 +58,19 @@ pass "SIGTERM: all $n acknowledged decisions are in the WAL log"
 start_daemon
 sps=
 for c in 1 2 3 4 5 6 7 8; do
-	"$WIRECLIENT" "$SOCK" stream 3000 > "$SCRATCH/acks2.$c" &
+	spawn "$WIRECLIENT" "$SOCK" stream 600000 > "$SCRATCH/acks2.$c"
 	sps="$sps $!"
 done
-sleep 1.5
+sleep 1.5   # not a wait: how long the load runs before the kill (then the state it needs)
+# All eight sending, and more than 100 acknowledged among them.
+all_streaming() {
+	for c in 1 2 3 4 5 6 7 8; do [ -s "$SCRATCH/acks2.$c" ] || return 1; done
+	acked_over 100 "$SCRATCH"/acks2.*
+}
+wait_until -s 'wc -l "$SCRATCH"/acks2.*' 10 "8 streams each acknowledged, more than 100 in all" all_streaming
 kill_ms=$(date +%s%3N)
 stop_daemon KILL
-for p in $sps; do wait "$p"; done
+for p in $sps; do stop_pid "$p" 0 10 "a stream (its daemon gone)"; done
 [ -S "$SOCK" ] || fail "expected a stale socket after kill -9"
 cat "$SCRATCH"/acks2.* > "$SCRATCH/acks2"
 n=$(wc -l < "$SCRATCH/acks2")

@@ -9,7 +9,8 @@
 # Asserted:
 #  - every one of B's submissions is answered and logged, one record each;
 #  - B's p99 stays under FAIR_P99_MS, 10 ms (reported only under
-#    ADVISOR_LAX_TIMING): 2 ms before issue 20, when answers did not wait
+#    ADVISOR_LAX_TIMING, or when other processes took a quarter of the
+#    machine's CPU meanwhile, lib.sh's busy_others): 2 ms before issue 20, when answers did not wait
 #    for the log; now each of B's answers waits for its record's commit
 #    (acknowledged means durable), and beside A's flood on 2 cores that
 #    measured p50 0.5-0.6 ms, p99 2.4-5.3 ms (BENCHMARKS.md);
@@ -43,8 +44,10 @@ echo "limits: { requests_per_s: 50, burst: 500 }" >> "$POLICY"
 
 fair_cleanup() {
 	[ -n "$CLUSTER_UP" ] && "$top_srcdir/scripts/cluster" stop > /dev/null 2>&1
+	# What the cluster's daemons left (job steps of A and B), then the rest
+	# (cleanup: the flood and the paced client, then the users).
+	[ -n "${CLUSTER_DIR:-}" ] && end_by_path "$CLUSTER_DIR"
 	[ -n "${CLUSTER_DIR:-}" ] && [ -z "${KEEP_SCRATCH:-}" ] && rm -rf "$CLUSTER_DIR"
-	remove_users
 	cleanup
 }
 trap fair_cleanup EXIT
@@ -104,25 +107,27 @@ used_before=$(used_bytes)
 start_daemon
 # The first batch after the start finds the log over its bound.
 ctl check --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1 > /dev/null
-i=0
-until grep -q "warning: decision log .*over 85% of log max_mb $MAX_MB; pruning oldest first" "$SCRATCH/advisord.log"; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "no warning in the daemon log when pruning started"; sleep 0.05
-done
+wait_until 5 "the warning in the daemon log that pruning started" \
+	grep -q "warning: decision log .*over 85% of log max_mb $MAX_MB; pruning oldest first" "$SCRATCH/advisord.log"
 bytes_before=$(disk_bytes)
 pass "log pre-filled to $used_before bytes of queries (max_mb $MAX_MB): pruning starts with a warning"
 
 # --- A floods, B works ------------------------------------------------------------------
-as_a "$WIRECLIENT" "$SOCK" fair $((FLOOD_S * 1000)) > "$SCRATCH/a.out" 2> "$SCRATCH/a.err" &
+spawn as_user "$USER_A" "$WIRECLIENT" "$SOCK" fair $((FLOOD_S * 1000)) > "$SCRATCH/a.out" 2> "$SCRATCH/a.err"
 APID=$!
 # Past A's burst before B starts measuring: A is over budget all the while.
-sleep 2
+a_limited() {
+	[ "$(ctl stats --prometheus | awk -v k="advisor_rate_limited_total{user=\"$USER_A\"}" '$1 == k { n = $2 } END { print n + 0 }')" -gt 0 ]
+}
+wait_until -p "$APID" -s 'ctl stats --prometheus | grep rate_limited' 10 "$USER_A's flood to be past its burst (rate limited)" a_limited
 B_N=$(( (FLOOD_S - 4) * 25 ))
-as_b "$WIRECLIENT" "$SOCK" paced "$B_N" 40 > "$SCRATCH/b.out" 2> "$SCRATCH/b.err" &
+spawn as_user "$USER_B" "$WIRECLIENT" "$SOCK" paced "$B_N" 40 > "$SCRATCH/b.out" 2> "$SCRATCH/b.err"
 BPID=$!
+busy_mark
 b_queries=0 a_limited=0 a_tries=0 a_lucky=0 b_jobs=0 a_jobs=0 round=0
 good="-N1 --gres=gpu:8 --llm-model=llama3-8b --llm-layout=tp2 --llm-zero=1"
 cd "$SCRATCH" || fail "cd"
-while kill -0 "$BPID" 2> /dev/null; do
+while running "$BPID"; do
 	round=$((round + 1))
 	as_b "$ADVISORCTL" --socket "$SOCK" check --gpu h100 --gpus 8 --model llama3-8b --layout tp2 \
 		--zero 1 > "$SCRATCH/bq.out" 2>&1 || fail "advisorctl check as $USER_B during the flood: $(cat "$SCRATCH/bq.out")"
@@ -159,23 +164,32 @@ while kill -0 "$BPID" 2> /dev/null; do
 		grep -q "MEM_OVER_CAPACITY" "$SCRATCH/as.out" || fail "A's job was not judged: $(cat "$SCRATCH/as.out")"
 		a_jobs=$((a_jobs + 1))
 	fi
-	sleep 1
+	sleep 1   # not a wait: B's advisorctl checks (and jobs) come once a second
 done
 wait "$BPID" || fail "B's checks failed: $(cat "$SCRATCH/b.out" "$SCRATCH/b.err")"
+# The timing bounds below are reported, not asserted, under ADVISOR_LAX_TIMING
+# and where other processes took a quarter of the machine's CPU or more
+# meanwhile (a CPU hog on both cores: B's p99 13 ms; B alone beside the
+# hog, no flood: 3.6-3.9 ms): they are for advisord, not for the CPU the
+# machine left it.
+busy=$(busy_others)
+lax=
+[ "$busy" -lt 25 ] || lax="other processes took $busy% of the machine's CPU"
+[ -z "${ADVISOR_LAX_TIMING:-}" ] || lax="ADVISOR_LAX_TIMING set"
 wait "$APID" || fail "A's flood client: $(cat "$SCRATCH/a.out" "$SCRATCH/a.err")"
 cd / || fail "cd"
 sed 's/^/# A: /' "$SCRATCH/a.out"
 sed 's/^/# B: /' "$SCRATCH/b.out"
 echo "# B: $b_queries advisorctl checks, $b_jobs sbatch jobs; A: $a_limited of $a_tries advisorctl checks refused, $a_jobs sbatch jobs"
 # How often a check lands in the refill window depends on how fast A's flood
-# takes the tokens: under ASan or valgrind (ADVISOR_LAX_TIMING) the flood is
-# slower and the window wider (3 of 11 answered in one ASan run), so there
-# the share is reported; every refused check was still checked above.
+# takes the tokens: under ASan or valgrind (ADVISOR_LAX_TIMING), or on a busy
+# machine, the flood is slower and the window wider (3 of 11 answered in one
+# ASan run), so there the share is reported; every refused check was still
+# checked above.
 [ "$a_tries" -gt 0 ] || fail "A made no advisorctl check during the flood"
 if [ $((a_lucky * 4)) -gt "$a_tries" ]; then
-	[ -n "${ADVISOR_LAX_TIMING:-}" ] ||
-		fail "A's advisorctl checks over budget: only $a_limited of $a_tries refused (exit 75)"
-	echo "# A: only $a_limited of $a_tries checks refused (ADVISOR_LAX_TIMING set: not failing)"
+	[ -n "$lax" ] || fail "A's advisorctl checks over budget: only $a_limited of $a_tries refused (exit 75; other processes took $busy% of the CPU)"
+	echo "# A: only $a_limited of $a_tries checks refused ($lax: not failing)"
 fi
 
 a_plugin=$(value plugin_ok "$SCRATCH/a.out")
@@ -190,10 +204,10 @@ p99=$(value p99_ms "$SCRATCH/b.out")
 [ "$(value errors "$SCRATCH/b.out")" = 0 ] || fail "B's checks failed"
 FAIR_P99_MS=10
 if ! awk -v p="$p99" -v b="$FAIR_P99_MS" 'BEGIN { exit !(p < b) }'; then
-	[ -n "${ADVISOR_LAX_TIMING:-}" ] || fail "B's p99 is $p99 ms beside A's flood, want < $FAIR_P99_MS ms"
-	echo "# B's p99 $p99 ms >= $FAIR_P99_MS ms (ADVISOR_LAX_TIMING set: not failing)"
+	[ -n "$lax" ] || fail "B's p99 is $p99 ms beside A's flood, want < $FAIR_P99_MS ms (other processes took $busy% of the CPU)"
+	echo "# B's p99 $p99 ms >= $FAIR_P99_MS ms ($lax: not failing)"
 fi
-pass "B: $B_N checks at 25/s beside the flood, p50 $(value p50_ms "$SCRATCH/b.out") ms, p99 $p99 ms, max $(value max_ms "$SCRATCH/b.out") ms"
+pass "B: $B_N checks at 25/s beside the flood, p50 $(value p50_ms "$SCRATCH/b.out") ms, p99 $p99 ms, max $(value max_ms "$SCRATCH/b.out") ms (other processes: $busy% of the CPU)"
 
 # --- every decision in the log, A's folded ----------------------------------------------
 stop_daemon TERM
@@ -207,11 +221,11 @@ a_sum=$(q "SELECT sum(coalesce(repeat, 1)) FROM decisions WHERE user = '$USER_A'
 a_rows=$(q "SELECT count(*) FROM decisions WHERE user = '$USER_A' AND model = 'llama3-8b'")
 [ "$a_sum" = "$a_plugin" ] || fail "A's records add up to $a_sum checks, A made $a_plugin"
 # Within its burst (500 requests, half of them checks) each is a row; then one per 10 s window.
-# Under valgrind (ADVISOR_LAX_TIMING) A is slow enough to find tokens more
-# often, each a row of its own: reported, not failed.
+# Under valgrind (ADVISOR_LAX_TIMING) or on a busy machine A is slow enough
+# to find tokens more often, each a row of its own: reported, not failed.
 if [ "$a_rows" -gt $((250 + FLOOD_S / 10 + 5)) ]; then
-	[ -n "${ADVISOR_LAX_TIMING:-}" ] || fail "A's $a_plugin checks took $a_rows rows"
-	echo "# A's $a_plugin checks took $a_rows rows (ADVISOR_LAX_TIMING set: not failing)"
+	[ -n "$lax" ] || fail "A's $a_plugin checks took $a_rows rows (other processes took $busy% of the CPU)"
+	echo "# A's $a_plugin checks took $a_rows rows ($lax: not failing)"
 fi
 a_real=$(q "SELECT coalesce(sum(coalesce(repeat, 1)), 0) FROM decisions WHERE user = '$USER_A' AND model = 'llama3-405b' AND context = 'sbatch'")
 [ "$a_real" -eq "$a_jobs" ] || fail "A submitted $a_jobs jobs, $a_real logged"
@@ -263,12 +277,24 @@ pass "stats --prometheus: advisor_decision_log_bytes $lb"
 stop_daemon TERM
 # The counter lives as long as the daemon: a fresh one over budget shows it.
 start_daemon
-as_a "$WIRECLIENT" "$SOCK" fair 1500 > "$SCRATCH/a2.out" 2>&1 || fail "second flood: $(cat "$SCRATCH/a2.out")"
+# A flood of 1.5 s, and on until A is over budget: under valgrind on a busy
+# machine 1.5 s made fewer requests than the burst (484 of 500), none
+# limited, and no counter to read.
+WIRECLIENT_STOP=$SCRATCH/stop.a2 spawn as_user "$USER_A" "$WIRECLIENT" "$SOCK" fair 600000 > "$SCRATCH/a2.out" 2>&1
+a2=$!
+sleep 1.5   # not a wait: the flood's length (then the state it needs)
+wait_until -p "$a2" -s 'ctl stats --prometheus | grep rate_limited' 30 "$USER_A's second flood to be rate limited" a_limited
+touch "$SCRATCH/stop.a2"
+stop_pid "$a2" 0 30 "the second flood to end"
+[ "$STOP_STATUS" -eq 0 ] || fail "second flood: $(cat "$SCRATCH/a2.out")"
 ctl stats --prometheus > "$SCRATCH/prom"
 n=$(metric "advisor_rate_limited_total{user=\"$USER_A\"}" "$SCRATCH/prom")
 want=$(( $(value requests "$SCRATCH/a2.out") - 500 ))
-[ -n "$n" ] && [ "$n" -ge $((want - 100)) ] && [ "$n" -le "$want" ] ||
-	fail "advisor_rate_limited_total{user=\"$USER_A\"} is '$n', want about $want"
+# Less what the bucket refilled while the flood ran, 50 tokens a second
+# (and 25 to spare): the 100 of a 1.5 s flood, more for a longer one.
+refill=$(awk -v s="$(value seconds "$SCRATCH/a2.out")" 'BEGIN { printf "%d\n", 50 * s + 25 }')
+[ -n "$n" ] && [ "$n" -ge $((want - refill)) ] && [ "$n" -le "$want" ] ||
+	fail "advisor_rate_limited_total{user=\"$USER_A\"} is '$n', want $((want - refill))..$want ($(value requests "$SCRATCH/a2.out") requests in $(value seconds "$SCRATCH/a2.out") s, burst 500, 50/s)"
 [ -z "$(metric "advisor_rate_limited_total{user=\"$USER_B\"}" "$SCRATCH/prom")" ] || fail "B counted as rate limited"
 pass "stats --prometheus: advisor_rate_limited_total{user=\"$USER_A\"} $n"
 stop_daemon TERM

@@ -22,14 +22,9 @@ write_policy 2048
 TEST_USER=advtest-f$$
 MOUNTS=
 faults_cleanup() {
-	if [ -n "$DAEMON_PID" ]; then
-		kill -CONT "$DAEMON_PID" 2>/dev/null
-		kill -KILL "$DAEMON_PID" 2>/dev/null
-		wait "$DAEMON_PID" 2>/dev/null
-		DAEMON_PID=
-	fi
+	# The daemon first (a stopped one too): its log holds the mounts busy.
+	end_spawned
 	for m in $MOUNTS; do umount "$m" 2>/dev/null; done
-	remove_users
 	cleanup
 }
 trap faults_cleanup EXIT
@@ -43,27 +38,53 @@ ids_missing() {
 
 # log_errors: how many times the daemon reported a failing decision log.
 log_errors() {
-	grep -c "error: decision log .*still answered" "$SCRATCH/advisord.log"
+	count "error: decision log .*still answered" "$SCRATCH/advisord.log"
+}
+
+# acks_where AWK_COND FILE: how many "ack <unix ms> <id>" lines of FILE meet
+# AWK_COND (on $2, the time of the answer; now is the current unix ms).
+acks_where() {
+	awk -v now="$(date +%s%3N)" "\$1 == \"ack\" && ($1) { n++ } END { print n + 0 }" "$2"
+}
+# more_acks N AWK_COND FILE: more than N such lines.
+more_acks() {
+	[ "$(acks_where "$2" "$3")" -gt "$1" ]
+}
+# stop_plugin PID NAME: ends a plugin client spawned with WIRECLIENT_STOP=$SCRATCH/stop.NAME.
+stop_plugin() {
+	touch "$SCRATCH/stop.$2"
+	stop_pid "$1" 0 30 "the plugin client ($2) to stop"
 }
 
 # --- SIGKILL, SIGSTOP and restart under plugin calls ------------------------------
 TIMEOUT_MS=300
 SLACK_MS=250
 start_daemon
-"$WIRECLIENT" "$SOCK" plugin $TIMEOUT_MS 7000 > "$SCRATCH/plugin" 2>&1 &
+# The calls go on until the scenario is over (WIRECLIENT_STOP), however
+# long a restart takes here.
+WIRECLIENT_STOP=$SCRATCH/stop.gap spawn "$WIRECLIENT" "$SOCK" plugin $TIMEOUT_MS 600000 > "$SCRATCH/plugin" 2>&1
 ppid=$!
-sleep 1.5
+sleep 1.5   # not a wait: how long the calls run before the kill
+wait_until -p "$ppid" -s 'echo "$(acks_where "\$2 < now - 200" "$SCRATCH/plugin") of $(acks_where 1 "$SCRATCH/plugin")"' \
+	10 "more than 50 decisions acknowledged more than 200 ms ago" more_acks 50 '$2 < now - 200' "$SCRATCH/plugin"
 kill_ms=$(date +%s%3N)
 stop_daemon KILL
-sleep 1
+sleep 1   # not a wait: the daemon stays dead 1 s while the calls go on
 start_daemon
 restart_ms=$(date +%s%3N)
-sleep 1
+wait_until -p "$ppid" -s 'tail -n 3 "$SCRATCH/plugin"' 10 "a call answered after the restart" \
+	more_acks 0 "\$2 > $restart_ms" "$SCRATCH/plugin"
 # Hung, not dead: connects succeed (the backlog), answers never come.
 kill -STOP "$DAEMON_PID"
-sleep 1.2
+stop_ms=$(date +%s%3N)
+sleep 1.2   # not a wait: how long the daemon hangs
+timed_out() { awk -v s="$stop_ms" '$1 == "unavail" && $2 > s && / timed out/ { f = 1 } END { exit !f }' "$SCRATCH/plugin"; }
+wait_until -p "$ppid" -s 'tail -n 3 "$SCRATCH/plugin"' 10 "a call to time out while the daemon is stopped" timed_out
 kill -CONT "$DAEMON_PID"
-wait $ppid
+cont_ms=$(date +%s%3N)
+wait_until -p "$ppid" -s 'tail -n 3 "$SCRATCH/plugin"' 10 "a call answered after SIGCONT" \
+	more_acks 0 "\$2 > $cont_ms" "$SCRATCH/plugin"
+stop_plugin "$ppid" gap
 grep -v '^ack\|^unavail' "$SCRATCH/plugin" | sed 's/^/# /'
 n_unavail=$(value unavailable "$SCRATCH/plugin")
 [ "$n_unavail" -gt 0 ] || fail "no call fell in the gap"
@@ -98,7 +119,12 @@ if mount -t tmpfs -o size=16m advisor-test-full "$SCRATCH/full" 2> /dev/null; th
 	start_daemon
 	"$WIRECLIENT" "$SOCK" check 10 > /dev/null || fail "checks before the disk is full"
 	dd if=/dev/zero of="$SCRATCH/full/filler" bs=4k > /dev/null 2>&1
-	"$WIRECLIENT" "$SOCK" plugin 5000 3000 > "$SCRATCH/full.out" 2>&1
+	WIRECLIENT_STOP=$SCRATCH/stop.full spawn "$WIRECLIENT" "$SOCK" plugin 5000 600000 > "$SCRATCH/full.out" 2>&1
+	fpid=$!
+	sleep 3   # not a wait: decisions on a full disk for 3 s, its failure to be reported once
+	wait_until -p "$fpid" -s 'tail -n 3 "$SCRATCH/full.out"' 10 "more than 100 checks answered on the full disk" \
+		more_acks 100 1 "$SCRATCH/full.out"
+	stop_plugin "$fpid" full
 	[ "$(value unavailable "$SCRATCH/full.out")" = 0 ] || fail "checks failed on a full disk: $(tail -n 5 "$SCRATCH/full.out")"
 	answered=$(value ok "$SCRATCH/full.out")
 	[ "$answered" -gt 100 ] || fail "only $answered checks answered on a full disk"
@@ -106,10 +132,7 @@ if mount -t tmpfs -o size=16m advisor-test-full "$SCRATCH/full" 2> /dev/null; th
 	rm -f "$SCRATCH/full/filler"
 	# Short: a few hundred decisions must fit in the freed space.
 	"$WIRECLIENT" "$SOCK" plugin 5000 200 > "$SCRATCH/full.after" 2>&1
-	i=0
-	until grep -q "decision log .*writing again" "$SCRATCH/advisord.log"; do
-		i=$((i + 1)); [ $i -lt 100 ] || fail "logging did not resume after space was freed"; sleep 0.1
-	done
+	wait_until 10 "logging to resume after space was freed" grep -q "decision log .*writing again" "$SCRATCH/advisord.log"
 	stop_daemon TERM
 	missing=$(ids_missing "$SCRATCH/full.after" "$DB" | wc -l)
 	[ "$missing" -eq 0 ] || fail "$missing decisions missing after space was freed"
@@ -129,20 +152,31 @@ if mount --bind -o ro "$SCRATCH/rw" "$SCRATCH/ro" 2> /dev/null; then
 	DB=$SCRATCH/ro/decisions.db
 	: > "$SCRATCH/advisord.log"
 	start_daemon
-	"$WIRECLIENT" "$SOCK" plugin 5000 2000 > "$SCRATCH/ro.out" 2>&1
+	WIRECLIENT_STOP=$SCRATCH/stop.ro spawn "$WIRECLIENT" "$SOCK" plugin 5000 600000 > "$SCRATCH/ro.out" 2>&1
+	rpid=$!
+	sleep 2   # not a wait: decisions into a read-only directory for 2 s, its failure to be reported once
+	wait_until -p "$rpid" -s 'tail -n 3 "$SCRATCH/ro.out"' 10 "more than 100 checks answered with a read-only log directory" \
+		more_acks 100 1 "$SCRATCH/ro.out"
+	stop_plugin "$rpid" ro
 	[ "$(value unavailable "$SCRATCH/ro.out")" = 0 ] || fail "checks failed with a read-only log directory"
 	answered=$(value ok "$SCRATCH/ro.out")
 	[ "$answered" -gt 100 ] || fail "only $answered checks answered with a read-only log directory"
 	[ "$(log_errors)" -eq 1 ] || fail "$(log_errors) failure reports for $answered decisions, want 1"
 	expect_status 0 "status with a read-only log" ctl status
 	mount -o remount,bind,rw "$SCRATCH/ro" || fail "cannot make the directory writable again"
-	# The writer retries every 5 s.
-	"$WIRECLIENT" "$SOCK" plugin 5000 7000 > "$SCRATCH/ro.after" 2>&1
-	grep -q "decision log .*writing again" "$SCRATCH/advisord.log" || fail "logging did not resume"
+	# The writer retries every 5 s; calls go on meanwhile, and for 200
+	# more once it writes again, the ones checked below.
+	WIRECLIENT_STOP=$SCRATCH/stop.after spawn "$WIRECLIENT" "$SOCK" plugin 5000 600000 > "$SCRATCH/ro.after" 2>&1
+	apid=$!
+	wait_until -p "$apid" 15 "logging to resume once the directory is writable" grep -q "decision log .*writing again" "$SCRATCH/advisord.log"
+	n0=$(acks_where 1 "$SCRATCH/ro.after")
+	wait_until -p "$apid" -s 'echo "$(acks_where 1 "$SCRATCH/ro.after") acknowledged, $n0 when it wrote again"' \
+		10 "200 more calls answered once logging resumed" more_acks $((n0 + 199)) 1 "$SCRATCH/ro.after"
+	stop_plugin "$apid" after
 	stop_daemon TERM
 	n=$(sqlite3 "$DB" "SELECT count(*) FROM decisions")
 	[ "$n" -gt 0 ] || fail "nothing logged after the directory became writable"
-	tail -n 200 "$SCRATCH/ro.after" > "$SCRATCH/ro.last"
+	grep '^ack ' "$SCRATCH/ro.after" | tail -n 200 > "$SCRATCH/ro.last"
 	missing=$(ids_missing "$SCRATCH/ro.last" "$DB" | wc -l)
 	[ "$missing" -eq 0 ] || fail "$missing of the last decisions missing after recovery"
 	grep "decision log" "$SCRATCH/advisord.log" | sed 's/^/# /'

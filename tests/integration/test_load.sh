@@ -65,12 +65,12 @@ reloader() {
 	done
 	echo $n > "$SCRATCH/reload.count"
 }
-reloader &
+spawn reloader
 rpid=$!
 "$WIRECLIENT" "$SOCK" load 64 200 > "$SCRATCH/load" 2>&1
 lrc=$?
 touch "$SCRATCH/load.done"
-wait $rpid
+stop_pid "$rpid" 0 30 "the reload loop to see load.done"
 cat "$SCRATCH/load" | sed 's/^/# /'
 [ $lrc -eq 0 ] || fail "load client failed (exit $lrc)"
 [ ! -s "$SCRATCH/reload.errors" ] || fail "reloads: $(head -n 5 "$SCRATCH/reload.errors")"
@@ -99,20 +99,20 @@ use_policy a
 # Idle connections stay for the whole test (60 s idle timeout); half frames
 # and the slow reader hit the 3 s read timeout.
 start_daemon --idle-timeout 60000 --read-timeout 3000
-"$WIRECLIENT" "$SOCK" hold 1000 9000 idle > "$SCRATCH/idle" 2>&1 & ipid=$!
-"$WIRECLIENT" "$SOCK" hold 50 9000 half > "$SCRATCH/half" 2>&1 & hpid=$!
+spawn "$WIRECLIENT" "$SOCK" hold 1000 9000 idle > "$SCRATCH/idle" 2>&1; ipid=$!
+spawn "$WIRECLIENT" "$SOCK" hold 50 9000 half > "$SCRATCH/half" 2>&1; hpid=$!
 # Under valgrind (ADVISOR_LAX_TIMING) the daemon answers the reader's checks
 # beside the other clients' for several seconds before its output stalls,
 # and each turn starts the read timeout again: watch for longer there.
 slow_s=8
 [ -n "${ADVISOR_LAX_TIMING:-}" ] && slow_s=30
-"$WIRECLIENT" "$SOCK" slowread 2000 $slow_s > "$SCRATCH/slow" 2>&1 & spid=$!
-i=0
-until grep -q opened "$SCRATCH/idle" && grep -q opened "$SCRATCH/half"; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "hostile clients did not connect"; sleep 0.05
-done
+spawn "$WIRECLIENT" "$SOCK" slowread 2000 $slow_s > "$SCRATCH/slow" 2>&1; spid=$!
+# All in place: the connections open, the half frames sent, the reader's
+# checks pipelined (it stops sending once the daemon stops reading them).
+hostile_ready() { grep -q opened "$SCRATCH/idle" && grep -q opened "$SCRATCH/half" && grep -q pipelined "$SCRATCH/slow"; }
+wait_until -s 'cat "$SCRATCH/idle" "$SCRATCH/half" "$SCRATCH/slow"' 10 \
+	"1000 idle and 50 half-frame connections open and the slow reader's checks pipelined" hostile_ready
 [ "$(value opened "$SCRATCH/idle")" = 1000 ] || fail "only $(value opened "$SCRATCH/idle") of 1000 idle connections opened"
-sleep 0.5
 best=
 for attempt in 1 2 3; do
 	"$WIRECLIENT" "$SOCK" latency 4 250 > "$SCRATCH/lat" || fail "checks beside hostile clients: $(cat "$SCRATCH/lat")"
@@ -129,7 +129,8 @@ if ! awk -v p="$best" -v b="$LOAD_P99_MS" 'BEGIN { exit !(p < b) }'; then
 	[ -n "${ADVISOR_LAX_TIMING:-}" ] || fail "p99 $best ms beside hostile clients, want < $LOAD_P99_MS ms"
 	echo "# p99 $best ms >= $LOAD_P99_MS ms (ADVISOR_LAX_TIMING set: not failing)"
 fi
-wait $ipid $hpid $spid
+for p in $ipid $hpid; do stop_pid "$p" 0 30 "the held connections (9 s) to end"; done
+stop_pid "$spid" 0 $((slow_s + 10)) "the slow reader ($slow_s s) to end"
 sed 's/^/# idle: /' "$SCRATCH/idle"; sed 's/^/# half: /' "$SCRATCH/half"; sed 's/^/# slow: /' "$SCRATCH/slow"
 [ "$(value open_at_end "$SCRATCH/idle")" = 1000 ] || fail "idle connections were dropped: $(cat "$SCRATCH/idle")"
 [ "$(value closed "$SCRATCH/half")" = 50 ] || fail "half frames not all closed: $(cat "$SCRATCH/half")"
@@ -144,7 +145,7 @@ if [ "$sc" -ge 7000 ]; then
 	echo "# slow reader cut off after $sc ms (ADVISOR_LAX_TIMING set: not failing)"
 fi
 grep -q "Too many open files" "$SCRATCH/advisord.log" && fail "advisord ran out of file descriptors"
-kill -0 "$DAEMON_PID" || fail "advisord died"
+running "$DAEMON_PID" || fail "advisord died"
 "$WIRECLIENT" "$SOCK" check 20 > /dev/null || fail "checks after the hostile clients"
 pass "1000 idle + 50 half-frame connections + a 1 byte/s reader: p99 $best ms for others; idle ones kept, half frames and the slow reader cut at the 3 s read timeout"
 stop_daemon TERM

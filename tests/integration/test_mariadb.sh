@@ -31,13 +31,7 @@ done
 
 scratch_dir
 write_policy 2048
-NODE_PIDS=
-node_cleanup() {
-	for p in $NODE_PIDS; do kill -KILL "$p" 2> /dev/null; done
-	mariadb_cleanup
-	cleanup
-}
-trap node_cleanup EXIT
+# The nodes, mariadbd and the helpers are spawned: cleanup ends them.
 mariadb_start "$SCRATCH/mariadb"
 msql() { mariadb_sql advisor "$@"; }
 
@@ -81,25 +75,25 @@ chmod 600 "$SCRATCH/login1.conf" "$SCRATCH/login2.conf"
 
 # start_node NAME: advisord as host NAME with NAME.conf, socket NAME.sock, db NAME.db.
 start_node() {
-	ADVISOR_HOSTNAME=$1 "$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" \
+	spawn env ADVISOR_HOSTNAME="$1" "$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" \
 		--socket "$SCRATCH/$1.sock" --db "$SCRATCH/$1.db" --config "$SCRATCH/$1.conf" \
-		>> "$SCRATCH/$1.log" 2>&1 &
+		>> "$SCRATCH/$1.log" 2>&1
 	eval "PID_$1=\$!"
-	NODE_PIDS="$NODE_PIDS $!"
-	i=0
-	until "$ADVISORCTL" --socket "$SCRATCH/$1.sock" status > /dev/null 2>&1; do
-		kill -0 "$(eval echo "\$PID_$1")" 2> /dev/null || fail "$1 exited at start: $(tail -n 5 "$SCRATCH/$1.log")"
-		i=$((i + 1)); [ $i -lt 200 ] || fail "$1 did not answer within 10 s"
-		sleep 0.05
-	done
+	wait_until -p "$!" -s "tail -n 5 '$SCRATCH/$1.log'" 10 "$1 to answer" node_answers "$1"
 }
+node_answers() { nctl "$1" status > /dev/null 2>&1; }
 stop_node() {
-	kill -TERM "$(eval echo "\$PID_$1")"
-	wait "$(eval echo "\$PID_$1")" 2> /dev/null
-	st=$?
-	[ "$st" -eq 0 ] || fail "$1 exited $st: $(tail -n 5 "$SCRATCH/$1.log")"
+	stop_pid "$(eval echo "\$PID_$1")" TERM 30 "$1"
+	[ "$STOP_STATUS" -eq 0 ] || fail "$1 exited $STOP_STATUS: $(tail -n 5 "$SCRATCH/$1.log")"
 }
 nctl() { n=$1; shift; "$ADVISORCTL" --socket "$SCRATCH/$n.sock" "$@"; }
+# spool_rows: the records waiting in login1's spool.
+spool_rows() { sqlite3 "$SCRATCH/login1.db.spool" "SELECT COUNT(*) FROM spool" 2> /dev/null || echo 0; }
+spool_empty() { [ "$(sqlite3 "$SCRATCH/login1.db.spool" "SELECT COUNT(*) FROM spool")" = 0 ]; }
+# each_acked FILE...: each file holds an acknowledged decision.
+each_acked() {
+	for _f in "$@"; do grep -q '^ack ' "$_f" || return 1; done
+}
 # decide NODE JOB: a rejected sbatch-context check on NODE; prints its decision id.
 decide() {
 	"$WIRECLIENT" "$SCRATCH/$1.sock" decide sbatch gpu=h100 gpus=8 model=llama3-70b layout=tp8 \
@@ -183,11 +177,8 @@ INSERT INTO spool (id, time, uid, user, context, verdict, codes, host, kind)
  VALUES ('d-old-spool', strftime('%s','now'), 0, 'root', 'sbatch', 2, 'MEM_OVER_CAPACITY', 'login2', 0);
 EOT
 start_node login2
-i=0
-until [ "$(msql -e "SELECT COUNT(*) FROM decisions WHERE id = 'd-old-spool'")" = 1 ]; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "the old spool's row was not replayed: $(tail -n 5 "$SCRATCH/login2.log")"
-	sleep 0.1
-done
+old_spool_replayed() { [ "$(msql -e "SELECT COUNT(*) FROM decisions WHERE id = 'd-old-spool'")" = 1 ]; }
+wait_until -s 'tail -n 5 "$SCRATCH/login2.log"' 10 "the old spool's row to be replayed" old_spool_replayed
 expect_status 0 "show of a row of an old spool" nctl login2 show d-old-spool
 grep -q "^findings: not recorded" "$SCRATCH/out" || fail "old spool row: $(cat "$SCRATCH/out")"
 pass "show on MariaDB: a submission on login1 and its node check on login2 linked both ways, with findings and sources; history --script; an older spool migrated and replayed, its row 'not recorded'"
@@ -197,15 +188,18 @@ LOAD_MS=${ADVISOR_MARIADB_LOAD_MS:-9000}
 before=$(msql -e "SELECT COUNT(*) FROM decisions")
 c=0
 while [ $c -lt 64 ]; do
-	"$WIRECLIENT" "$SCRATCH/login1.sock" stream "$LOAD_MS" > "$SCRATCH/acks.$c" 2>&1 &
+	spawn "$WIRECLIENT" "$SCRATCH/login1.sock" stream "$LOAD_MS" > "$SCRATCH/acks.$c" 2>&1
 	eval "spid_$c=\$!"
 	c=$((c + 1))
 done
-sleep 2
+sleep 2   # not a wait: how long the load runs before the kill
+wait_until -s 'echo "$(grep -l "^ack " "$SCRATCH"/acks.* | wc -l) of 64 clients acknowledged"' 10 \
+	"each of the 64 clients to have a decision acknowledged" each_acked "$SCRATCH"/acks.*
 mariadb_stop KILL
-sleep 1
-spooled=$(sqlite3 "$SCRATCH/login1.db.spool" "SELECT COUNT(*) FROM spool" 2> /dev/null || echo 0)
-sleep 2
+spooled_some() { [ "$(spool_rows)" -gt 0 ]; }
+wait_until -s 'echo "$(spool_rows) rows"; tail -n 3 "$SCRATCH/login1.log"' 10 "decisions in the spool while mariadbd is down" spooled_some
+spooled=$(spool_rows)
+sleep 2   # not a wait: the outage goes on, met by many requests and to be reported once
 mariadb_start "$SCRATCH/mariadb"
 c=0
 while [ $c -lt 64 ]; do wait "$(eval echo "\$spid_$c")"; c=$((c + 1)); done
@@ -213,11 +207,7 @@ cat "$SCRATCH"/acks.* > "$SCRATCH/acks"
 acked=$(grep -c '^ack ' "$SCRATCH/acks")
 [ "$acked" -gt 1000 ] || fail "only $acked decisions acknowledged under load: $(grep -v '^ack' "$SCRATCH/acks" | head -n 3)"
 [ "$spooled" -gt 0 ] || fail "nothing was spooled while mariadbd was down"
-i=0
-until [ "$(sqlite3 "$SCRATCH/login1.db.spool" "SELECT COUNT(*) FROM spool")" = 0 ]; do
-	i=$((i + 1)); [ $i -lt 600 ] || fail "the spool still holds $(sqlite3 "$SCRATCH/login1.db.spool" "SELECT COUNT(*) FROM spool") rows 60 s after the load"
-	sleep 0.1
-done
+wait_until -s 'echo "$(spool_rows) rows"' 60 "the spool to be replayed after the load" spool_empty
 msql -e "SELECT id, seq FROM decisions WHERE host = 'login1'" > "$SCRATCH/central"
 total=$(msql -e "SELECT COUNT(*) FROM decisions")
 [ "$total" -eq $((before + acked)) ] || fail "$total decisions in MariaDB, want $before + $acked acknowledged"
@@ -238,7 +228,7 @@ outage_msgs=$(grep -c "kept in the spool" "$SCRATCH/login1.log")
 [ "$outage_msgs" -ge 1 ] && [ "$outage_msgs" -le 2 ] || fail "the outage was reported $outage_msgs times, want once a minute"
 grep -q "reachable again" "$SCRATCH/login1.log" || fail "no word that the database is back"
 grep -q "the spool is replayed" "$SCRATCH/login1.log" || fail "no word that the spool is replayed"
-pass "mariadbd killed under 64 clients and restarted: $acked decisions acknowledged ($spooled spooled 1 s into the outage), each in MariaDB once, in every client's order; spool empty; outage reported $outage_msgs time(s)"
+pass "mariadbd killed under 64 clients and restarted: $acked decisions acknowledged ($spooled in the spool when first looked at), each in MariaDB once, in every client's order; spool empty; outage reported $outage_msgs time(s)"
 # The other node reconnects for reading by itself.
 expect_status 0 "history on login2 after the restart" nctl login2 history --limit 3
 
@@ -250,17 +240,18 @@ expect_status 0 "history on login2 after the restart" nctl login2 history --limi
 HANG_MS=${ADVISOR_MARIADB_HANG_MS:-5000}
 c=0
 while [ $c -lt 32 ]; do
-	"$WIRECLIENT" "$SCRATCH/login1.sock" stream "$HANG_MS" > "$SCRATCH/hacks.$c" 2>&1 &
+	spawn "$WIRECLIENT" "$SCRATCH/login1.sock" stream "$HANG_MS" > "$SCRATCH/hacks.$c" 2>&1
 	eval "hpid_$c=\$!"
 	c=$((c + 1))
 done
-sleep 1
+sleep 1   # not a wait: how long the load runs before the hang
+wait_until -s 'echo "$(grep -l "^ack " "$SCRATCH"/hacks.* | wc -l) of 32 clients acknowledged"' 10 \
+	"each of the 32 clients to have a decision acknowledged" each_acked "$SCRATCH"/hacks.*
 kill -STOP "$MARIADB_PID"
 rss0=$(awk '$1 == "VmRSS:" {print $2}' "/proc/$PID_login1/status")
-sleep 3
+sleep 3   # not a wait: how long mariadbd hangs before advisord is killed
 rss1=$(awk '$1 == "VmRSS:" {print $2}' "/proc/$PID_login1/status")
-kill -KILL "$PID_login1"
-wait "$PID_login1" 2> /dev/null
+stop_pid "$PID_login1" KILL 10 login1
 kill -CONT "$MARIADB_PID"
 c=0
 while [ $c -lt 32 ]; do wait "$(eval echo "\$hpid_$c")"; c=$((c + 1)); done
@@ -276,11 +267,7 @@ if [ $((rss1 - rss0)) -ge 16384 ]; then
 	echo "# advisord grew from $rss0 to $rss1 KiB while mariadbd hung (ADVISOR_LAX_TIMING set: not failing)"
 fi
 start_node login1
-i=0
-until [ "$(sqlite3 "$SCRATCH/login1.db.spool" "SELECT COUNT(*) FROM spool")" = 0 ]; do
-	i=$((i + 1)); [ $i -lt 300 ] || fail "the spool still holds $(sqlite3 "$SCRATCH/login1.db.spool" "SELECT COUNT(*) FROM spool") rows 30 s after the restart"
-	sleep 0.1
-done
+wait_until -s 'echo "$(spool_rows) rows"' 30 "the spool to be shipped after the restart" spool_empty
 msql -e "SELECT id FROM decisions WHERE host = 'login1'" | sort > "$SCRATCH/hcentral"
 comm -23 "$SCRATCH/hacked" "$SCRATCH/hcentral" > "$SCRATCH/hlost"
 [ ! -s "$SCRATCH/hlost" ] || fail "$(wc -l < "$SCRATCH/hlost") of $hacked acknowledged decisions lost to a kill -9 while mariadbd hung (first: $(head -n 1 "$SCRATCH/hlost"))"
@@ -305,12 +292,13 @@ decide login1 302 > /dev/null
 # A server that accepts and never answers in its place (a host that went
 # away mid-handshake): a reader that connected would wait MariaDB's 5 s
 # connect timeout.
-python3 -c 'import socket, sys, time
+spawn python3 -c 'import socket, sys, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(64); held = []
-while True: held.append(s.accept()[0])' "$MARIADB_PORT" &
+while True: held.append(s.accept()[0])' "$MARIADB_PORT" > "$SCRATCH/silent.log" 2>&1
 SILENT_PID=$!
-sleep 0.3
+silent_listens() { ss -ltnH 2> /dev/null | awk '{print $4}' | grep -q "^127.0.0.1:$MARIADB_PORT\$"; }
+wait_until -p "$SILENT_PID" -s 'cat "$SCRATCH/silent.log"' 5 "the silent server on port $MARIADB_PORT" silent_listens
 t0=$(date +%s%N)
 expect_status 69 "history on login1 while MariaDB is down" nctl login1 history --limit 3
 t1=$(date +%s%N)
@@ -320,14 +308,9 @@ grep -q "MariaDB" "$SCRATCH/err" && grep -Eq "[0-9]+ records of this node wait i
 	fail "history during the outage does not say the server's error and the records waiting: $(cat "$SCRATCH/err")"
 expect_status 69 "report on login2 while MariaDB is down" nctl login2 report
 grep -q "MariaDB" "$SCRATCH/err" || fail "report during the outage: $(cat "$SCRATCH/err")"
-kill "$SILENT_PID"
-wait "$SILENT_PID" 2> /dev/null
+stop_pid "$SILENT_PID" TERM 10 "the silent server"
 mariadb_start "$SCRATCH/mariadb"
-i=0
-until [ "$(sqlite3 "$SCRATCH/login1.db.spool" "SELECT COUNT(*) FROM spool")" = 0 ]; do
-	i=$((i + 1)); [ $i -lt 300 ] || fail "login1's spool not replayed 30 s after the restart"
-	sleep 0.1
-done
+wait_until -s 'echo "$(spool_rows) rows"' 30 "login1's spool to be replayed after the restart" spool_empty
 expect_status 0 "history on login1 after the outage" nctl login1 --json history --job 302
 jq -e '.decisions | length == 1' "$SCRATCH/out" > /dev/null || fail "decision 302 not in history after the replay: $(cat "$SCRATCH/out")"
 pass "status names the MariaDB log and the spool; during an outage history and report exit 69 within $ms ms with the server's error and the records waiting"
@@ -346,19 +329,12 @@ EOT
 # rows: the test rows of login3 still there.
 rows() { msql -e "SELECT GROUP_CONCAT(id ORDER BY id) FROM (SELECT id FROM decisions WHERE host = 'login3' UNION ALL SELECT id FROM queries WHERE host = 'login3') AS t"; }
 start_node login2
-i=0
-until [ "$(rows)" = "d-mid-1,d-new-1,q-new-1" ]; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "retention_days 90 at start: left $(rows)"
-	sleep 0.1
-done
+rows_are() { [ "$(rows)" = "$1" ]; }
+wait_until -s 'echo "left $(rows)"' 10 "retention_days 90 to prune at start" rows_are "d-mid-1,d-new-1,q-new-1"
 grep -q "pruned 2 decisions older than 90 days" "$SCRATCH/login2.log" || fail "no word of the pruning"
 sed -i 's/retention_days: 90/retention_days: 30/' "$POLICY"
 expect_status 0 "reload with retention_days 30" nctl login2 reload
-i=0
-until [ "$(rows)" = "d-new-1,q-new-1" ]; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "retention_days 30 after a reload: left $(rows)"
-	sleep 0.1
-done
+wait_until -s 'echo "left $(rows)"' 10 "retention_days 30 to prune after a reload" rows_are "d-new-1,q-new-1"
 pass "retention on MariaDB: 100-day-old decisions pruned at start (90 days), 40-day-old ones on a reload to 30 days, queries after 7 days; newer rows kept"
 
 stop_node login1

@@ -32,13 +32,15 @@ hwm_kib() {
 # ---- EMFILE -------------------------------------------------------------------
 
 ADVISORD_WRAPPER="prlimit --nofile=64:64 -- ${ADVISORD_WRAPPER:-}" start_daemon --workers 1
-"$WIRECLIENT" "$SOCK" hold 150 2500 idle > "$SCRATCH/hold" 2>&1 &
+# Held until the measurement is over (WIRECLIENT_STOP), however long 150 connects take.
+WIRECLIENT_STOP=$SCRATCH/stop.hold spawn "$WIRECLIENT" "$SOCK" hold 150 600000 idle > "$SCRATCH/hold" 2>&1
 HOLD=$!
-sleep 0.8
+wait_until -p "$HOLD" -s 'cat "$SCRATCH/hold"' 10 "150 connections opened past the file limit" grep -q '^opened=' "$SCRATCH/hold"
 t0=$(cpu_ticks "$DAEMON_PID")
-sleep 1
+sleep 1   # not a wait: the window the daemon's CPU time is measured over
 t1=$(cpu_ticks "$DAEMON_PID")
-wait "$HOLD"
+touch "$SCRATCH/stop.hold"
+stop_pid "$HOLD" 0 30 "the 150 connections to be let go"
 spent=$((t1 - t0))
 tck=$(getconf CLK_TCK)
 [ "$(value opened "$SCRATCH/hold")" -eq 150 ] || { cat "$SCRATCH/hold" >&2; fail "hold: not all 150 connected"; }
@@ -70,11 +72,13 @@ stop_daemon TERM
 # ---- SIGTERM with clients that block ------------------------------------------------
 
 start_daemon --workers 2
-"$WIRECLIENT" "$SOCK" hold 20 8000 half > /dev/null 2>&1 &
+spawn "$WIRECLIENT" "$SOCK" hold 20 8000 half > "$SCRATCH/h1" 2>&1
 H1=$!
-"$WIRECLIENT" "$SOCK" flood 10 8000 > /dev/null 2>&1 &
+spawn "$WIRECLIENT" "$SOCK" flood 10 8000 > "$SCRATCH/h2" 2>&1
 H2=$!
-sleep 1
+# Blocking: the half frames sent, the flood's sockets full (the daemon takes no more).
+clients_block() { grep -q '^opened=' "$SCRATCH/h1" && grep -q '^stalled=1' "$SCRATCH/h2"; }
+wait_until -s 'cat "$SCRATCH/h1" "$SCRATCH/h2"' 5 "20 half frames sent and 10 flooding clients stalled" clients_block
 t0=$(date +%s%N)
 stop_daemon TERM
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
@@ -91,10 +95,12 @@ if command -v sqlite3 > /dev/null && command -v jq > /dev/null; then
 	start_daemon
 	ctl check --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1 > /dev/null
 	# Another writer (an admin's sqlite3, a backup) holds the write lock for 0.8 s.
-	{ echo "BEGIN IMMEDIATE; SELECT count(*) FROM decisions;"; sleep 0.8; echo "COMMIT;"; } |
-		sqlite3 -cmd ".timeout 2000" "$DB" > "$SCRATCH/locker" 2>&1 &
+	# (The 0.8 s is how long the lock is held: not a wait.)
+	spawn sh -c '{ echo "BEGIN IMMEDIATE; SELECT count(*) FROM decisions;"; sleep 0.8; echo "COMMIT;"; } |
+		sqlite3 -cmd ".timeout 2000" "$1"' sh "$DB" > "$SCRATCH/locker" 2>&1
 	LOCKER=$!
-	sleep 0.2
+	# sqlite3 prints the count once BEGIN IMMEDIATE holds the lock.
+	wait_until -p "$LOCKER" 5 "the other process to take the write lock" test -s "$SCRATCH/locker"
 	id=$(ctl check --json --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1 | jq -r .decision_id)
 	expect_status 0 "history while another process holds the write lock" ctl history --json --include-queries --limit 5
 	wait "$LOCKER"
@@ -109,39 +115,35 @@ fi
 
 # ---- decision ids across restarts with the same pid -------------------------------------
 
-# pidns_check: a daemon that is PID 1 of a new pid namespace makes one check;
-# prints "<unix second> <decision id>".
+# pidns_check: a daemon that is PID 1 of a new pid namespace makes one
+# check, then is killed; PIDNS_ID is the check's decision id.  Not run in
+# $(...): a daemon a subshell starts is not in this shell's cleanup.
 pidns_check() {
 	# shellcheck disable=SC2086
-	unshare --pid --fork --kill-child ${ADVISORD_WRAPPER:-} "$ADVISORD" --foreground \
+	spawn unshare --pid --fork --kill-child ${ADVISORD_WRAPPER:-} "$ADVISORD" --foreground \
 		--catalog "$CATALOG" --policy "$POLICY" --socket "$SOCK" --db "$DB" \
-		>> "$SCRATCH/advisord.log" 2>&1 &
+		>> "$SCRATCH/advisord.log" 2>&1
 	DAEMON_PID=$!
-	i=0
-	while ! ctl status > /dev/null 2>&1; do
-		i=$((i + 1)); [ $i -lt 400 ] || fail "advisord in a pid namespace did not start"
-		sleep 0.02
-	done
-	id=$(ctl check --json --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1 | jq -r .decision_id)
-	# Acknowledged more than 200 ms ago: logged even through a SIGKILL.
-	sleep 0.3
+	wait_until -p "$DAEMON_PID" 10 "advisord in a pid namespace to answer" ctl_answers
+	PIDNS_ID=$(ctl check --json --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1 | jq -r .decision_id)
+	# In the log before the SIGKILL (an answer waits for its commit since issue 20).
+	wait_until 5 "decision $PIDNS_ID in the log" shown "$PIDNS_ID"
 	stop_daemon KILL
 	# SIGKILL ends unshare at once, its child (the daemon) only when the
 	# kernel delivers --kill-child's death signal: wait until the socket is
 	# dead, or the next daemon finds this one still serving it.
-	i=0
-	while ctl status > /dev/null 2>&1; do
-		i=$((i + 1)); [ $i -lt 250 ] || fail "advisord in a pid namespace outlived SIGKILL by 5 s"
-		sleep 0.02
-	done
-	echo "$id"
+	wait_until 5 "advisord in a pid namespace to die with its SIGKILLed parent" not ctl_answers
 }
+not() { ! "$@"; }
+shown() { ctl show "$1" > /dev/null 2>&1; }
 
 if command -v jq > /dev/null && unshare --pid --fork true 2> /dev/null; then
 	same=0
 	for attempt in 1 2 3 4 5 6 7 8; do
-		a=$(pidns_check)
-		b=$(pidns_check)
+		pidns_check
+		a=$PIDNS_ID
+		pidns_check
+		b=$PIDNS_ID
 		[ -n "$a" ] && [ -n "$b" ] || fail "no decision id from a daemon in a pid namespace"
 		[ "$a" != "$b" ] || fail "two daemons with pid 1 gave the same decision id $a"
 		# Only a pair from the same second (same time and pid) tests anything.

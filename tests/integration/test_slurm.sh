@@ -12,6 +12,9 @@ set -u
 
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_builddir=${top_builddir:-$top_srcdir}
+# For spawn, wait_until, stop_pid and end_by_path (issue 25); this test's
+# own fail, pass, run, start_daemon... below replace lib.sh's.
+. "$(dirname "$0")/lib.sh"
 
 skip() { echo "SKIP: $*"; exit 77; }
 [ -z "${ADVISOR_SKIP_SLURM:-}" ] || skip "ADVISOR_SKIP_SLURM is set"
@@ -44,13 +47,12 @@ chmod 755 "$CLUSTER_DIR"
 daemon_pid=
 failures=0
 cases=0
+current=setup
+last=
 
 stop_daemon() {
-	if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
-		kill "$daemon_pid" 2>/dev/null
-		i=0
-		while kill -0 "$daemon_pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-		kill -9 "$daemon_pid" 2>/dev/null || :
+	if [ -n "$daemon_pid" ] && running "$daemon_pid"; then
+		stop_pid "$daemon_pid" TERM 10 advisord
 	fi
 	daemon_pid=
 }
@@ -59,6 +61,11 @@ cleanup() {
 	rc=$?
 	stop_daemon
 	"$top_srcdir/scripts/cluster" stop >/dev/null 2>&1 || :
+	# scripts/cluster stop ends slurmctld and slurmd, not the job steps
+	# still running (slurmstepd and its tasks): they name this directory.
+	end_by_path "$CLUSTER_DIR"
+	# What this test spawned: the daemons, the hung listener.
+	end_spawned
 	if [ "$failures" -ne 0 ] || [ "$rc" -ne 0 ]; then
 		echo "---- logs kept in $CLUSTER_DIR"
 		tail -n 20 "$CLUSTER_DIR/advisord.log" 2>/dev/null
@@ -82,16 +89,13 @@ EOF
 
 start_daemon() {
 	rm -f "$sock"
-	"$advisord" -f -c "$top_srcdir/etc/catalog.yaml" -p "$CLUSTER_DIR/policy.yaml" \
-		-s "$sock" -d "$CLUSTER_DIR/decisions.db" >> "$CLUSTER_DIR/advisord.log" 2>&1 &
+	spawn "$advisord" -f -c "$top_srcdir/etc/catalog.yaml" -p "$CLUSTER_DIR/policy.yaml" \
+		-s "$sock" -d "$CLUSTER_DIR/decisions.db" >> "$CLUSTER_DIR/advisord.log" 2>&1
 	daemon_pid=$!
-	i=0
-	until [ -S "$sock" ] && "$advisorctl" --socket "$sock" status >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -le 100 ] || { echo "FAIL: advisord did not start"; cat "$CLUSTER_DIR/advisord.log"; exit 1; }
-		sleep 0.1
-	done
+	wait_until -p "$daemon_pid" 10 "advisord to answer on $sock" daemon_answers ||
+		{ echo "FAIL: advisord did not start"; cat "$CLUSTER_DIR/advisord.log"; exit 1; }
 }
+daemon_answers() { [ -S "$sock" ] && "$advisorctl" --socket "$sock" status >/dev/null 2>&1; }
 
 plugstack() {
 	printf 'required %s socket=%s %s\n' "$plugin" "$sock" "$*" > "$CLUSTER_DIR/plugstack.conf"
@@ -129,26 +133,20 @@ no_job_named() {
 }
 job_id() { sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p' "$out/$last.stdout"; }
 wait_job() {
-	i=0
-	while [ -n "$(squeue -h -j "$1" -o %i 2>/dev/null)" ]; do
-		i=$((i + 1))
-		[ $i -le 120 ] || { fail "job $1 still in the queue after 60 s"; return 1; }
-		sleep 0.5
-	done
+	wait_until -s "squeue -j $1" 60 "job $1 to leave the queue" job_gone "$1"
 }
+job_gone() { [ -z "$(squeue -h -j "$1" -o %i 2>/dev/null)" ]; }
 # Nodes back to idle once the queue has drained: a drained or down node
 # stays so, while a node still finishing the last job (mix, comp) gets
 # there within the wait.
 all_idle() {
-	i=0
-	while :; do
-		bad=$(sinfo -h -N -o '%N %t' | awk '$2 != "idle"' | sort -u)
-		[ -n "$bad" ] && [ -n "$(squeue -h -o %i 2>/dev/null)$(echo "$bad" | grep -E 'mix|alloc|comp')" ] || break
-		i=$((i + 1))
-		[ $i -le 120 ] || break
-		sleep 0.5
-	done
+	wait_until -s 'echo "$bad"; squeue' 60 "the nodes to settle (idle, or drained with an empty queue)" nodes_settled ||
+		return 1
 	[ -z "$bad" ] || fail "nodes not idle: $bad"
+}
+nodes_settled() {
+	bad=$(sinfo -h -N -o '%N %t' | awk '$2 != "idle"' | sort -u)
+	[ -z "$bad" ] || [ -z "$(squeue -h -o %i 2>/dev/null)$(echo "$bad" | grep -E 'mix|alloc|comp')" ]
 }
 
 # ---------------------------------------------------------------- setup
@@ -679,9 +677,9 @@ stats_requests() {
 # The earlier cases' jobs check their steps on the nodes when they start:
 # on a busy machine that can fall between the two counts below.
 wait_queue() {
-	i=0
-	while [ -n "$(squeue -h -o %i 2>/dev/null)" ] && [ $i -lt 120 ]; do i=$((i + 1)); sleep 0.5; done
+	wait_until -s squeue 60 "the queue to drain" queue_empty
 }
+queue_empty() { [ -z "$(squeue -h -o %i 2>/dev/null)" ]; }
 wait_queue
 before=$(stats_requests)
 run plain sbatch -J adv-plain -o /dev/null "$CLUSTER_DIR/plain.sbatch"
@@ -855,17 +853,16 @@ pass
 begin "daemon hung (accepts, never answers): bounded by timeout_ms"
 # A listening socket nobody reads: connect succeeds, the answer never comes.
 if command -v python3 >/dev/null 2>&1; then
-	python3 -c "
+	spawn python3 -c "
 import socket, time, sys
-s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(16); time.sleep(30)" "$sock" &
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(16); time.sleep(30)" "$sock"
 	hung=$!
-	sleep 0.5
+	wait_until -p "$hung" 5 "the hung listener on $sock" test -S "$sock"
 	plugstack timeout_ms=300 on_unavailable=allow
 	run hung timeout 10 sbatch -J adv-hung -N4 --gres=gpu:8 $good -o /dev/null --wrap true
 	expect_status 0
 	expect_err "advisor: daemon unavailable"
-	kill "$hung" 2>/dev/null
-	wait "$hung" 2>/dev/null
+	stop_pid "$hung" TERM 10 "the hung listener"
 	rm -f "$sock"
 fi
 pass
@@ -892,15 +889,12 @@ begin "login and compute nodes served over MUNGE-authenticated TCP: plugstack se
 # nobody listens on (failover within timeout_ms).
 tcp_port=$((CLUSTER_PORT + 8))
 dead_port=$((CLUSTER_PORT + 9))
-"$advisord" -f -c "$top_srcdir/etc/catalog.yaml" -p "$CLUSTER_DIR/policy.yaml" \
+spawn "$advisord" -f -c "$top_srcdir/etc/catalog.yaml" -p "$CLUSTER_DIR/policy.yaml" \
 	-s "$CLUSTER_DIR/tcp.sock" -d "$CLUSTER_DIR/tcp.db" --listen "127.0.0.1:$tcp_port" \
-	>> "$CLUSTER_DIR/advisord-tcp.log" 2>&1 &
+	>> "$CLUSTER_DIR/advisord-tcp.log" 2>&1
 tcp_pid=$!
-i=0
-until "$advisorctl" --server "127.0.0.1:$tcp_port" status > /dev/null 2>&1; do
-	i=$((i + 1)); [ $i -le 100 ] || { fail "the TCP advisord did not start"; break; }
-	sleep 0.1
-done
+tcp_answers() { "$advisorctl" --server "127.0.0.1:$tcp_port" status > /dev/null 2>&1; }
+wait_until -p "$tcp_pid" -s 'tail -n 5 "$CLUSTER_DIR/advisord-tcp.log"' 10 "the TCP advisord to answer" tcp_answers
 printf 'required %s socket=%s/nothing.sock server=127.0.0.1:%s,127.0.0.1:%s timeout_ms=3000\n' \
 	"$plugin" "$CLUSTER_DIR" "$dead_port" "$tcp_port" > "$CLUSTER_DIR/plugstack.conf"
 run tcp_bad sbatch -J adv-tcp-bad -N4 --gres=gpu:8 --llm-model=llama3-70b --llm-layout=tp3 --wrap true
@@ -928,8 +922,7 @@ for ctx in sbatch step; do
 		"$out/tcp_history.json" > /dev/null || fail "no $ctx decision in the TCP daemon's log"
 done
 all_idle
-kill "$tcp_pid" 2> /dev/null
-wait "$tcp_pid" 2> /dev/null
+stop_pid "$tcp_pid" TERM 10 "the TCP advisord"
 plugstack timeout_ms=2000
 pass
 

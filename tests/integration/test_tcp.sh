@@ -24,11 +24,7 @@ done
 scratch_dir
 write_policy 2048
 USER_T=advtest-t$$
-tcp_cleanup() {
-	remove_users
-	cleanup
-}
-trap tcp_cleanup EXIT
+# cleanup (scratch_dir's EXIT trap) removes the user once its processes are gone.
 make_users "$USER_T"
 as_t() { as_user "$USER_T" "$@"; }
 
@@ -90,8 +86,9 @@ pass "missing, forged, foreign, replayed, expired and pre-hello credentials refu
 "$WIRECLIENT" "$ADDR" oversized > "$SCRATCH/o.out" 2>&1
 [ "$(value error_code "$SCRATCH/o.out")" = 3 ] && [ "$(value closed "$SCRATCH/o.out")" = 1 ] ||
 	fail "oversized frame over TCP: $(cat "$SCRATCH/o.out")"
-"$WIRECLIENT" "$ADDR" hold 20 1500 half > "$SCRATCH/h.out" 2>&1 &
+spawn "$WIRECLIENT" "$ADDR" hold 20 1500 half > "$SCRATCH/h.out" 2>&1
 HOLD=$!
+wait_until -p "$HOLD" -s 'cat "$SCRATCH/h.out"' 10 "20 half frames sent over TCP" grep -q '^opened=' "$SCRATCH/h.out"
 expect_status 0 "status while 20 half frames are held" tctl status
 wait "$HOLD"
 expect_status 0 "status after the half frames" tctl status

@@ -49,13 +49,13 @@ NOTIFY_SOCKET=$SCRATCH/notify
 export NOTIFY_SOCKET
 start_daemon
 kill -HUP "$DAEMON_PID"
-i=0
-until [ "$(grep -c '^READY=1' "$SCRATCH/notify.txt" 2> /dev/null)" = 2 ]; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "no READY=1 after SIGHUP: $(cat "$SCRATCH/notify.txt")"; sleep 0.05
-done
+ready_twice() { [ "$(count '^READY=1' "$SCRATCH/notify.txt")" -eq 2 ]; }
+wait_until -s 'cat "$SCRATCH/notify.txt"' 5 "READY=1 after SIGHUP" ready_twice
 stop_daemon TERM
 unset NOTIFY_SOCKET
 [ "$DAEMON_STATUS" -eq 0 ] || fail "advisord exited $DAEMON_STATUS"
+# Sent before it exited; the listener may not have written it yet.
+wait_until -s 'cat "$SCRATCH/notify.txt"' 5 "the listener to write STOPPING=1" grep -q '^STOPPING=1' "$SCRATCH/notify.txt"
 tr '\n' ' ' < "$SCRATCH/notify.txt" > "$SCRATCH/seq"
 [ "$(cat "$SCRATCH/seq")" = "READY=1 RELOADING=1 READY=1 STOPPING=1 " ] ||
 	fail "notify sequence: $(cat "$SCRATCH/seq")"

@@ -60,6 +60,14 @@
  *                                    "legacy": an old client's, payload "advisor", with
  *                                    no hello); prints the error and whether the daemon
  *                                    closed the connection
+ *
+ * So that the shell waits for a state rather than sleeping (issue 25):
+ * silent and half print "connected=1", hold "opened=N", flood "opened=N"
+ * and then "stalled=1" once the daemon takes no more, slowread
+ * "pipelined=1" once its checks are sent, each as soon as it happens.
+ * With WIRECLIENT_STOP=FILE in the environment, stream, plugin, hold and
+ * fair also end (and print their summary) once FILE exists: a test runs
+ * them for as long as its scenario takes, however slow the machine.
  */
 #include "config.h"
 
@@ -86,6 +94,26 @@
 #include "wire/wire.h"
 
 static const char *sock;
+
+/* WIRECLIENT_STOP names a file whose existence ends the timed modes early. */
+static bool stop_asked(void)
+{
+	static const char *path;
+	static bool looked;
+
+	if (!looked) {
+		path = getenv("WIRECLIENT_STOP");
+		looked = true;
+	}
+	return path && path[0] && access(path, F_OK) == 0;
+}
+
+/* A state line the shell waits for: out at once, whatever stdout is. */
+static void say(const char *line)
+{
+	printf("%s\n", line);
+	fflush(stdout);
+}
 
 static double mono_ms(void)
 {
@@ -234,6 +262,7 @@ static int run_silent(void)
 
 	if (wire_connect(sock, 5000, &fd) != WIRE_OK)
 		return 2;
+	say("connected=1");
 	return wait_closed(fd, t0);
 }
 
@@ -247,6 +276,7 @@ static int run_half(void)
 		return 2;
 	if (send(fd, half, sizeof(half), MSG_NOSIGNAL) != (ssize_t)sizeof(half))
 		return 2;
+	say("connected=1");
 	return wait_closed(fd, t0);
 }
 
@@ -461,7 +491,7 @@ static int run_stream(int ms)
 	int i = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while (mono_ms() < end) {
+	while (mono_ms() < end && !stop_asked()) {
 		char id[64];
 		int fd;
 
@@ -652,7 +682,7 @@ static int run_plugin(int timeout_ms, int ms)
 	char err[256];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while (mono_ms() < end) {
+	while (mono_ms() < end && !stop_asked()) {
 		struct adv_request ar;
 		struct adv_result res;
 		char id[64];
@@ -731,8 +761,9 @@ static int run_hold(int n, int ms, const char *kind)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("opened=%d\n", opened);
 	end = t0 + ms;
-	while (mono_ms() < end) {
-		int r = poll(pf, (nfds_t)n, (int)(end - mono_ms()) + 1);
+	while (mono_ms() < end && !stop_asked()) {
+		/* A tenth of a second at most, to see the stop file. */
+		int r = poll(pf, (nfds_t)n, (int)fmin(end - mono_ms() + 1, 100));
 
 		if (r < 0 && errno != EINTR)
 			break;
@@ -814,6 +845,7 @@ static int run_slowread(int k, int seconds)
 	}
 	free(frames);
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	say("pipelined=1");
 	for (int s = 0; s < seconds; s++) {
 		/* The daemon's close shows as a hang-up while its answers are still unread. */
 		struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
@@ -848,6 +880,7 @@ static int run_flood(int clients, int ms)
 	size_t sent = 0;
 	double end = mono_ms() + ms;
 	int open = 0;
+	bool stalled = false;
 
 	if (!fds)
 		return 2;
@@ -869,6 +902,12 @@ static int run_flood(int clients, int ms)
 			continue;
 		}
 		open++;
+	}
+	{
+		char line[64];
+
+		snprintf(line, sizeof(line), "opened=%d", open);
+		say(line);
 	}
 	while (mono_ms() < end) {
 		bool progress = false;
@@ -895,6 +934,10 @@ static int run_flood(int clients, int ms)
 		if (!progress) {
 			struct timespec ts = { 0, 20 * 1000 * 1000 };
 
+			if (!stalled && open > 0) {
+				say("stalled=1");
+				stalled = true;
+			}
 			nanosleep(&ts, NULL);
 		}
 	}
@@ -1155,7 +1198,7 @@ static int run_fair(int ms)
 		return 2;
 	for (;;) {
 		struct pollfd p = { fd, POLLIN, 0 };
-		bool sending = mono_ms() < end;
+		bool sending = mono_ms() < end && !stop_asked();
 
 		while (sending && seq - answered < WINDOW) {
 			Advisor__Request *rq = (seq & 1) ? &pl : &q;
