@@ -570,7 +570,9 @@ mariadb_start() {
 		mariadb-install-db --no-defaults --datadir="$MARIADB_DIR/data" --user=root \
 			--auth-root-authentication-method=normal --skip-test-db \
 			> "$MARIADB_DIR/install.log" 2>&1 ||
-			fail "mariadb-install-db: $(tail -n 5 "$MARIADB_DIR/install.log")"
+			fail "mariadb-install-db: $(grep -iE '\[error\]|error:|failed|cannot' "$MARIADB_DIR/install.log" | head -n 10)
+--- its last lines:
+$(tail -n 5 "$MARIADB_DIR/install.log")"
 		fresh=1
 	fi
 	# Small: a test server beside the daemon on 2 shared cores.
