@@ -56,11 +56,6 @@ cleanup() {
 WAIT_SCALE_PCT=$(awk -v w="${ADVISORD_WRAPPER:-}" -v l="${ADVISOR_LAX_TIMING:-}" -v s="${ADVISOR_WAIT_SCALE:-1}" \
 	'BEGIN { f = w != "" ? 10 : l != "" ? 5 : 1; s += 0; if (s <= 0) s = 1; printf "%d\n", f * s * 100 }')
 
-# scaled N: N (a whole number: seconds, ms, a count) times the scale above.
-scaled() {
-	echo $(($1 * WAIT_SCALE_PCT / 100))
-}
-
 # now_cs: sets NOW_CS to the time since boot in hundredths of a second.
 now_cs() {
 	read -r NOW_CS _ < /proc/uptime
