@@ -56,11 +56,6 @@ cleanup() {
 WAIT_SCALE_PCT=$(awk -v w="${ADVISORD_WRAPPER:-}" -v l="${ADVISOR_LAX_TIMING:-}" -v s="${ADVISOR_WAIT_SCALE:-1}" \
 	'BEGIN { f = w != "" ? 10 : l != "" ? 5 : 1; s += 0; if (s <= 0) s = 1; printf "%d\n", f * s * 100 }')
 
-# scaled N: N (a whole number: seconds, ms, a count) times the scale above.
-scaled() {
-	echo $(($1 * WAIT_SCALE_PCT / 100))
-}
-
 # now_cs: sets NOW_CS to the time since boot in hundredths of a second.
 now_cs() {
 	read -r NOW_CS _ < /proc/uptime
@@ -570,7 +565,9 @@ mariadb_start() {
 		mariadb-install-db --no-defaults --datadir="$MARIADB_DIR/data" --user=root \
 			--auth-root-authentication-method=normal --skip-test-db \
 			> "$MARIADB_DIR/install.log" 2>&1 ||
-			fail "mariadb-install-db: $(tail -n 5 "$MARIADB_DIR/install.log")"
+			fail "mariadb-install-db: $(grep -iE '\[error\]|error:|failed|cannot' "$MARIADB_DIR/install.log" | head -n 10)
+--- its last lines:
+$(tail -n 5 "$MARIADB_DIR/install.log")"
 		fresh=1
 	fi
 	# Small: a test server beside the daemon on 2 shared cores.

@@ -605,21 +605,26 @@ printf '127.0.0.1 localhost\n' > "$SCRATCH/hosts"
 cat > "$SCRATCH/dns.sh" <<EOT
 top_srcdir='$top_srcdir' top_builddir='$top_builddir'
 . "\$top_srcdir/tests/integration/lib.sh"
-# The sink and the daemon below end with this script, however it ends.
+# The sink and the daemon below end with this script (its EXIT trap), and
+# when it is cut short, with the group the test spawned it in: started
+# with a plain &, not spawn, they stay in that group.
 trap end_spawned EXIT
+trap 'exit 1' INT TERM
 ip link set lo up || exit 3
 # A non-loopback address, or getaddrinfo's AI_ADDRCONFIG skips DNS altogether.
 ip addr add 10.200.0.1/32 dev lo || exit 3
 mount --bind "$SCRATCH/resolv.conf" /etc/resolv.conf || exit 3
 mount --bind "$SCRATCH/hosts" /etc/hosts || exit 3
-spawn "$PY" -c 'import socket, time
+"$PY" -c 'import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 53))
-while True: s.recv(4096)'
+while True: s.recv(4096)' &
+track_pid \$!
 sink_up() { ss -uanH | grep -q "127.0.0.1:53 "; }
 wait_until -p \$! -s 'ss -uanH' 5 "the DNS sink on 127.0.0.1:53" sink_up
 echo setup=ok
-spawn "$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" --socket "$SCRATCH/dns.sock" \
-	--db "$SCRATCH/dns.db" --listen 127.0.0.1:$PORT > "$SCRATCH/dns.log" 2>&1
+"$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" --socket "$SCRATCH/dns.sock" \
+	--db "$SCRATCH/dns.db" --listen 127.0.0.1:$PORT > "$SCRATCH/dns.log" 2>&1 &
+track_pid \$!
 dns_daemon() { "$ADVISORCTL" --socket "$SCRATCH/dns.sock" status > /dev/null 2>&1; }
 wait_until -p \$! -s 'tail -n 5 "$SCRATCH/dns.log"' 10 "advisord in the namespace to answer" dns_daemon
 t0=\$(date +%s%3N)
@@ -633,7 +638,8 @@ echo "rc=\$rc"
 echo "ms=\$((t1 - t0))"
 echo "alone_ms=\$((t3 - t2))"
 EOT
-# Spawned: a script cut short leaves nothing running in the namespace.
+# Spawned: a script cut short leaves nothing running in the namespace
+# (its sink and daemon are in the same group).
 spawn unshare -mn sh "$SCRATCH/dns.sh" > "$SCRATCH/dns.res" 2>&1
 wait $!
 case $(value rc "$SCRATCH/dns.res") in

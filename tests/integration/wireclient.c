@@ -763,7 +763,7 @@ static int run_hold(int n, int ms, const char *kind)
 	end = t0 + ms;
 	while (mono_ms() < end && !stop_asked()) {
 		/* A tenth of a second at most, to see the stop file. */
-		int r = poll(pf, (nfds_t)n, (int)fmin(end - mono_ms() + 1, 100));
+		int r = poll(pf, (nfds_t)n, (int)fmax(0, fmin(end - mono_ms() + 1, 100)));
 
 		if (r < 0 && errno != EINTR)
 			break;
