@@ -49,6 +49,7 @@
 #include "engine.h"
 #include "evaluate.h"
 #include "findings.h"
+#include "fixcheck.h"
 #include "layout.h"
 #include "planner.h"
 #include "provenance.h"
@@ -206,9 +207,12 @@ void engine_check(const catalog_t *cat, const struct adv_policy *pol,
 				   policy_mode_name((enum adv_mode)req->wl.mode));
 	provenance_resolve(req, res);
 	evaluate_job(cat, pol, req, res);
+	provenance_least(cat, pol, req, res);
 	/* Never reject on a guess (provenance.c), before the plan: a job
 	 * that is no longer rejected needs none. */
 	provenance_guard(cat, pol, req, res, 0);
+	/* Every fix printed has been applied and judged again. */
+	fixcheck_run(cat, pol, req, res);
 	add_best_plan(cat, pol, req, res);
 	evaluate_apply_mode(res);
 }

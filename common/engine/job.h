@@ -33,7 +33,9 @@ struct adv_job {
 	bool share_static;               /* SGLang: the pool holds weights and KV cache only */
 	bool kv_dtype_set;               /* else kv_fp8, else the activations' dtype */
 	int kv_dtype;                    /* enum adv_precision of the KV cache, when set */
-	int weights;                     /* enum adv_weights of a server's linear layers */                     /* serving: an fp8 KV cache (else the activations' dtype) */
+	int weights;                     /* enum adv_weights of a server's linear layers */
+	bool no_act;                     /* count no activations: the least memory of a job
+					    whose framework advisor does not model (provenance.c) */
 };
 
 #endif

@@ -101,8 +101,10 @@ struct search {
 	double mem_limit;        /* GiB a plan may use per GPU */
 	int zeros[4], n_zeros;   /* for the current PP */
 	int rcs[3], n_rcs;
+	unsigned fixed;          /* what the job's framework cannot change (workload.fixed) */
 	struct table top;
 };
+#define FIXED(s, f) ((s)->fixed & ADV_USES(ADV_F_##f))
 
 static const char *const planner_errors[] = {
 	[PLANNER_OK] = "success",
@@ -244,6 +246,8 @@ static void zero_options(struct search *s, int pp)
 
 	if (j->task == ADV_TASK_INFER)
 		hi = 0;
+	else if (FIXED(s, ZERO))
+		lo = hi = j->lay.zero;
 	else if (j->framework == ADV_FW_FSDP)
 		lo = 3;
 	else if (j->framework == ADV_FW_DEEPSPEED && pp > 1)
@@ -314,6 +318,8 @@ static int vpp_options(const struct search *s, int pp, int *v)
 	int L = s->job.model->layers, n = 0, k;
 
 	v[n++] = 1;
+	if (FIXED(s, VPP))
+		return n;
 	/* DeepSpeed's pipeline engine (GPT-NeoX, Megatron-DeepSpeed) runs one
 	 * 1F1B schedule: it has no interleaved (virtual) stages to offer. */
 	if (s->job.framework == ADV_FW_DEEPSPEED)
@@ -447,7 +453,8 @@ static bool pp_wanted(const struct search *s, int pp)
 static void plan_experts(struct search *s, struct cand base)
 {
 	const struct adv_model *m = s->job.model;
-	int experts = m->has_moe ? m->moe.experts : 1, e, k, etps[2] = { 1, base.tp };
+	int experts = m->has_moe && !FIXED(s, EP) ? m->moe.experts : 1, e, k;
+	int etps[2] = { 1, base.tp };
 
 	for (e = 1; e <= experts; e++) {
 		if (experts % e)
@@ -472,13 +479,19 @@ static void plan_all(struct search *s)
 
 	if (tmax > s->job.model->heads)
 		tmax = s->job.model->heads;
+	/* Only what the job's framework can set (issue 26). */
+	if (FIXED(s, TP))
+		tmax = 1;
+	if (FIXED(s, CP))
+		cmax = 1;
 	for (t = tmax; t >= 1; t--) {
 		if (!size_ok(s, t, 1, 1, 1, 1))
 			continue;
 		for (c = 1; c <= cmax && (long)t * c <= l->gpus; c++) {
 			if (c > 1 && !size_ok(s, t, 1, c, 1, 1))
 				continue;
-			for (p = 1; p <= s->job.model->layers && (long)t * c * p <= l->gpus; p++) {
+			for (p = 1; p <= (FIXED(s, PP) ? 1 : s->job.model->layers) &&
+				    (long)t * c * p <= l->gpus; p++) {
 				if (l->gpus % ((long)t * c * p) || !pp_wanted(s, p))
 					continue;
 				base.tp = t;
@@ -511,9 +524,12 @@ static void base_request(const struct adv_request *req, struct adv_request *out)
 {
 	*out = *req;
 	layout_unset(&out->wl.layout);
-	out->wl.zero = ADV_UNSET;
 	out->wl.mbs = ADV_UNSET;
-	out->wl.recompute = ADV_UNSET;
+	/* What the framework cannot change stays the job's. */
+	if (!(req->wl.fixed & ADV_USES(ADV_F_ZERO)))
+		out->wl.zero = ADV_UNSET;
+	if (!(req->wl.fixed & ADV_USES(ADV_F_RECOMPUTE)))
+		out->wl.recompute = ADV_UNSET;
 }
 
 /* Resolves the job as the engine does; a planner_err on bad input. */
@@ -566,6 +582,8 @@ static void search_limits(struct search *s)
 	s->n_rcs = 0;
 	if (s->job.task == ADV_TASK_INFER) {
 		s->rcs[s->n_rcs++] = ADV_RECOMPUTE_SELECTIVE;  /* no backward pass */
+	} else if (FIXED(s, RECOMPUTE)) {
+		s->rcs[s->n_rcs++] = s->job.recompute;
 	} else {
 		s->rcs[s->n_rcs++] = ADV_RECOMPUTE_NONE;
 		s->rcs[s->n_rcs++] = ADV_RECOMPUTE_SELECTIVE;
@@ -784,6 +802,7 @@ int planner_plan(const catalog_t *cat, const struct adv_policy *pol,
 	rc = setup(cat, &base, &s, err, errlen);
 	if (rc != PLANNER_OK)
 		return rc;
+	s.fixed = req->wl.fixed;
 	search_limits(&s);
 	s.top.want = want;
 	s.top.cap = want + PLANNER_SPARE;

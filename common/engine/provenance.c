@@ -105,19 +105,24 @@ bool provenance_is_set(const struct adv_workload *wl, enum adv_field f)
 }
 
 /*
- * A job described by --llm-* options alone is judged on advisor's
- * documented defaults for what it leaves out (advisorctl(1), "Defaults"):
- * the user chose that interface and its defaults.  A job read from its own
- * text runs its framework's defaults, which advisor's may not match: there
- * what the engine fills in is a guess.
+ * What is not stated is not known (issue 26): advisor's own conveniences
+ * (sequence min(max_seq, 4096), micro-batch 1, selective recompute, bf16,
+ * ZeRO 0, the policy's gradient bytes) are assumptions whether the job was
+ * read from its text or described by --llm-* options, and a reject never
+ * rests on one.  Documented framework defaults are the job's: Megatron's
+ * and DeepSpeed's plain data parallelism and Megatron's fp32 gradient
+ * buffer (engine_default_grad_dtype), FSDP's FULL_SHARD, and a server's
+ * weights in the checkpoint's dtype (vLLM and SGLang --dtype auto,
+ * vllm/config/model.py _get_and_verify_dtype: the config's torch_dtype,
+ * bf16 for every catalog checkpoint that names no other weights_dtype).
+ * A layout the job's own config file holds but the reader could not open
+ * (SCRIPT_NOT_FOLLOWED, SCRIPT_CONFIG_ERROR) is unknown, not 1.
  */
-static bool provenance_read_job(const struct adv_workload *wl)
+static bool layout_unread(const struct adv_request *req)
 {
-	if (wl->model_read || wl->world != ADV_UNSET || wl->has_arch)
-		return true;
-	for (int f = 0; f < ADV_F_COUNT; f++)
-		if (wl->from[f] == ADV_FROM_JOB || wl->from[f] == ADV_FROM_ASSUMED ||
-		    wl->from[f] == ADV_FROM_FRAMEWORK)
+	for (int i = 0; i < req->n_pre && req->pre; i++)
+		if (engine_finding_is(&req->pre[i], ADV_CODE_SCRIPT_NOT_FOLLOWED) ||
+		    engine_finding_is(&req->pre[i], ADV_CODE_SCRIPT_CONFIG_ERROR))
 			return true;
 	return false;
 }
@@ -125,7 +130,7 @@ static bool provenance_read_job(const struct adv_workload *wl)
 void provenance_resolve(const struct adv_request *req, struct adv_result *res)
 {
 	const struct adv_workload *wl = &req->wl;
-	enum adv_origin guess = provenance_read_job(wl) ? ADV_FROM_ASSUMED : ADV_FROM_DEFAULT;
+	bool infer = wl->task == ADV_TASK_INFER, unread = layout_unread(req);
 
 	for (int f = 0; f < ADV_F_COUNT; f++) {
 		enum adv_origin o = (enum adv_origin)wl->from[f];
@@ -144,29 +149,36 @@ void provenance_resolve(const struct adv_request *req, struct adv_result *res)
 			continue;
 		}
 		switch (f) {
-		case ADV_F_SEQ: case ADV_F_MBS: case ADV_F_RECOMPUTE: case ADV_F_PRECISION:
-		case ADV_F_GBS:
-			/* The engine's defaults (engine.c): guesses for a job
-			 * read from its text. */
-			o = guess;
+		case ADV_F_SEQ: case ADV_F_MBS: case ADV_F_RECOMPUTE: case ADV_F_GBS:
+			o = ADV_FROM_ASSUMED;
+			break;
+		case ADV_F_PRECISION:
+			/* A server loads the checkpoint's dtype; what a trainer
+			 * computes in is a guess (its weights stay 16-bit). */
+			o = infer ? ADV_FROM_FRAMEWORK : ADV_FROM_ASSUMED;
 			break;
 		case ADV_F_ZERO:
 			/* FSDP shards fully unless told (FULL_SHARD, its
 			 * documented default), Megatron and DeepSpeed not at
 			 * all (no --use-distributed-optimizer, no
 			 * zero_optimization); a server keeps no optimizer. */
-			o = wl->task == ADV_TASK_INFER ? ADV_FROM_DEFAULT
+			o = infer ? ADV_FROM_DEFAULT
 			  : wl->framework == ADV_FW_FSDP || wl->framework == ADV_FW_MEGATRON ||
-			    wl->framework == ADV_FW_DEEPSPEED ? ADV_FROM_FRAMEWORK : guess;
+			    wl->framework == ADV_FW_DEEPSPEED ? ADV_FROM_FRAMEWORK : ADV_FROM_ASSUMED;
 			break;
 		case ADV_F_MODEL:
 			o = ADV_FROM_UNSET;
 			break;
 		case ADV_F_GRAD_DTYPE:
-			/* Megatron's documented default (engine_default_grad_dtype),
-			 * else the site's grad_bytes. */
-			o = engine_default_grad_dtype(wl) != ADV_UNSET ? ADV_FROM_FRAMEWORK
-			  : ADV_FROM_POLICY;
+			/* Megatron's documented default (engine_default_grad_dtype);
+			 * else the site's grad_bytes, which the job may not keep. */
+			o = infer ? ADV_FROM_DEFAULT
+			  : engine_default_grad_dtype(wl) != ADV_UNSET ? ADV_FROM_FRAMEWORK
+			  : ADV_FROM_ASSUMED;
+			break;
+		case ADV_F_TP: case ADV_F_PP: case ADV_F_CP: case ADV_F_EP: case ADV_F_ETP:
+		case ADV_F_VPP: case ADV_F_DP:
+			o = unread ? ADV_FROM_ASSUMED : ADV_FROM_DEFAULT;
 			break;
 		default:
 			o = ADV_FROM_DEFAULT;
@@ -212,7 +224,10 @@ static unsigned code_uses(enum adv_code c, const struct adv_request *req)
 	case ADV_CODE_PIPELINE_BUBBLE:
 		return U(PP) | U(VPP) | U(GBS) | U(MBS) | U(DP);
 	case ADV_CODE_MEM_OVER_CAPACITY: case ADV_CODE_MEM_LOW_HEADROOM:
-		return USES_MEMORY;
+		/* A server keeps no gradients, optimizer or recompute. */
+		return req->wl.task == ADV_TASK_INFER
+			? U(MODEL) | USES_LAYOUT | U(PRECISION) | U(SEQ) | U(MBS) | U(TASK)
+			: USES_MEMORY;
 	case ADV_CODE_KV_CAPACITY_LOW:
 		return U(MODEL) | U(TP) | U(PP) | U(PRECISION) | U(SEQ) | U(MBS);
 	case ADV_CODE_SEQ_EXCEEDS_MAX:
@@ -245,9 +260,15 @@ static unsigned assumed_of(const struct adv_result *res, unsigned uses)
 	return m;
 }
 
-/* The request with every assumed value at the least memory it could take;
+/*
+ * The request with every assumed value at the least memory it could take;
  * returns the mask of those it changed, or ~0u when one cannot be bounded
- * (a parallel size). */
+ * (a parallel size).  The least is what must be resident whatever the
+ * job leaves out: weights in their stated or documented dtype, gradients
+ * and optimizer states at their least dtype and sharding, the activations
+ * of one micro-batch with full recompute on the shortest sequence, none
+ * where advisor does not model the framework's (act_unmodeled).
+ */
 static unsigned least_memory(const struct adv_result *res, struct adv_request *r)
 {
 	unsigned a = assumed_of(res, USES_MEMORY), done = 0;
@@ -259,7 +280,7 @@ static unsigned least_memory(const struct adv_result *res, struct adv_request *r
 		r->wl.mbs = 1;
 		done |= U(MBS);
 	}
-	if (a & U(RECOMPUTE)) {
+	if ((a & U(RECOMPUTE)) && !infer) {
 		r->wl.recompute = ADV_RECOMPUTE_FULL;
 		done |= U(RECOMPUTE);
 	}
@@ -272,6 +293,10 @@ static unsigned least_memory(const struct adv_result *res, struct adv_request *r
 	if ((a & U(ZERO)) && !infer) {
 		r->wl.zero = 3;
 		done |= U(ZERO);
+	}
+	if ((a & U(GRAD_DTYPE)) && !infer) {
+		r->wl.grad_dtype = ADV_PREC_BF16;
+		done |= U(GRAD_DTYPE);
 	}
 	if (a & U(PRECISION)) {
 		/* Training keeps 16-bit weights whatever it computes in
@@ -287,14 +312,14 @@ static unsigned least_memory(const struct adv_result *res, struct adv_request *r
 	return done;
 }
 
-/* Whether the job does not fit even at the least memory. */
-static bool over_at_least(const catalog_t *cat, const struct adv_policy *pol,
-			  const struct adv_request *req, const struct adv_result *res,
-			  unsigned *changed)
+/* The least memory of the job (res->memory.least_gib); false when it
+ * cannot be bounded.  *changed: the assumed values it moved. */
+static bool least_of(const catalog_t *cat, const struct adv_policy *pol,
+		     const struct adv_request *req, const struct adv_result *res,
+		     unsigned *changed, struct adv_memory *mem, const char **gpu)
 {
 	struct adv_request r = *req;
 	struct adv_job job;
-	struct adv_memory mem;
 
 	*changed = least_memory(res, &r);
 	if (*changed == ~0u)
@@ -304,8 +329,27 @@ static bool over_at_least(const catalog_t *cat, const struct adv_policy *pol,
 	if (engine_resolve(cat, &r, policy_find_partition(pol, r.res.partition), &job, NULL) != 0 ||
 	    !job.model || !job.gpu)
 		return false;
-	memory_estimate(&job, pol, &mem);
-	return mem.per_gpu_gib > mem.usable_gib;
+	job.no_act = req->wl.act_unmodeled;
+	memory_estimate(&job, pol, mem);
+	if (gpu)
+		*gpu = job.gpu->name;
+	return true;
+}
+
+void provenance_least(const catalog_t *cat, const struct adv_policy *pol,
+		      const struct adv_request *req, struct adv_result *res)
+{
+	struct adv_memory least;
+	unsigned changed;
+
+	res->memory.least_gib = 0;
+	res->memory.least_bounded = false;
+	if (!res->has_memory || !least_of(cat, pol, req, res, &changed, &least, NULL))
+		return;
+	/* Never above the estimate: both describe the same job. */
+	res->memory.least_gib = least.per_gpu_gib < res->memory.per_gpu_gib
+		? least.per_gpu_gib : res->memory.per_gpu_gib;
+	res->memory.least_bounded = true;
 }
 
 /* "seq 4096, recompute selective" into what, "--llm-seq, --llm-recompute" into opts. */
@@ -332,6 +376,9 @@ static void describe(const struct adv_result *res, unsigned a, char *what, size_
 		case ADV_F_RECOMPUTE:
 			adv_snprintf(v, sizeof(v), " %s", engine_recompute_name(res->recompute));
 			break;
+		case ADV_F_GRAD_DTYPE:
+			adv_snprintf(v, sizeof(v), " (policy grad_bytes)");
+			break;
 		case ADV_F_TP: adv_snprintf(v, sizeof(v), " %d", res->layout.tp); break;
 		case ADV_F_PP: adv_snprintf(v, sizeof(v), " %d", res->layout.pp); break;
 		case ADV_F_CP: adv_snprintf(v, sizeof(v), " %d", res->layout.cp); break;
@@ -348,13 +395,65 @@ static void describe(const struct adv_result *res, unsigned a, char *what, size_
 	}
 }
 
+/* "weights 15.0, grads 29.9, ..." of one memory figure, its terms above 0. */
+static void terms(const struct adv_memory *m, char *buf, size_t len)
+{
+	const struct {
+		const char *name;
+		double v;
+	} t[] = {
+		{ "weights", m->weights_gib }, { "grads", m->grads_gib },
+		{ "optimizer", m->optimizer_gib }, { "activations", m->activations_gib },
+		{ "KV cache", m->kv_cache_gib }, { "overhead", m->overhead_gib },
+	};
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ADV_ARRAY_SIZE(t); i++)
+		if (t[i].v >= 0.05 && n + 1 < len)
+			n += adv_snprintf(buf + n, len - n, "%s%s %.1f", n ? ", " : "", t[i].name,
+					  t[i].v);
+	if (m->stages > 1 && n + 1 < len)
+		adv_snprintf(buf + n, len - n, "; pipeline stage %d of %d", m->peak_stage,
+			     m->stages);
+}
+
+/*
+ * MEM_OVER_CAPACITY as a proof: at least X GiB per GPU whatever the job
+ * leaves unstated, with the estimate beside it.  Returns false when the
+ * least fits (the caller makes it a warning).
+ */
+static bool memory_proof(const catalog_t *cat, const struct adv_policy *pol,
+			 const struct adv_request *req, struct adv_result *res,
+			 struct adv_finding *f, unsigned a)
+{
+	struct adv_memory least;
+	unsigned changed;
+	char t[ADV_MSG_MAX / 2];
+	const char *gpu = "";
+
+	if (!least_of(cat, pol, req, res, &changed, &least, &gpu) ||
+	    least.per_gpu_gib <= least.usable_gib)
+		return false;
+	/* Whatever those values are, it does not fit. */
+	f->uses &= ~changed;
+	if (!a)
+		return true;
+	terms(&least, t, sizeof(t));
+	adv_snprintf(f->message, sizeof(f->message),
+		     "at least %.1f GiB per GPU (%s) whatever the job leaves unstated, more than "
+		     "the %.1f GiB usable on %s (about %.1f GiB with advisor's assumptions)",
+		     least.per_gpu_gib, t, least.usable_gib, gpu, res->memory.per_gpu_gib);
+	return true;
+}
+
 void provenance_guard(const catalog_t *cat, const struct adv_policy *pol,
 		      const struct adv_request *req, struct adv_result *res, int from)
 {
 	for (int i = from; i < res->n_findings; i++) {
 		struct adv_finding *f = &res->findings[i];
 		enum adv_code c = engine_code_lookup(f->code);
-		unsigned a, changed;
+		unsigned a;
 		char what[ADV_MSG_MAX / 2], opts[ADV_MSG_MAX / 2], fix[ADV_MSG_MAX];
 		size_t n;
 
@@ -371,16 +470,26 @@ void provenance_guard(const catalog_t *cat, const struct adv_policy *pol,
 			f->uses &= ~U(MBS);
 			continue;
 		}
-		if (c == ADV_CODE_MEM_OVER_CAPACITY && over_at_least(cat, pol, req, res, &changed)) {
-			/* Whatever those values are, it does not fit. */
-			f->uses &= ~changed;
+		if (c == ADV_CODE_MEM_OVER_CAPACITY && memory_proof(cat, pol, req, res, f, a))
 			continue;
-		}
 		describe(res, a, what, sizeof(what), opts, sizeof(opts));
 		f->severity = ADV_SEV_WARN;
 		n = strlen(f->message);
-		adv_snprintf(f->message + n, sizeof(f->message) - n,
-			     "; not a reject: it assumes %s, which the job does not state", what);
+		if (c == ADV_CODE_MEM_OVER_CAPACITY) {
+			char t[ADV_MSG_MAX / 2], least[64] = "";
+
+			terms(&res->memory, t, sizeof(t));
+			if (res->memory.least_bounded)
+				adv_snprintf(least, sizeof(least), "; at least %.1f GiB whatever they are",
+					     res->memory.least_gib);
+			adv_snprintf(f->message, sizeof(f->message),
+				     "about %.1f GiB per GPU (%s), more than the %.1f GiB usable, "
+				     "if the job runs as assumed: %s%s", res->memory.per_gpu_gib, t,
+				     res->memory.usable_gib, what, least);
+		} else {
+			adv_snprintf(f->message + n, sizeof(f->message) - n,
+				     "; not a reject: it assumes %s, which the job does not state", what);
+		}
 		adv_snprintf(fix, sizeof(fix), "state %s (or the job's own flags) to have it checked%s%s",
 			     opts, f->fix[0] ? "; or " : "", f->fix);
 		adv_strlcpy(f->fix, fix, sizeof(f->fix));

@@ -22,6 +22,14 @@ const char *provenance_option(enum adv_field f);
 /* Fills res->from with the origin of every resolved value. */
 void provenance_resolve(const struct adv_request *req, struct adv_result *res);
 
+/*
+ * The least memory per GPU (res->memory.least_gib, least_bounded): every
+ * assumed value at the least it could take.  Call after
+ * provenance_resolve() and the job's evaluation.
+ */
+void provenance_least(const catalog_t *cat, const struct adv_policy *pol,
+		      const struct adv_request *req, struct adv_result *res);
+
 /* The request gives field f a value (an --llm-* option or the job). */
 bool provenance_is_set(const struct adv_workload *wl, enum adv_field f);
 

@@ -72,6 +72,13 @@ struct adv_memory {
 	double allocator_gib;          /* caching allocator margin (training), else 0 */
 	int peak_stage;                /* the pipeline stage (PP rank) costed, 0-based */
 	int stages;                    /* pipeline stages (PP) */
+	/* The proof (issue 26): per-GPU memory at the least that every value
+	 * the job leaves unstated could take (provenance.c), per_gpu_gib's
+	 * terms; "at least" where per_gpu_gib is "about".  least_gib ==
+	 * per_gpu_gib when nothing is assumed; 0 when it cannot be bounded
+	 * (a parallel size the job may set elsewhere). */
+	double least_gib;
+	bool least_bounded;
 };
 
 struct adv_checkpoint {

@@ -161,6 +161,16 @@ struct adv_workload {
 	bool share_static;
 	int kv_dtype;
 	int weights;
+	/* What the job's framework cannot change (issue 26): ADV_USES bits of
+	 * the settings it has no flag or key for (the HF Trainer has no tensor
+	 * or pipeline parallelism, DeepSpeed no virtual stages).  A fix and a
+	 * plan never offer them.  0: every setting (an --llm-* job).  Set by
+	 * the job reader from its trainer table (apply.c); never on the wire. */
+	unsigned fixed;
+	/* The framework's activation memory is not modelled (JAX
+	 * rematerialisation, Levanter): the least memory, the proof of a
+	 * reject, counts none.  Job reader only. */
+	bool act_unmodeled;
 	/* Where each value came from (enum adv_origin by enum adv_field);
 	 * ADV_FROM_UNSET where the writer did not say (see above). */
 	unsigned char from[ADV_F_COUNT];

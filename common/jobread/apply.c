@@ -562,30 +562,89 @@ static void apply_unknowns(const struct jobread_out *out, struct adv_request *re
 	}
 }
 
+#define CAN(f) ADV_USES(ADV_F_##f)
+#define CAN_LAYOUT (CAN(TP) | CAN(PP) | CAN(CP) | CAN(EP) | CAN(VPP))
+#define CAN_ALL (CAN_LAYOUT | CAN(ZERO) | CAN(RECOMPUTE))
+
+/*
+ * What each trainer's own flags and keys can set (issue 26: a fix offers
+ * only what the job's framework has), whether its default is plain data
+ * parallelism, and whether advisor models its activation memory.
+ * - megatron, nemo: Megatron-Core's TP/PP/CP/EP and virtual stages
+ *   (megatron/training/arguments.py), the distributed optimizer, recompute;
+ *   --use-distributed-optimizer is off unless given (arguments.py).
+ * - neox: GPT-NeoX's model/pipe parallel sizes and DeepSpeed ZeRO
+ *   (neox_arguments/neox_args.py); no context parallelism, no virtual
+ *   stages; zero_optimization.stage defaults to 0.
+ * - nanotron: tp/pp/dp in its parallelism config (nanotron/config/
+ *   parallelism_config.py), optimizer.zero_stage 0 by default; no
+ *   virtual stages.
+ * - hf, trl, axolotl: the HF Trainer (transformers TrainingArguments):
+ *   DDP unless --deepspeed or --fsdp, gradient_checkpointing for
+ *   recompute, no tensor, pipeline, context or expert parallelism.
+ * - torchtitan: tensor, pipeline, context and expert parallel degrees and
+ *   activation checkpointing in its job config
+ *   (torchtitan/config/job_config.py), FSDP2 sharding.
+ * - torchtune, llama-cookbook, olmo: FSDP training loops with activation
+ *   checkpointing and no model parallel flags in their recipes.
+ * - levanter: JAX, its own rematerialisation (haliax), which advisor does
+ *   not model: the least memory counts no activations.
+ * - vllm, sglang: --tensor-parallel-size, --pipeline-parallel-size (vLLM
+ *   engine/arg_utils.py; SGLang --tp/--pp server_args.py), expert
+ *   parallelism; a server has no optimizer or recompute.
+ */
+static const struct trainer_caps {
+	const char *name;
+	unsigned can;          /* ADV_USES bits of what its flags set */
+	bool ddp_by_default;   /* no sharding unless the job names one */
+	bool act_unmodeled;
+} trainers[] = {
+	{ "megatron", CAN_ALL, true, false },
+	{ "nemo", CAN_ALL, false, false },
+	{ "neox", CAN(TP) | CAN(PP) | CAN(ZERO) | CAN(RECOMPUTE), true, false },
+	{ "nanotron", CAN(TP) | CAN(PP) | CAN(ZERO) | CAN(RECOMPUTE), true, false },
+	{ "hf", CAN(ZERO) | CAN(RECOMPUTE), true, false },
+	{ "trl", CAN(ZERO) | CAN(RECOMPUTE), true, false },
+	{ "axolotl", CAN(ZERO) | CAN(RECOMPUTE), true, false },
+	{ "torchtitan", CAN(TP) | CAN(PP) | CAN(CP) | CAN(EP) | CAN(ZERO) | CAN(RECOMPUTE),
+	  false, false },
+	{ "torchtune", CAN(RECOMPUTE), false, false },
+	{ "llama-cookbook", CAN(RECOMPUTE), false, false },
+	{ "olmo", CAN(RECOMPUTE), false, false },
+	{ "levanter", CAN(TP), false, true },
+	{ "vllm", CAN(TP) | CAN(PP) | CAN(EP), false, false },
+	{ "sglang", CAN(TP) | CAN(PP) | CAN(EP), false, false },
+};
+
+static const struct trainer_caps *trainer_caps(const char *name)
+{
+	for (size_t k = 0; k < ADV_ARRAY_SIZE(trainers); k++)
+		if (!strcmp(name, trainers[k].name))
+			return &trainers[k];
+	return NULL;
+}
+
 /*
  * ZeRO where the trainer's own default is plain data parallelism and the
- * job names no sharding: Megatron's --use-distributed-optimizer is off
- * unless given (arguments.py), the HF Trainer and TRL run DDP without
- * --deepspeed or --fsdp (TrainingArguments), nanotron's optimizer.zero_stage
- * and DeepSpeed's zero_optimization.stage (GPT-NeoX) default to 0, and
- * axolotl runs DDP without a deepspeed or fsdp key.  Not when a config
- * file the job names could not be read: it might have said otherwise.
+ * job names no sharding (trainers[] above): not when a config file the
+ * job names could not be read, which might have said otherwise.  What the
+ * trainer cannot change is fixed for fixes and plans (workload.fixed).
  */
 static void apply_framework_defaults(const struct jobread_out *out, struct adv_request *req)
 {
-	static const char *const ddp_by_default[] = {
-		"megatron", "hf", "trl", "nanotron", "neox", "axolotl",
-	};
-	bool known = false;
+	const struct trainer_caps *t = trainer_caps(out->trainer);
+	bool known = t && t->ddp_by_default;
 
-	for (size_t k = 0; k < ADV_ARRAY_SIZE(ddp_by_default); k++)
-		known |= !strcmp(out->trainer, ddp_by_default[k]);
 	for (int i = 0; i < out->n_notes; i++)
 		if (!strcmp(out->notes[i].code, engine_code_name(ADV_CODE_SCRIPT_CONFIG_ERROR)))
 			known = false;
 	if (known && req->wl.zero == ADV_UNSET && !out->v[JR_ZERO].set &&
 	    req->wl.from[ADV_F_ZERO] == ADV_FROM_UNSET)
 		req->wl.from[ADV_F_ZERO] = ADV_FROM_FRAMEWORK;
+	if (t) {
+		req->wl.fixed = CAN_ALL & ~t->can;
+		req->wl.act_unmodeled = t->act_unmodeled;
+	}
 }
 
 int jobread_apply(const catalog_t *cat, struct jobread_out *out, struct adv_request *req,
@@ -984,6 +1043,18 @@ static void finding_fix(const struct jobread_out *out, const struct adv_result *
 		ckpt_fix(out, res, val, f->fix_job, sizeof(f->fix_job));
 	if (!f->fix_job[0] && engine_finding_is(f, ADV_CODE_WORLD_SIZE_MISMATCH))
 		world_fix(out, res, f->fix_job, sizeof(f->fix_job));
+	/* A resource fix with the layout that uses it (fixcheck.c): the
+	 * job's flags alone would leave it on the GPUs it has. */
+	if (f->fix_job[0] && !strncmp(f->fix, "request ", 8)) {
+		char both[ADV_FIX_JOB_MAX];
+		size_t n = strcspn(f->fix, ";");
+		const char *with = strstr(f->fix, " with ");
+
+		if (with && (size_t)(with - f->fix) < n)
+			n = (size_t)(with - f->fix);
+		adv_snprintf(both, sizeof(both), "%.*s; %s", (int)n, f->fix, f->fix_job);
+		adv_strlcpy(f->fix_job, both, sizeof(f->fix_job));
+	}
 }
 
 void jobread_annotate(const struct jobread_out *out, const struct adv_request *req,

@@ -318,6 +318,10 @@ Advisor__Memory *convert_memory_to_pb(const struct adv_memory *mem, Advisor__Mem
 	D(optimizer_gib); D(activations_gib); D(kv_cache_gib); D(overhead_gib);
 	D(allocator_gib); D(peak_stage); D(stages);
 #undef D
+	if (mem->least_bounded) {
+		m->has_least_gib = 1;
+		m->least_gib = mem->least_gib;
+	}
 	return m;
 }
 
@@ -329,6 +333,8 @@ void convert_memory_from_pb(const Advisor__Memory *m, struct adv_memory *mem)
 	D(optimizer_gib); D(activations_gib); D(kv_cache_gib); D(overhead_gib);
 	D(allocator_gib); D(peak_stage); D(stages);
 #undef D
+	mem->least_bounded = m->has_least_gib;
+	mem->least_gib = m->has_least_gib ? m->least_gib : 0;
 }
 
 Advisor__Checkpoint *convert_checkpoint_to_pb(const struct adv_checkpoint *c,

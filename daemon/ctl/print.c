@@ -188,6 +188,7 @@ static json_object *memory_json(const struct adv_memory *m, bool infer)
 	put(o, "allocator_gib", infer ? NULL : jnum(m->allocator_gib));
 	put(o, "peak_stage", json_object_new_int(m->peak_stage));
 	put(o, "stages", json_object_new_int(m->stages > 0 ? m->stages : 1));
+	put(o, "least_gib", m->least_bounded ? jnum(m->least_gib) : NULL);
 	return o;
 }
 
@@ -352,6 +353,11 @@ static void print_memory(FILE *f, const struct adv_memory *m, bool infer)
 		infer ? "total" : "total allocated", m->per_gpu_gib,
 		m->usable_gib > 0 ? 100.0 * m->per_gpu_gib / m->usable_gib : 0.0,
 		m->usable_gib, m->capacity_gib);
+	/* The two figures (issue 26): the total is the estimate with advisor's
+	 * assumptions; a reject rests on the least. */
+	if (m->least_bounded && m->least_gib < m->per_gpu_gib - 0.005)
+		fprintf(f, "  %-18s %9.2f GiB  (whatever the job leaves unstated: what a reject rests on)\n",
+			"at least", m->least_gib);
 }
 
 static void print_checkpoint(FILE *f, const struct adv_checkpoint *c)

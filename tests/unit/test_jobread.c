@@ -256,7 +256,7 @@ static void test_provenance_marks(void **st)
 	f = fixture_finding(&res, "MEM_OVER_CAPACITY");
 	assert_non_null(f);
 	assert_int_equal(f->severity, ADV_SEV_WARN);
-	assert_non_null(strstr(f->message, "it assumes tp 1"));
+	assert_non_null(strstr(f->message, "as assumed: tp 1"));
 	assert_true(f->uses & ADV_USES(ADV_F_SEQ));
 	assert_int_equal(res.verdict, ADV_WARN);
 	/* Stated, the same TP makes it a reject. */

@@ -1,0 +1,28 @@
+/*
+ * fixcheck.h - every fix a check prints is applied to the job and judged
+ * again first (fixcheck.c, issue 26).
+ */
+#ifndef ADVISOR_ENGINE_FIXCHECK_H
+#define ADVISOR_ENGINE_FIXCHECK_H
+
+#include "config/catalog.h"
+#include "config/policy.h"
+#include "result.h"
+#include "workload.h"
+
+/* The job judged as engine_check() judges it, without the policy's mode,
+ * the job reader's notes and the best plan. */
+void fixcheck_judge(const catalog_t *cat, const struct adv_policy *pol,
+		    const struct adv_request *req, struct adv_result *res);
+
+/*
+ * Keeps only the fix alternatives of res's findings that remove their
+ * finding when applied (and pass the job, where it was its only reject);
+ * composes the fixes of rejects that follow from another, and folds those
+ * the root's fix removes into notes under it.  Call before the best plan
+ * and the mode.
+ */
+void fixcheck_run(const catalog_t *cat, const struct adv_policy *pol,
+		  const struct adv_request *req, struct adv_result *res);
+
+#endif
