@@ -84,7 +84,17 @@ _Static_assert((int)POLICY_ERR_NOMEM == (int)YAMLUTIL_ERR_NOMEM, "error codes mu
 
 static const char *const policy_top_keys[] = {
 	"mode", "user_mode_override", "memory", "checkpoint", "layout", "estimate",
-	"log", "limits", "reader", "partitions", "exempt", "admins", NULL
+	"log", "limits", "reader", "require", "partitions", "exempt", "admins", NULL
+};
+
+/*
+ * What require: may name: the settings a job states in its own flags and
+ * keys or as --llm-* options (the job reader's field names,
+ * provenance_field_name), the ones whose unstated values advisor assumes.
+ */
+const char *const policy_require_names[] = {
+	"model", "tp", "pp", "cp", "ep", "zero", "precision", "seq", "mbs", "gbs",
+	"recompute", "ckpt", "grad_dtype", NULL
 };
 static const char *const policy_reader_keys[] = { "not_followed", NULL };
 static const char *const policy_memory_keys[] = {
@@ -157,6 +167,7 @@ void policy_destroy(struct adv_policy *p)
 	yamlutil_strings_free(p->exempt_accounts, p->n_exempt_accounts);
 	yamlutil_strings_free(p->admin_users, p->n_admin_users);
 	yamlutil_strings_free(p->admin_groups, p->n_admin_groups);
+	yamlutil_strings_free(p->require, p->n_require);
 	free(p->file);
 	free(p);
 }
@@ -343,6 +354,28 @@ static int policy_reader(struct policy_load *ld, const yaml_node_t *root)
 			     yamlutil_kind(v));
 }
 
+/* require: [recompute, zero]: each a name of policy_require_names. */
+static int policy_require(struct policy_load *ld, const yaml_node_t *root)
+{
+	struct yamlutil_doc *d = &ld->doc;
+	int rc = yamlutil_strings(d, root, "require", POLICY_NAME_MAX, &ld->p->require,
+				  &ld->p->n_require);
+
+	for (size_t i = 0; !rc && i < ld->p->n_require; i++) {
+		size_t k;
+
+		for (k = 0; policy_require_names[k]; k++)
+			if (!strcmp(ld->p->require[i], policy_require_names[k]))
+				break;
+		if (!policy_require_names[k])
+			return yamlutil_fail(d, yamlutil_get(d, root, "require"), YAMLUTIL_ERR_VALUE,
+					     "unknown setting '%s' in require: expected model, tp, pp, "
+					     "cp, ep, zero, precision, seq, mbs, gbs, recompute, ckpt "
+					     "or grad_dtype", ld->p->require[i]);
+	}
+	return rc;
+}
+
 static int policy_lists(struct policy_load *ld, const yaml_node_t *root)
 {
 	struct yamlutil_doc *d = &ld->doc;
@@ -462,6 +495,7 @@ static int policy_parse(struct policy_load *ld)
 	    (rc = policy_checkpoint(ld, root)) ||
 	    (rc = policy_small_sections(ld, root)) ||
 	    (rc = policy_reader(ld, root)) ||
+	    (rc = policy_require(ld, root)) ||
 	    (rc = policy_partitions(ld, root)) ||
 	    (rc = policy_lists(ld, root)))
 		return rc;
@@ -798,7 +832,8 @@ static int policy_render_sections(yaml_emitter_t *e, const struct adv_policy *p)
 	    policy_kv_num(e, "burst", p->burst) || policy_emit_end(e, true) ||
 	    policy_emit_scalar(e, "reader", false) || policy_emit_begin(e, true, false) ||
 	    policy_kv_str(e, "not_followed", policy_severity_name(p->reader_not_followed)) ||
-	    policy_emit_end(e, true))
+	    policy_emit_end(e, true) ||
+	    (p->n_require && policy_kv_list(e, "require", p->require, p->n_require)))
 		return -1;
 	return 0;
 }

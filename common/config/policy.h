@@ -64,6 +64,13 @@ struct adv_policy {
 	 * 1 warn (default), 2 reject (enum adv_severity's values) */
 	int reader_not_followed;
 
+	/* require: [recompute, zero] (issue 26): settings every LLM job must
+	 * state (the job's text, an --llm-* option or its framework's
+	 * documented default); a job that leaves one out is rejected with
+	 * VALUE_REQUIRED.  Names from policy_require_names. */
+	char **require;
+	size_t n_require;
+
 	struct adv_partition *partitions;
 	size_t n_partitions;
 
@@ -134,5 +141,8 @@ const char *policy_severity_name(int sev);
  * holds any policy with a few dozen partitions.
  */
 int policy_render_yaml(const struct adv_policy *p, char *buf, size_t len);
+
+/* The settings require: may name, NULL-ended (the job reader's field names). */
+extern const char *const policy_require_names[];
 
 #endif

@@ -90,6 +90,8 @@
 	  "The job asks for more GPUs than the partition's max_gpus.") \
 	X(POLICY_MODE_OVERRIDE_DENIED, REJECT, \
 	  "--llm-advisor was given where the policy does not let users choose.") \
+	X(VALUE_REQUIRED, REJECT, \
+	  "The site policy requires the job to state a setting (require:) that it leaves unstated.") \
 	X(FP8_UNSUPPORTED, REJECT, \
 	  "fp8 precision on a GPU without fp8 tensor cores.") \
 	X(BEST_PLAN, WARN, \

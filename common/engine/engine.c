@@ -172,6 +172,48 @@ static void add_best_plan(const catalog_t *cat, const struct adv_policy *pol,
 			   plan.verdict == ADV_ACCEPT ? "" : " (with warnings)");
 }
 
+/*
+ * The policy's require: (issue 26): a site that wants users to state a
+ * setting rejects the job that leaves it to an assumption, and says so,
+ * instead of judging it on advisor's guess.  The job's text, an --llm-*
+ * option and a framework's documented default state it.  A job with no
+ * model is not an LLM job to hold to it; a server is not asked for what
+ * only training has.
+ */
+static void require_stated(const struct adv_policy *pol, const struct adv_request *req,
+			   struct adv_result *res)
+{
+	bool infer = req->wl.task == ADV_TASK_INFER;
+
+	if (!req->wl.model[0] && !req->wl.has_arch)
+		return;
+	for (size_t i = 0; i < pol->n_require; i++) {
+		int f;
+
+		for (f = 0; f < ADV_F_COUNT; f++)
+			if (!strcmp(pol->require[i], provenance_field_name((enum adv_field)f)))
+				break;
+		if (f == ADV_F_COUNT)
+			continue;
+		if (infer && (f == ADV_F_ZERO || f == ADV_F_RECOMPUTE || f == ADV_F_GBS ||
+			      f == ADV_F_CKPT || f == ADV_F_GRAD_DTYPE))
+			continue;
+		if (res->from[f] == ADV_FROM_JOB || res->from[f] == ADV_FROM_OPTION ||
+		    res->from[f] == ADV_FROM_FRAMEWORK)
+			continue;
+		if (res->n_findings < ADV_MAX_FINDINGS) {
+			char fix[ADV_MSG_MAX];
+
+			adv_snprintf(fix, sizeof(fix), "state it: --llm-%s=VALUE, or the job's own flag",
+				     provenance_option((enum adv_field)f));
+			engine_add_finding(res, ADV_CODE_VALUE_REQUIRED, fix,
+					   "the site policy requires every job to state %s (require:), "
+					   "and this job does not", pol->require[i]);
+			res->findings[res->n_findings - 1].uses = ADV_USES(f);
+		}
+	}
+}
+
 void engine_check(const catalog_t *cat, const struct adv_policy *pol,
 		  const struct adv_request *req, struct adv_result *res)
 {
@@ -206,6 +248,7 @@ void engine_check(const catalog_t *cat, const struct adv_policy *pol,
 				   "site policy does not let users choose the advisor mode (--llm-advisor=%s)",
 				   policy_mode_name((enum adv_mode)req->wl.mode));
 	provenance_resolve(req, res);
+	require_stated(pol, req, res);
 	evaluate_job(cat, pol, req, res);
 	provenance_least(cat, pol, req, res);
 	/* Never reject on a guess (provenance.c), before the plan: a job

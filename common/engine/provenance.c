@@ -459,7 +459,8 @@ void provenance_guard(const catalog_t *cat, const struct adv_policy *pol,
 
 		if (!f->uses)
 			f->uses = code_uses(c, req);
-		if (f->severity != ADV_SEV_REJECT)
+		/* A required value left unstated is the reject's reason itself. */
+		if (f->severity != ADV_SEV_REJECT || c == ADV_CODE_VALUE_REQUIRED)
 			continue;
 		a = assumed_of(res, f->uses);
 		if (!a)
