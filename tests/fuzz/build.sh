@@ -265,6 +265,8 @@ for fmt in yaml json toml; do
 done
 build_target fuzz_shell "$here/fuzz_shell.c"
 build_target fuzz_jobread "$here/fuzz_jobread.c"
+# The engine's properties (issue 26): the checks of tests/unit/soundness.h.
+build_target fuzz_soundness "$here/fuzz_soundness.c"
 echo "$built" | tr ' ' '\n' | sed '/^$/d' > "$out/targets"
 
 # The seed generator of fuzz_wire (tests/fuzz/corpus/wire): plain, no sanitizers.

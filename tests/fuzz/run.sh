@@ -22,14 +22,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 bindir=${1:-fuzz-build}
 seconds=${FUZZ_SECONDS:-60}
 all="fuzz_catalog fuzz_policy fuzz_options fuzz_jobreq fuzz_wire fuzz_advconf fuzz_cfg_yaml
-	fuzz_cfg_json fuzz_cfg_toml fuzz_shell fuzz_jobread"
+	fuzz_cfg_json fuzz_cfg_toml fuzz_shell fuzz_jobread fuzz_soundness"
 [ -f "$bindir/targets" ] && all=$(tr '\n' ' ' < "$bindir/targets")
 targets=${FUZZ_TARGETS:-$all}
 work=${FUZZ_WORKDIR:-$bindir/work}
 failed=""
 
 mkdir -p "$work/crashes" || exit 1
-# fuzz_jobread loads the shipped catalog from the source tree.
+# fuzz_jobread and fuzz_soundness load the shipped catalog from the source tree.
 ADVISOR_TOP=${ADVISOR_TOP:-$(cd "$here/../.." && pwd)}
 export ADVISOR_TOP
 summary=$work/summary.txt
@@ -47,6 +47,8 @@ opts_for() {
 	fuzz_cfg_*) echo "-max_len=8192" ;;
 	# Job scripts: the seeds are tests/jobs scripts (1-3 KiB).
 	fuzz_jobread|fuzz_shell) echo "-max_len=16384" ;;
+	# One generated job: a byte a choice, about 30 of them.
+	fuzz_soundness) echo "-max_len=64" ;;
 	*) echo "-max_len=4096" ;;
 	esac
 }
