@@ -119,7 +119,11 @@ static int split(const char *fix, char alts[][ADV_MSG_MAX], const char **seps, i
 		if (!depth && !strncmp(p, "; ", 2)) {
 			cut = true;
 			skip = 1;
-		} else if (!depth && !strncmp(p, " or ", 4)) {
+		} else if (!depth && !strncmp(p, ", or ", 5)) {
+			cut = true;
+			skip = 4;
+		} else if (!depth && (!strncmp(p, " or --llm-", 10) || !strncmp(p, " or request ", 12))) {
+			/* "request 15 or 18 GPUs" is one alternative of two counts. */
 			cut = true;
 			skip = 3;
 		}
@@ -127,7 +131,7 @@ static int split(const char *fix, char alts[][ADV_MSG_MAX], const char **seps, i
 			alts[n][o] = '\0';
 			if (o)
 				seps[n++] = sep;
-			sep = skip == 1 ? "; " : " or ";
+			sep = skip == 1 ? "; " : skip == 4 ? ", or " : " or ";
 			o = 0;
 			p += skip;
 			continue;
@@ -247,6 +251,15 @@ static enum shape apply_alt(const char *alt, struct adv_request *r, bool *bad, i
 				gpus[*n_counts] = w[0] == 'n' ? 0 : last;
 				(*n_counts)++;
 			}
+			last = 0;
+			continue;
+		}
+		if (request && !strcmp(w, "or") && last > 0 && *n_counts < 2) {
+			/* "request 15 or 18 GPUs": the first count takes the unit
+			 * of the second. */
+			nodes[*n_counts] = 0;
+			gpus[*n_counts] = last;
+			(*n_counts)++;
 			last = 0;
 			continue;
 		}
@@ -553,6 +566,26 @@ void fixcheck_run(const catalog_t *cat, const struct adv_policy *pol,
 		apply_alt(prefix, &applied, &b, g, nd, &c);
 		if (first_root < 0)
 			first_root = order[k];
+	}
+	/* One root left: its fix must make the job pass (the rejects folded
+	 * under it go with it); checked again with that rule. */
+	{
+		int left = -1, count = 0;
+
+		for (int i = 0; i < res->n_findings; i++)
+			if (root_of[i] == -1 || root_of[i] == -2) {
+				if (judged(&res->findings[i]) &&
+				    res->findings[i].severity == ADV_SEV_REJECT) {
+					left = i;
+					count++;
+				}
+			}
+		if (count == 1 && v.n_rejects > 1 && orig->findings[left].fix[0]) {
+			v.n_rejects = 1;
+			check_alts(&v, &res->findings[left], orig->findings[left].fix, "", fix,
+				   sizeof(fix), NULL, 0);
+			adv_strlcpy(res->findings[left].fix, fix, sizeof(res->findings[left].fix));
+		}
 	}
 	fold(res, root_of);
 out:

@@ -10,7 +10,8 @@
  *
  * 1. Soundness.  A reject-severity finding (BEST_PLAN, a warning, aside)
  *    is a proof: every completion of the values the job leaves unstated
- *    (res->from[f] neither ADV_FROM_JOB nor ADV_FROM_OPTION) among those
+ *    (res->from[f] ADV_FROM_ASSUMED or ADV_FROM_POLICY: a framework's
+ *    documented default is the job's value, issue 26 item 1) among those
  *    the finding rests on (finding->uses) is rejected with the same code.
  *    Completions are drawn from a small grid per field (snd_grids):
  *    mbs, recompute, zero (not for a server), seq (up to the model's
@@ -21,10 +22,13 @@
  *    least memory first, then a deterministic sample.  The parallel sizes,
  *    task, framework and attention are not completed (their defaults
  *    describe the job as asked: no tensor parallelism when none is named).
- *    Grad-dtype resolves to a framework or policy default, so it counts as
- *    unstated whenever the job does not give it.
+ *    Grad-dtype is completed where it is assumed (not Megatron's
+ *    documented fp32 buffer).
  *
- * 2. Fixes.  A fix is alternatives separated by "; ".  An alternative in
+ * 2. Fixes.  A fix is alternatives separated by "; ", ", or ", or an " or "
+ *    before another alternative ("--llm-gbs=510 or --llm-gbs=515"); a
+ *    resource alternative may carry the layout that uses the GPUs
+ *    ("request at least 2 GPUs with --llm-layout=tp2 ...").  An alternative in
  *    options is --llm-NAME=VALUE words, optionally followed by a "(...)"
  *    note; "request at least N GPUs", "request at least N nodes (M GPUs)",
  *    "request N GPUs" and "request N or M GPUs" change the resources; any
@@ -420,8 +424,11 @@ static inline int snd_grids(const struct adv_result *res, const struct adv_reque
 	for (int f = 0; f < ADV_F_COUNT; f++) {
 		struct snd_grid *x = &g[k];
 
-		if (!(uses & ADV_USES(f)) || res->from[f] == ADV_FROM_JOB ||
-		    res->from[f] == ADV_FROM_OPTION)
+		/* A framework's documented default is the job's value
+		 * (issue 26, item 1); advisor's assumptions and the
+		 * site's gradient bytes are not. */
+		if (!(uses & ADV_USES(f)) || (res->from[f] != ADV_FROM_ASSUMED &&
+					      res->from[f] != ADV_FROM_POLICY))
 			continue;
 		x->field = (enum adv_field)f;
 		x->n = 0;
@@ -609,18 +616,27 @@ static inline void snd_check_sound(struct snd_ctx *c, const struct adv_request *
 
 /* ---- fixes ------------------------------------------------------------------------ */
 
-/* The next alternative of a fix: up to "; " (or the end); returns its
- * length and sets *next past the separator. */
+/* The next alternative of a fix: up to "; ", ", or " or an " or " that
+ * starts another alternative ("A or --llm-B", "A or request ..."), or the
+ * end; returns its length and sets *next past the separator. */
 static inline size_t snd_alternative(const char *s, const char **next)
 {
-	const char *e = strstr(s, "; ");
-
-	if (!e) {
-		*next = s + strlen(s);
-		return strlen(s);
+	for (const char *p = s; *p; p++) {
+		if (!strncmp(p, "; ", 2)) {
+			*next = p + 2;
+			return (size_t)(p - s);
+		}
+		if (!strncmp(p, ", or ", 5)) {
+			*next = p + 5;
+			return (size_t)(p - s);
+		}
+		if (!strncmp(p, " or --llm-", 10) || !strncmp(p, " or request ", 12)) {
+			*next = p + 4;
+			return (size_t)(p - s);
+		}
 	}
-	*next = e + 2;
-	return (size_t)(e - s);
+	*next = s + strlen(s);
+	return strlen(s);
 }
 
 /* Whether text (an alternative without its note) is --llm-NAME=VALUE words only. */
@@ -743,6 +759,25 @@ static inline void snd_try_part(struct snd_ctx *c, const struct adv_request *req
 	int n;
 
 	snprintf(buf, sizeof(buf), "%s", part);
+	/* "request at least N GPUs with --llm-layout=...": the resources,
+	 * then the layout that uses them. */
+	if (!strncmp(buf, "request ", 8) && strstr(buf, " with --llm-")) {
+		char *with = strstr(buf, " with --llm-");
+
+		*with = '\0';
+		fr = *req;
+		if (snd_resource_form(buf, 0, &fr) == 0) {
+			c->st.skipped++;
+			return;
+		}
+		snd_cut_note(with + 6);
+		if (snd_apply_options(&fr, with + 6, err, sizeof(err)) != 0) {
+			snd_violate(c, SND_FIX_REFUSED, job, f, "fix \"%s\": %s", part, err);
+			return;
+		}
+		snd_judge_fix(c, &fr, job, f, part, sole);
+		return;
+	}
 	if (strstr(buf, "--llm-")) {
 		snd_cut_note(buf);
 		fr = *req;
@@ -815,7 +850,8 @@ static inline void snd_check_fix(struct snd_ctx *c, const struct adv_request *re
 			continue;
 		snprintf(words, sizeof(words), "%s", alt);
 		snd_cut_note(words);
-		if (strstr(words, "--llm-") && !snd_option_words(words)) {
+		if (strstr(words, "--llm-") && !snd_option_words(words) &&
+		    !(!strncmp(words, "request ", 8) && strstr(words, " with --llm-"))) {
 			snd_violate(c, SND_FIX_FORMAT, job, f,
 				    "alternative \"%s\" is not --llm-NAME=VALUE words (+ note)", alt);
 			snd_try_parts(c, req, job, f, alt, sole);

@@ -241,7 +241,7 @@ static void planted_check(const catalog_t *cat, const struct adv_policy *pol,
 	f->severity = ADV_SEV_REJECT;
 	snprintf(f->message, sizeof(f->message), "planted");
 	snprintf(f->fix, sizeof(f->fix),
-		 "--llm-mbs=4 (1.0 GiB per GPU); --llm-layout=tp1 or --llm-layout=tp2");
+		 "--llm-mbs=4 (1.0 GiB per GPU); --llm-layout=tp1 and tp2");
 	f->uses = ADV_USES(ADV_F_MBS);
 	res->verdict = ADV_REJECT;
 }
