@@ -346,8 +346,26 @@ static bool check_resources(const struct verdict_ctx *v, const struct adv_findin
 	struct adv_request r, p;
 	bool searched = false;
 
-	/* Every count named first (GPU_COUNT_MISMATCH offers two); then the
-	 * first one, grown. */
+	/* Two counts named ("request 56 or 64 GPUs"): as written when both
+	 * work, else the one that does. */
+	if (n_counts == 2 && !nodes[0] && !nodes[1]) {
+		bool w[2];
+
+		for (int c = 0; c < 2; c++) {
+			r = *base;
+			set_gpus(&r, gpus[c], 0, 0);
+			w[c] = works(v, f, &r);
+		}
+		if (w[0] && w[1]) {
+			adv_strlcpy(out, alt, len);
+			return true;
+		}
+		if (w[0] || w[1]) {
+			adv_snprintf(out, len, "request %d GPUs", gpus[w[0] ? 0 : 1]);
+			return true;
+		}
+	}
+	/* Every count named first; then the first one, grown. */
 	for (int c = 0; c < n_counts; c++) {
 		for (size_t k = 0; k < ADV_ARRAY_SIZE(grow); k++) {
 			int nn = nodes[c] > 0 ? (int)(nodes[c] * grow[k] + 0.999) : 0;

@@ -294,7 +294,7 @@ static void test_err_unknown_key(void **st)
 	expect_error("modes: warn\n", cat, POLICY_ERR_SCHEMA,
 		     "p.yaml:1:1: unknown key 'modes' in the policy; expected one of: mode, "
 		     "user_mode_override, memory, checkpoint, layout, estimate, log, limits, "
-		     "reader, partitions, exempt, admins");
+		     "reader, require, partitions, exempt, admins");
 	expect_error("limits:\n  rate: 5\n", cat, POLICY_ERR_SCHEMA,
 		     "p.yaml:2:3: unknown key 'rate' in section 'limits'; expected one of: "
 		     "requests_per_s, burst");
