@@ -228,6 +228,10 @@ static enum shape apply_alt(const char *alt, struct adv_request *r, bool *bad, i
 			if (!eq)
 				return SHAPE_ADVICE;
 			*eq = '\0';
+			/* "--llm-model=NAME": a placeholder to fill in, not a value. */
+			if (eq[1] >= 'A' && eq[1] <= 'Z' && strspn(eq + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") ==
+			    strlen(eq + 1))
+				return SHAPE_ADVICE;
 			if (options_apply(&r->wl, w + 6, eq + 1, err, sizeof(err)) != 0)
 				return SHAPE_ADVICE;
 			if (!strcmp(w + 6, "zero") && (fixed & ADV_USES(ADV_F_ZERO)))
@@ -544,7 +548,7 @@ void fixcheck_run(const catalog_t *cat, const struct adv_policy *pol,
 			    cause_rank(&res->findings[i]) == rank)
 				order[n++] = i;
 	for (int i = 0; i < res->n_findings; i++)
-		if (judged(&res->findings[i]) && res->findings[i].severity != ADV_SEV_REJECT &&
+		if (judged(&res->findings[i]) && res->findings[i].severity == ADV_SEV_WARN &&
 		    res->findings[i].fix[0])
 			order[n++] = i;
 

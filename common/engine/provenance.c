@@ -363,7 +363,8 @@ static void describe(const struct adv_result *res, unsigned a, char *what, size_
 		const char *opt = provenance_option((enum adv_field)f);
 		char v[32];
 
-		if (!(a & ADV_USES(f)))
+		/* Expert TP follows TP, DP is derived: no value of their own. */
+		if (!(a & ADV_USES(f)) || f == ADV_F_ETP || f == ADV_F_DP)
 			continue;
 		switch (f) {
 		case ADV_F_SEQ: adv_snprintf(v, sizeof(v), " %d", res->seq); break;

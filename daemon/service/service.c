@@ -175,8 +175,10 @@ static void partition_list_gpus(const struct snapshot *s, struct adv_request *re
 
 /*
  * No -p: Slurm puts a submitted job in the default partition, so that
- * partition's mode, GPU and limits apply (and it is what gets logged); a
- * what-if query from advisorctl keeps the global policy.  A GPU type that
+ * partition's mode, GPU and limits apply (and it is what gets logged).  A
+ * what-if query from advisorctl is judged the same way (issue 26: the
+ * same script got warn from advisorctl and reject from sbatch); where no
+ * Slurm answers, the policy's top-level mode applies to both.  A GPU type that
  * neither the job nor the partition's policy names comes from the
  * partition's nodes in Slurm, or gpu_why says why it did not (issue 21: the
  * daemon and advisorctl --local run this same code).
@@ -186,8 +188,7 @@ static void resolve_cluster(const struct snapshot *s, const Advisor__CheckReques
 {
 	char first[ADV_NAME_MAX], gpu[ADV_NAME_MAX];
 
-	if (!req->res.partition[0] && m->has_context &&
-	    m->context != ADVISOR__CONTEXT__CTX_ADVISORCTL)
+	if (!req->res.partition[0])
 		if (slurmgres_default_partition(req->res.partition, sizeof(req->res.partition)) != 0)
 			req->res.partition[0] = '\0';   /* unknown: the global policy applies */
 	if (req->res.gpu[0])
