@@ -1,7 +1,9 @@
 /*
  * engine.h - the advisor engine: resources + workload -> verdict and findings.
  *
- * Pure computation, no I/O and no allocation on the check path: the daemon,
+ * Pure computation, no I/O; the only allocation is fixcheck.c's results of
+ * the judged fixes (a rejected or warned job, issue 26), freed before it
+ * returns: the daemon,
  * advisorctl --local, the plugin's tests and the benchmarks all call
  * engine_check() with the same inputs and get the same answer.
  * The types are in workload.h (the request) and result.h (the answer);
