@@ -214,6 +214,17 @@ static void require_stated(const struct adv_policy *pol, const struct adv_reques
 	}
 }
 
+void engine_judge(const catalog_t *cat, const struct adv_policy *pol,
+		  const struct adv_request *req, struct adv_result *res)
+{
+	provenance_resolve(req, res);
+	require_stated(pol, req, res);
+	evaluate_job(cat, pol, req, res);
+	/* Never reject on a guess (provenance.c), before the plan: a job
+	 * that is no longer rejected needs none. */
+	provenance_guard(cat, pol, req, res, 0);
+}
+
 void engine_check(const catalog_t *cat, const struct adv_policy *pol,
 		  const struct adv_request *req, struct adv_result *res)
 {
@@ -247,13 +258,7 @@ void engine_check(const catalog_t *cat, const struct adv_policy *pol,
 				   "remove --llm-advisor",
 				   "site policy does not let users choose the advisor mode (--llm-advisor=%s)",
 				   policy_mode_name((enum adv_mode)req->wl.mode));
-	provenance_resolve(req, res);
-	require_stated(pol, req, res);
-	evaluate_job(cat, pol, req, res);
-	provenance_least(cat, pol, req, res);
-	/* Never reject on a guess (provenance.c), before the plan: a job
-	 * that is no longer rejected needs none. */
-	provenance_guard(cat, pol, req, res, 0);
+	engine_judge(cat, pol, req, res);
 	/* Every fix printed has been applied and judged again. */
 	fixcheck_run(cat, pol, req, res);
 	add_best_plan(cat, pol, req, res);

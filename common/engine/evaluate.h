@@ -40,6 +40,16 @@ int engine_resolve(const catalog_t *cat, const struct adv_request *req,
 void evaluate_job(const catalog_t *cat, const struct adv_policy *pol,
 		  const struct adv_request *req, struct adv_result *res);
 
+/*
+ * One job judged as engine_check() judges it, after the mode and the job
+ * reader's findings and before the fixes are checked and the best plan:
+ * origins, the policy's require:, the job's evaluation, and the rule that
+ * a reject never rests on an assumed value (engine.c).  fixcheck.c judges
+ * every fix it prints with it.
+ */
+void engine_judge(const catalog_t *cat, const struct adv_policy *pol,
+		  const struct adv_request *req, struct adv_result *res);
+
 /* The verdict from the worst finding under res->mode (warn mode turns
  * rejects into warnings and says so in their message). */
 void evaluate_apply_mode(struct adv_result *res);

@@ -34,6 +34,7 @@
  */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,7 +43,6 @@
 #include "fixcheck.h"
 #include "options.h"
 #include "planner.h"
-#include "provenance.h"
 #include "util.h"
 
 #define FIX_ALTS 8
@@ -78,15 +78,14 @@ static bool judged(const struct adv_finding *f)
 	return strncmp(f->code, "SCRIPT_", 7) && !engine_finding_is(f, ADV_CODE_BEST_PLAN);
 }
 
-void fixcheck_judge(const catalog_t *cat, const struct adv_policy *pol,
-		    const struct adv_request *req, struct adv_result *res)
+/* The job with a fix applied, judged as engine_check() judges it without
+ * the policy's mode, the job reader's notes and the best plan. */
+static void judge(const catalog_t *cat, const struct adv_policy *pol,
+		  const struct adv_request *req, struct adv_result *res)
 {
 	memset(res, 0, offsetof(struct adv_result, findings));
 	res->mode = ADV_MODE_ENFORCE;
-	provenance_resolve(req, res);
-	evaluate_job(cat, pol, req, res);
-	provenance_least(cat, pol, req, res);
-	provenance_guard(cat, pol, req, res, 0);
+	engine_judge(cat, pol, req, res);
 }
 
 static int worst_of(const struct adv_result *res, const char *code)
@@ -302,7 +301,7 @@ static bool works(const struct verdict_ctx *v, const struct adv_finding *f,
 
 	if (!res)
 		return false;
-	fixcheck_judge(v->cat, v->pol, r, res);
+	judge(v->cat, v->pol, r, res);
 	ok = worst_of(res, f->code) < (int)f->severity;
 	for (int i = 0; ok && i < res->n_findings; i++) {
 		const struct adv_finding *g = &res->findings[i];
@@ -530,6 +529,7 @@ void fixcheck_run(const catalog_t *cat, const struct adv_policy *pol,
 	int order[ADV_MAX_FINDINGS], n = 0, root_of[ADV_MAX_FINDINGS], first_root = -1;
 	char prefix[ADV_MSG_MAX] = "", fix[ADV_MSG_MAX], first[ADV_MSG_MAX];
 	struct adv_request applied = *req;
+	bool stale = false;          /* applied changed since now judged it */
 
 	if (!orig || !now)
 		goto out;
@@ -560,7 +560,9 @@ void fixcheck_run(const catalog_t *cat, const struct adv_policy *pol,
 
 		if (reject && first_root >= 0) {
 			/* Does a root's fix remove it as well? */
-			fixcheck_judge(cat, pol, &applied, now);
+			if (stale)
+				judge(cat, pol, &applied, now);
+			stale = false;
 			if (worst_of(now, f->code) < (int)ADV_SEV_REJECT) {
 				root_of[order[k]] = first_root;
 				continue;
@@ -586,6 +588,7 @@ void fixcheck_run(const catalog_t *cat, const struct adv_policy *pol,
 		add_settings(prefix, sizeof(prefix), first);
 		applied = *req;
 		apply_alt(prefix, &applied, &b, g, nd, &c);
+		stale = true;
 		if (first_root < 0)
 			first_root = order[k];
 	}
@@ -595,12 +598,10 @@ void fixcheck_run(const catalog_t *cat, const struct adv_policy *pol,
 		int left = -1, count = 0;
 
 		for (int i = 0; i < res->n_findings; i++)
-			if (root_of[i] == -1 || root_of[i] == -2) {
-				if (judged(&res->findings[i]) &&
-				    res->findings[i].severity == ADV_SEV_REJECT) {
-					left = i;
-					count++;
-				}
+			if (root_of[i] < 0 && judged(&res->findings[i]) &&
+			    res->findings[i].severity == ADV_SEV_REJECT) {
+				left = i;
+				count++;
 			}
 		if (count == 1 && v.n_rejects > 1 && orig->findings[left].fix[0]) {
 			v.n_rejects = 1;

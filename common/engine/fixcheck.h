@@ -10,11 +10,6 @@
 #include "result.h"
 #include "workload.h"
 
-/* The job judged as engine_check() judges it, without the policy's mode,
- * the job reader's notes and the best plan. */
-void fixcheck_judge(const catalog_t *cat, const struct adv_policy *pol,
-		    const struct adv_request *req, struct adv_result *res);
-
 /*
  * Keeps only the fix alternatives of res's findings that remove their
  * finding when applied (and pass the job, where it was its only reject);

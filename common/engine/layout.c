@@ -91,9 +91,14 @@ int layout_stage_layers(const struct adv_job *job)
  * vLLM and SGLang shard experts over TP unless expert parallelism is
  * switched on (then each expert lives whole on its EP rank).
  */
+int layout_etp_for(int task, int tp, int ep)
+{
+	return task == ADV_TASK_INFER && ep > 1 ? 1 : tp;
+}
+
 int layout_default_etp(const struct adv_job *job)
 {
-	return job->task == ADV_TASK_INFER && job->lay.ep > 1 ? 1 : job->lay.tp;
+	return layout_etp_for(job->task, job->lay.tp, job->lay.ep);
 }
 
 int layout_expert_dp(const struct adv_job *job)

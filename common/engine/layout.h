@@ -26,7 +26,9 @@ double layout_bubble(const struct adv_job *job);
 bool layout_pp_accounted(int layers, int pp);
 /* Layers on the most loaded pipeline stage: ceil(L / p). */
 int layout_stage_layers(const struct adv_job *job);
-/* The ETP of a job that states none: TP, or 1 for serving with EP. */
+/* The ETP of a job that states none: TP, or 1 for serving with EP; by
+ * task, tp and ep for what has no job (the planner's plans). */
+int layout_etp_for(int task, int tp, int ep);
 int layout_default_etp(const struct adv_job *job);
 /* Expert data-parallel size: GPUs / (etp * ep * pp). */
 int layout_expert_dp(const struct adv_job *job);

@@ -1049,15 +1049,16 @@ bool memory_check(const struct adv_job *job, const struct adv_policy *pol,
 		double judged = job->task != ADV_TASK_INFER ? mem->per_gpu_gib + mem->allocator_gib
 			: mem->per_gpu_gib - mem->kv_cache_gib + roofline_kv_seq_bytes(job) / GIB;
 
+		if (!res || judged <= mem->usable_gib * (1.0 - pol->warn_headroom))
+			return true;
 		/* The figure the warning judges is named with the allocated
 		 * one (ADVISOR_MEM_GIB), so that the two never disagree. */
-		if (res && judged > mem->usable_gib * (1.0 - pol->warn_headroom) &&
-		    job->task != ADV_TASK_INFER)
+		if (job->task != ADV_TASK_INFER)
 			engine_add_finding(res, ADV_CODE_MEM_LOW_HEADROOM, NULL,
 					   "about %.1f GiB per GPU allocated, %.1f GiB reserved with the allocator margin, leaves less than %.0f%% of the %.1f GiB usable on %s",
 					   mem->per_gpu_gib, judged, pol->warn_headroom * 100,
 					   mem->usable_gib, job->gpu->name);
-		else if (res && judged > mem->usable_gib * (1.0 - pol->warn_headroom))
+		else
 			engine_add_finding(res, ADV_CODE_MEM_LOW_HEADROOM, NULL,
 					   "about %.1f GiB per GPU with one sequence's KV cache leaves less than %.0f%% of the %.1f GiB usable on %s",
 					   judged, pol->warn_headroom * 100, mem->usable_gib,

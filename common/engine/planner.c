@@ -620,10 +620,8 @@ void planner_plan_options(const struct planner_plan *plan, char *buf, size_t len
 	start = n;
 	for (i = 0; i < ADV_ARRAY_SIZE(v); i++) {
 		/* Expert TP is written whenever it is not what an unwritten
-		 * one resolves to (layout_default_etp: TP when training, 1
-		 * for a server with experts): pasted back, the plan is the
-		 * same grid. */
-		bool etp_default = l->etp == (plan->task == ADV_TASK_INFER && l->ep > 1 ? 1 : l->tp);
+		 * one resolves to: pasted back, the plan is the same grid. */
+		bool etp_default = l->etp == layout_etp_for(plan->task, l->tp, l->ep);
 
 		if (i == 4 ? l->ep > 1 && !etp_default : v[i] > 1)
 			n += adv_snprintf(buf + n, len - n, "%s%s%d", n > start ? "," : "",

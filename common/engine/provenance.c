@@ -312,7 +312,7 @@ static unsigned least_memory(const struct adv_result *res, struct adv_request *r
 	return done;
 }
 
-/* The least memory of the job (res->memory.least_gib); false when it
+/* The least memory of the job and the name of its GPU; false when it
  * cannot be bounded.  *changed: the assumed values it moved. */
 static bool least_of(const catalog_t *cat, const struct adv_policy *pol,
 		     const struct adv_request *req, const struct adv_result *res,
@@ -331,25 +331,8 @@ static bool least_of(const catalog_t *cat, const struct adv_policy *pol,
 		return false;
 	job.no_act = req->wl.act_unmodeled;
 	memory_estimate(&job, pol, mem);
-	if (gpu)
-		*gpu = job.gpu->name;
+	*gpu = job.gpu->name;
 	return true;
-}
-
-void provenance_least(const catalog_t *cat, const struct adv_policy *pol,
-		      const struct adv_request *req, struct adv_result *res)
-{
-	struct adv_memory least;
-	unsigned changed;
-
-	res->memory.least_gib = 0;
-	res->memory.least_bounded = false;
-	if (!res->has_memory || !least_of(cat, pol, req, res, &changed, &least, NULL))
-		return;
-	/* Never above the estimate: both describe the same job. */
-	res->memory.least_gib = least.per_gpu_gib < res->memory.per_gpu_gib
-		? least.per_gpu_gib : res->memory.per_gpu_gib;
-	res->memory.least_bounded = true;
 }
 
 /* "seq 4096, recompute selective" into what, "--llm-seq, --llm-recompute" into opts. */
@@ -424,33 +407,42 @@ static void terms(const struct adv_memory *m, char *buf, size_t len)
  * leaves unstated, with the estimate beside it.  Returns false when the
  * least fits (the caller makes it a warning).
  */
-static bool memory_proof(const catalog_t *cat, const struct adv_policy *pol,
-			 const struct adv_request *req, struct adv_result *res,
-			 struct adv_finding *f, unsigned a)
-{
-	struct adv_memory least;
-	unsigned changed;
-	char t[ADV_MSG_MAX / 2];
-	const char *gpu = "";
+struct least {
+	bool bounded;
+	struct adv_memory mem;
+	unsigned changed;            /* the assumed values it moved */
+	const char *gpu;
+};
 
-	if (!least_of(cat, pol, req, res, &changed, &least, &gpu) ||
-	    least.per_gpu_gib <= least.usable_gib)
+static bool memory_proof(const struct least *l, struct adv_result *res, struct adv_finding *f)
+{
+	char t[ADV_MSG_MAX / 2];
+
+	if (!l->bounded || l->mem.per_gpu_gib <= l->mem.usable_gib)
 		return false;
 	/* Whatever those values are, it does not fit. */
-	f->uses &= ~changed;
-	if (!a)
-		return true;
-	terms(&least, t, sizeof(t));
+	f->uses &= ~l->changed;
+	terms(&l->mem, t, sizeof(t));
 	adv_snprintf(f->message, sizeof(f->message),
 		     "at least %.1f GiB per GPU (%s) whatever the job leaves unstated, more than "
 		     "the %.1f GiB usable on %s (about %.1f GiB with advisor's assumptions)",
-		     least.per_gpu_gib, t, least.usable_gib, gpu, res->memory.per_gpu_gib);
+		     l->mem.per_gpu_gib, t, l->mem.usable_gib, l->gpu, res->memory.per_gpu_gib);
 	return true;
 }
 
 void provenance_guard(const catalog_t *cat, const struct adv_policy *pol,
 		      const struct adv_request *req, struct adv_result *res, int from)
 {
+	struct least l = { false, { 0 }, 0, "" };
+
+	/* The least memory, once: the figure beside the estimate, and the
+	 * proof a memory reject rests on. */
+	l.bounded = res->has_memory && least_of(cat, pol, req, res, &l.changed, &l.mem, &l.gpu);
+	/* Never above the estimate: both describe the same job. */
+	res->memory.least_gib = !l.bounded ? 0
+		: l.mem.per_gpu_gib < res->memory.per_gpu_gib ? l.mem.per_gpu_gib
+		: res->memory.per_gpu_gib;
+	res->memory.least_bounded = l.bounded;
 	for (int i = from; i < res->n_findings; i++) {
 		struct adv_finding *f = &res->findings[i];
 		enum adv_code c = engine_code_lookup(f->code);
@@ -472,7 +464,7 @@ void provenance_guard(const catalog_t *cat, const struct adv_policy *pol,
 			f->uses &= ~U(MBS);
 			continue;
 		}
-		if (c == ADV_CODE_MEM_OVER_CAPACITY && memory_proof(cat, pol, req, res, f, a))
+		if (c == ADV_CODE_MEM_OVER_CAPACITY && memory_proof(&l, res, f))
 			continue;
 		describe(res, a, what, sizeof(what), opts, sizeof(opts));
 		f->severity = ADV_SEV_WARN;

@@ -22,14 +22,6 @@ const char *provenance_option(enum adv_field f);
 /* Fills res->from with the origin of every resolved value. */
 void provenance_resolve(const struct adv_request *req, struct adv_result *res);
 
-/*
- * The least memory per GPU (res->memory.least_gib, least_bounded): every
- * assumed value at the least it could take.  Call after
- * provenance_resolve() and the job's evaluation.
- */
-void provenance_least(const catalog_t *cat, const struct adv_policy *pol,
-		      const struct adv_request *req, struct adv_result *res);
-
 /* The request gives field f a value (an --llm-* option or the job). */
 bool provenance_is_set(const struct adv_workload *wl, enum adv_field f);
 
@@ -38,7 +30,9 @@ bool provenance_is_set(const struct adv_workload *wl, enum adv_field f);
  * (uses), and turns a reject that rests on an assumed value into a warning
  * that names the assumption and the options that state it.  Memory stays a
  * reject when it does not fit even at the least memory the assumed values
- * could take.  Call after provenance_resolve() and before the mode applies.
+ * could take, which it writes to res->memory.least_gib (least_bounded:
+ * issue 26's "at least" figure).  Call after provenance_resolve() and the
+ * job's evaluation, before the mode applies.
  */
 void provenance_guard(const catalog_t *cat, const struct adv_policy *pol,
 		      const struct adv_request *req, struct adv_result *res, int from);

@@ -183,8 +183,7 @@ static void partition_list_gpus(const struct snapshot *s, struct adv_request *re
  * partition's nodes in Slurm, or gpu_why says why it did not (issue 21: the
  * daemon and advisorctl --local run this same code).
  */
-static void resolve_cluster(const struct snapshot *s, const Advisor__CheckRequest *m,
-			    struct adv_request *req)
+static void resolve_cluster(const struct snapshot *s, struct adv_request *req)
 {
 	char first[ADV_NAME_MAX], gpu[ADV_NAME_MAX];
 
@@ -228,7 +227,7 @@ int service_check(const struct snapshot *s, const Advisor__CheckRequest *m, cons
 	io->n_need = 0;
 	if (rc)
 		return rc;
-	resolve_cluster(s, m, req);
+	resolve_cluster(s, req);
 	if (m->job) {
 		out = arena_alloc(io->arena, sizeof(*out));
 		if (!out)
