@@ -450,6 +450,61 @@ static void test_helpers(void **st)
 	assert_false(engine_has_finding(&res, ADV_CODE_BEST_PLAN));
 }
 
+/* Number of findings with code. */
+static int count_code(const struct adv_result *res, const char *code)
+{
+	int n = 0;
+
+	for (int i = 0; i < res->n_findings; i++)
+		n += !strcmp(res->findings[i].code, code);
+	return n;
+}
+
+/*
+ * Policy require: (issue 26): a value left to an assumption is a reject
+ * that says so; stated by an option or the framework's documented
+ * default, it is not; a server is not asked for training settings.
+ */
+static void test_require(void **st)
+{
+	struct fixture *s = *st;
+	struct adv_policy *pol = NULL;
+	struct adv_request r;
+	struct adv_result res;
+	const struct adv_finding *f;
+	char err[ADV_ERR_MAX];
+
+	assert_int_equal(policy_load_string("p.yaml", "require: [recompute, zero]\n", s->cat, &pol,
+					    err, sizeof(err)), POLICY_OK);
+	fixture_req(&r, "h100", 8, "llama3-8b", "zero", "2", NULL);
+	engine_check(s->cat, pol, &r, &res);
+	assert_int_equal(res.verdict, ADV_REJECT);
+	assert_int_equal(count_code(&res, "VALUE_REQUIRED"), 1);
+	f = fixture_finding(&res, "VALUE_REQUIRED");
+	assert_int_equal(f->severity, ADV_SEV_REJECT);
+	assert_non_null(strstr(f->message, "state recompute"));
+	assert_string_equal(f->fix, "state it: --llm-recompute=VALUE, or the job's own flag");
+	assert_int_equal(f->uses, ADV_USES(ADV_F_RECOMPUTE));
+	/* Both stated: nothing required. */
+	fixture_req(&r, "h100", 8, "llama3-8b", "zero", "2", "recompute", "full", NULL);
+	engine_check(s->cat, pol, &r, &res);
+	assert_int_equal(count_code(&res, "VALUE_REQUIRED"), 0);
+	assert_int_not_equal(res.verdict, ADV_REJECT);
+	/* Megatron's documented default states ZeRO (no distributed optimizer). */
+	fixture_req(&r, "h100", 8, "llama3-8b", "framework", "megatron", "recompute", "full", NULL);
+	engine_check(s->cat, pol, &r, &res);
+	assert_int_equal(count_code(&res, "VALUE_REQUIRED"), 0);
+	/* A server keeps no optimizer and recomputes nothing. */
+	fixture_req(&r, "h100", 8, "llama3-8b", "task", "infer", NULL);
+	engine_check(s->cat, pol, &r, &res);
+	assert_int_equal(count_code(&res, "VALUE_REQUIRED"), 0);
+	/* No model: not an LLM job to hold to it. */
+	fixture_req(&r, "h100", 8, "", NULL);
+	engine_check(s->cat, pol, &r, &res);
+	assert_int_equal(count_code(&res, "VALUE_REQUIRED"), 0);
+	policy_destroy(pol);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -464,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_flops),
 		cmocka_unit_test(test_etp_follows_tp),
 		cmocka_unit_test(test_helpers),
+		cmocka_unit_test(test_require),
 	};
 
 	return cmocka_run_group_tests(tests, setup, fixture_teardown);

@@ -385,6 +385,38 @@ static void test_reader(void **st)
 		     "p.yaml:1:9: expected a mapping for section 'reader', got a scalar");
 }
 
+/* require: (issue 26): the settings a job must state; names checked. */
+static void test_require(void **st)
+{
+	struct adv_policy *p, *q;
+	char buf[8192];
+
+	(void)st;
+	p = load_ok("mode: enforce\n");
+	assert_int_equal(p->n_require, 0);
+	assert_true(policy_render_yaml(p, buf, sizeof(buf)) > 0);
+	assert_null(strstr(buf, "require:"));
+	policy_destroy(p);
+	p = load_ok("require: [recompute, zero, grad_dtype]\n");
+	assert_int_equal(p->n_require, 3);
+	assert_string_equal(p->require[0], "recompute");
+	assert_string_equal(p->require[2], "grad_dtype");
+	/* Rendered, it loads again to the same list. */
+	assert_true(policy_render_yaml(p, buf, sizeof(buf)) > 0);
+	q = load_ok(buf);
+	assert_int_equal(q->n_require, 3);
+	assert_string_equal(q->require[1], "zero");
+	policy_destroy(q);
+	policy_destroy(p);
+	expect_error("require: [recompte]\n", cat, POLICY_ERR_VALUE,
+		     "p.yaml:1:10: unknown setting 'recompte' in require: expected model, tp, pp, "
+		     "cp, ep, zero, precision, seq, mbs, gbs, recompute, ckpt or grad_dtype");
+	expect_error("require: recompute\n", cat, POLICY_ERR_SCHEMA,
+		     "p.yaml:1:10: expected a list of strings for 'require', got a scalar");
+	expect_error("require: [[a]]\n", cat, POLICY_ERR_SCHEMA,
+		     "p.yaml:1:11: expected a string for 'require', got a list");
+}
+
 static void test_err_limits(void **st)
 {
 	struct adv_policy *p;
@@ -475,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_err_unknown_key),
 		cmocka_unit_test(test_err_wrong_type),
 		cmocka_unit_test(test_err_out_of_range),
+		cmocka_unit_test(test_require),
 		cmocka_unit_test(test_err_limits),
 		cmocka_unit_test(test_err_partition_unknown_gpu),
 		cmocka_unit_test(test_err_duplicates),
