@@ -23,7 +23,9 @@
  * follows from that root: it is listed under it as a note, without a fix
  * of its own ("TP=3 is one reject").  A later reject that stays gets its
  * fix from the job with the root's fix applied, printed together with
- * that fix, so that the batch fix is computed for the layout that works.
+ * that fix (compose()), so that the batch fix is computed for the layout
+ * that works; only where none of those works is its own fix, checked
+ * alone, printed instead.
  *
  * A resource fix that does not remove its finding at the count named
  * (the count is a bound on the model's states alone) is searched upward,
@@ -420,6 +422,34 @@ static bool check_resources(const struct verdict_ctx *v, const struct adv_findin
 }
 
 /*
+ * The roots' settings (prefix) and an alternative computed after them, as
+ * one set of settings: where both set an option, the alternative's value
+ * stands, as it did when it was applied last (an --llm-layout list
+ * replaces the whole layout: options_parse_layout).  Its note stays last.
+ */
+static void compose(const char *prefix, const char *alt, char *out, size_t len)
+{
+	char pre[ADV_MSG_MAX], *save = NULL, *w;
+	const char *note = strstr(alt, " (");
+	size_t o = 0, alen = note ? (size_t)(note - alt) : strlen(alt);
+
+	out[0] = '\0';
+	adv_strlcpy(pre, prefix, sizeof(pre));
+	for (w = strtok_r(pre, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		const char *eq = strchr(w, '='), *both;
+		char name[40];
+
+		if (!eq)
+			continue;
+		adv_snprintf(name, sizeof(name), "%.*s", (int)(eq - w + 1), w);
+		both = strstr(alt, name);
+		if ((!both || (size_t)(both - alt) >= alen) && o + strlen(w) + 2 < len)
+			o += adv_snprintf(out + o, len - o, "%s%s", o ? " " : "", w);
+	}
+	adv_snprintf(out + o, len - o, "%s%s", o ? " " : "", alt);
+}
+
+/*
  * Checks the alternatives of f against base (the job, with the root fixes
  * in prefix applied); writes the ones that work, prefix first, to out.
  * Returns how many settings alternatives were kept; *first gets the first
@@ -459,12 +489,26 @@ static int check_alts(const struct verdict_ctx *v, const struct adv_finding *f,
 		if (bad)
 			continue;
 		if (nc > 0) {
-			if (!check_resources(v, f, &r, alts[i], gpus, nodes, nc, one, sizeof(one)))
+			char res_only[ADV_MSG_MAX];
+			const char *with;
+
+			if (!check_resources(v, f, &r, alts[i], gpus, nodes, nc, res_only,
+					     sizeof(res_only)))
 				continue;
+			/* The roots' settings first, as they were applied: then
+			 * a plan's words, which were applied over them. */
+			with = strstr(res_only, " with ");
+			if (!prefix[0])
+				adv_strlcpy(one, res_only, sizeof(one));
+			else if (with)
+				adv_snprintf(one, sizeof(one), "%.*s with %s %s", (int)(with - res_only),
+					     res_only, prefix, with + 6);
+			else
+				adv_snprintf(one, sizeof(one), "%s with %s", res_only, prefix);
 		} else {
 			if (!works(v, f, &r))
 				continue;
-			adv_snprintf(one, sizeof(one), "%s%s%s", prefix, prefix[0] ? " " : "", alts[i]);
+			compose(prefix, alts[i], one, sizeof(one));
 		}
 		if (o + strlen(one) + 3 >= len)
 			break;
@@ -570,9 +614,9 @@ void fixcheck_run(const catalog_t *cat, const struct adv_policy *pol,
 		}
 		if (!f->fix[0])
 			continue;
-		kept = check_alts(&v, f, f->fix, "", fix, sizeof(fix), first, sizeof(first));
-		if (!kept && reject && prefix[0]) {
-			/* Computed again for the job with the roots' fixes. */
+		if (reject && prefix[0]) {
+			/* A reject after a root: its fix computed for the job
+			 * with the roots' fixes, and printed with them. */
 			for (j = 0; j < now->n_findings; j++)
 				if (!strcmp(now->findings[j].code, f->code))
 					break;
@@ -580,6 +624,8 @@ void fixcheck_run(const catalog_t *cat, const struct adv_policy *pol,
 				kept = check_alts(&v, f, now->findings[j].fix, prefix, fix, sizeof(fix),
 						  first, sizeof(first));
 		}
+		if (!kept)
+			kept = check_alts(&v, f, f->fix, "", fix, sizeof(fix), first, sizeof(first));
 		adv_strlcpy(f->fix, fix, sizeof(f->fix));
 		f->fix_job[0] = '\0';
 		if (!reject || !kept)

@@ -505,6 +505,67 @@ static void test_require(void **st)
 	policy_destroy(pol);
 }
 
+/*
+ * One root cause, one reject, and fixes that compose (issue 26): TP=3 on
+ * a 64-head model breaks the heads, the KV heads, the FFN width, the GPU
+ * count and a batch computed for DP=5; the TP fix removes them all, so
+ * they are notes under it.  Memory stays over after the TP fix: its fix
+ * is computed with the TP fix applied and printed with it, and both
+ * applied pass the job.
+ */
+static void test_root_cause(void **st)
+{
+	struct fixture *s = *st;
+	struct adv_request r, t;
+	struct adv_result res;
+	const struct adv_finding *f;
+	const char *with;
+
+	fixture_req(&r, "h100", 16, "llama3-70b", "layout", "tp3", "gbs", "512", "zero", "1",
+		    "recompute", "full", "seq", "4096", "mbs", "1", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	assert_int_equal(res.verdict, ADV_REJECT);
+	f = fixture_finding(&res, "TP_NOT_DIVIDE_HEADS");
+	assert_int_equal(f->severity, ADV_SEV_REJECT);
+	assert_string_equal(f->fix, "--llm-layout=tp4 or --llm-layout=tp2");
+	for (int i = 0; i < 4; i++) {
+		static const char *const follows[] = { "TP_NOT_DIVIDE_KV_HEADS", "TP_NOT_DIVIDE_FFN",
+						       "GPU_COUNT_MISMATCH", "GBS_NOT_DIVISIBLE" };
+
+		f = fixture_finding(&res, follows[i]);
+		assert_non_null(f);
+		assert_int_equal(f->severity, ADV_SEV_INFO);
+		assert_non_null(strstr(f->message, "follows from TP_NOT_DIVIDE_HEADS"));
+		assert_string_equal(f->fix, "");
+	}
+	f = fixture_finding(&res, "MEM_OVER_CAPACITY");
+	assert_int_equal(f->severity, ADV_SEV_REJECT);
+	/* "--llm-zero=3 --llm-layout=tp8" or one with the TP fix: either way,
+	 * applied, it passes the job's memory with no other reject. */
+	t = r;
+	with = strstr(f->fix, "with ");
+	fixture_apply_fix(&t, with ? with + 5 : f->fix);
+	engine_check(s->cat, s->pol, &t, &res);
+	if (!with)
+		assert_int_not_equal(res.verdict, ADV_REJECT);
+	assert_null(fixture_finding(&res, "TP_NOT_DIVIDE_HEADS"));
+	/* On one node memory needs more GPUs, and the fix that brings them
+	 * brings the TP fix too: applied whole, the job passes. */
+	fixture_req(&r, "h100", 8, "llama3-70b", "layout", "tp3", NULL);
+	r.res.nodes = 1;
+	r.res.gpus_per_node = 8;
+	engine_check(s->cat, s->pol, &r, &res);
+	f = fixture_finding(&res, "MEM_OVER_CAPACITY");
+	assert_int_equal(f->severity, ADV_SEV_REJECT);
+	assert_string_equal(f->fix, "request at least 2 nodes (16 GPUs) with --llm-layout=tp4");
+	t = r;
+	t.res.nodes = 2;
+	t.res.gpus = 16;
+	fixture_apply_fix(&t, "--llm-layout=tp4");
+	engine_check(s->cat, s->pol, &t, &res);
+	assert_int_not_equal(res.verdict, ADV_REJECT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -520,6 +581,7 @@ int main(void)
 		cmocka_unit_test(test_etp_follows_tp),
 		cmocka_unit_test(test_helpers),
 		cmocka_unit_test(test_require),
+		cmocka_unit_test(test_root_cause),
 	};
 
 	return cmocka_run_group_tests(tests, setup, fixture_teardown);
