@@ -532,6 +532,16 @@ static void add_settings(char *prefix, size_t len, const char *alt)
 			o += adv_snprintf(prefix + o, len - o, "%s%s", o ? " " : "", w);
 }
 
+/* Whether a finding has a fix to check: a reject, or a warning with one. */
+static bool needs_check(const struct adv_result *res)
+{
+	for (int i = 0; i < res->n_findings; i++)
+		if (judged(&res->findings[i]) && (res->findings[i].severity == ADV_SEV_REJECT ||
+		    (res->findings[i].severity == ADV_SEV_WARN && res->findings[i].fix[0])))
+			return true;
+	return false;
+}
+
 /*
  * The findings that follow from a root become notes under it: the root's
  * fix removes them, and a user reads one mistake once.
@@ -569,12 +579,18 @@ void fixcheck_run(const catalog_t *cat, const struct adv_policy *pol,
 		  const struct adv_request *req, struct adv_result *res)
 {
 	struct verdict_ctx v = { cat, pol, req, NULL, 0 };
-	struct adv_result *orig = malloc(sizeof(*orig)), *now = malloc(sizeof(*now));
+	struct adv_result *orig = NULL, *now = NULL;
 	int order[ADV_MAX_FINDINGS], n = 0, root_of[ADV_MAX_FINDINGS], first_root = -1;
 	char prefix[ADV_MSG_MAX] = "", fix[ADV_MSG_MAX], first[ADV_MSG_MAX];
-	struct adv_request applied = *req;
+	struct adv_request applied;
 	bool stale = false;          /* applied changed since now judged it */
 
+	/* An accepted job has nothing to check: the common case costs nothing. */
+	if (!needs_check(res))
+		return;
+	orig = malloc(sizeof(*orig));
+	now = malloc(sizeof(*now));
+	applied = *req;
 	if (!orig || !now)
 		goto out;
 	memcpy(orig, res, sizeof(*orig));

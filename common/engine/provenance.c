@@ -324,6 +324,13 @@ static bool least_of(const catalog_t *cat, const struct adv_policy *pol,
 	*changed = least_memory(res, &r);
 	if (*changed == ~0u)
 		return false;
+	/* Nothing assumed to move: the estimate is the least (and the
+	 * check's own message names the GPU). */
+	if (*changed == 0 && !req->wl.act_unmodeled) {
+		*mem = res->memory;
+		*gpu = "";
+		return true;
+	}
 	r.n_pre = 0;
 	r.pre = NULL;
 	if (engine_resolve(cat, &r, policy_find_partition(pol, r.res.partition), &job, NULL) != 0 ||
@@ -422,6 +429,8 @@ static bool memory_proof(const struct least *l, struct adv_result *res, struct a
 		return false;
 	/* Whatever those values are, it does not fit. */
 	f->uses &= ~l->changed;
+	if (!l->gpu[0])
+		return true;   /* the estimate itself: memory.c's message stands */
 	terms(&l->mem, t, sizeof(t));
 	adv_snprintf(f->message, sizeof(f->message),
 		     "at least %.1f GiB per GPU (%s) whatever the job leaves unstated, more than "
