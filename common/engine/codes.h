@@ -67,7 +67,7 @@
 	X(PIPELINE_BUBBLE, WARN, \
 	  "The pipeline bubble exceeds the policy's max_pipeline_bubble.") \
 	X(MEM_OVER_CAPACITY, REJECT, \
-	  "The estimated peak memory per GPU exceeds the usable memory.") \
+	  "Even the least memory per GPU the job can take exceeds the usable memory; a warning when only the estimate with advisor's assumptions does.") \
 	X(MEM_LOW_HEADROOM, WARN, \
 	  "It fits, but within the policy's warn_headroom of the usable memory.") \
 	X(KV_CAPACITY_LOW, WARN, \

@@ -229,6 +229,7 @@ void engine_check(const catalog_t *cat, const struct adv_policy *pol,
 		  const struct adv_request *req, struct adv_result *res)
 {
 	bool denied;
+	int judged_from;
 
 	/* The findings array is written as it fills; clearing it costs more
 	 * than the rest of a check. */
@@ -258,9 +259,10 @@ void engine_check(const catalog_t *cat, const struct adv_policy *pol,
 				   "remove --llm-advisor",
 				   "site policy does not let users choose the advisor mode (--llm-advisor=%s)",
 				   policy_mode_name((enum adv_mode)req->wl.mode));
+	judged_from = res->n_findings;
 	engine_judge(cat, pol, req, res);
 	/* Every fix printed has been applied and judged again. */
-	fixcheck_run(cat, pol, req, res);
+	fixcheck_run(cat, pol, req, res, judged_from);
 	add_best_plan(cat, pol, req, res);
 	evaluate_apply_mode(res);
 }

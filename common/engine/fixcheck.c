@@ -73,13 +73,6 @@ static int cause_rank(const struct adv_finding *f)
 	return 6;
 }
 
-/* Findings of the engine's own that a fix is judged by (not the job
- * reader's notes, not the plan). */
-static bool judged(const struct adv_finding *f)
-{
-	return strncmp(f->code, "SCRIPT_", 7) && !engine_finding_is(f, ADV_CODE_BEST_PLAN);
-}
-
 /* The job with a fix applied, judged as engine_check() judges it without
  * the policy's mode, the job reader's notes and the best plan. */
 static void judge(const catalog_t *cat, const struct adv_policy *pol,
@@ -291,7 +284,7 @@ struct verdict_ctx {
 	const struct adv_policy *pol;
 	const struct adv_request *req;   /* the job as submitted */
 	const struct adv_result *orig;   /* its findings */
-	int n_rejects;                   /* its own rejects (judged()) */
+	int n_rejects;                   /* its own rejects (engine_judge()'s) */
 };
 
 /* Whether r, the job with a fix applied, is rid of finding f. */
@@ -308,7 +301,7 @@ static bool works(const struct verdict_ctx *v, const struct adv_finding *f,
 	for (int i = 0; ok && i < res->n_findings; i++) {
 		const struct adv_finding *g = &res->findings[i];
 
-		if (g->severity != ADV_SEV_REJECT || !judged(g))
+		if (g->severity != ADV_SEV_REJECT)
 			continue;
 		/* The job's only reject: the fix must make it pass. */
 		if (v->n_rejects == 1 && f->severity == ADV_SEV_REJECT)
@@ -532,12 +525,13 @@ static void add_settings(char *prefix, size_t len, const char *alt)
 			o += adv_snprintf(prefix + o, len - o, "%s%s", o ? " " : "", w);
 }
 
-/* Whether a finding has a fix to check: a reject, or a warning with one. */
-static bool needs_check(const struct adv_result *res)
+/* Whether a finding from index from on has a fix to check: a reject, or a
+ * warning with one. */
+static bool needs_check(const struct adv_result *res, int from)
 {
-	for (int i = 0; i < res->n_findings; i++)
-		if (judged(&res->findings[i]) && (res->findings[i].severity == ADV_SEV_REJECT ||
-		    (res->findings[i].severity == ADV_SEV_WARN && res->findings[i].fix[0])))
+	for (int i = from; i < res->n_findings; i++)
+		if (res->findings[i].severity == ADV_SEV_REJECT ||
+		    (res->findings[i].severity == ADV_SEV_WARN && res->findings[i].fix[0]))
 			return true;
 	return false;
 }
@@ -576,7 +570,7 @@ static void fold(struct adv_result *res, const int *root_of)
 }
 
 void fixcheck_run(const catalog_t *cat, const struct adv_policy *pol,
-		  const struct adv_request *req, struct adv_result *res)
+		  const struct adv_request *req, struct adv_result *res, int from)
 {
 	struct verdict_ctx v = { cat, pol, req, NULL, 0 };
 	struct adv_result *orig = NULL, *now = NULL;
@@ -586,7 +580,7 @@ void fixcheck_run(const catalog_t *cat, const struct adv_policy *pol,
 	bool stale = false;          /* applied changed since now judged it */
 
 	/* An accepted job has nothing to check: the common case costs nothing. */
-	if (!needs_check(res))
+	if (!needs_check(res, from))
 		return;
 	orig = malloc(sizeof(*orig));
 	now = malloc(sizeof(*now));
@@ -597,19 +591,17 @@ void fixcheck_run(const catalog_t *cat, const struct adv_policy *pol,
 	v.orig = orig;
 	for (int i = 0; i < res->n_findings; i++) {
 		root_of[i] = -1;
-		if (judged(&res->findings[i]) && res->findings[i].severity == ADV_SEV_REJECT)
+		if (i >= from && res->findings[i].severity == ADV_SEV_REJECT)
 			v.n_rejects++;
 	}
 	/* The rejects by cause, then every other finding with a fix. */
 	for (int rank = 0; rank <= 6; rank++)
-		for (int i = 0; i < res->n_findings; i++)
-			if (judged(&res->findings[i]) &&
-			    res->findings[i].severity == ADV_SEV_REJECT &&
+		for (int i = from; i < res->n_findings; i++)
+			if (res->findings[i].severity == ADV_SEV_REJECT &&
 			    cause_rank(&res->findings[i]) == rank)
 				order[n++] = i;
-	for (int i = 0; i < res->n_findings; i++)
-		if (judged(&res->findings[i]) && res->findings[i].severity == ADV_SEV_WARN &&
-		    res->findings[i].fix[0])
+	for (int i = from; i < res->n_findings; i++)
+		if (res->findings[i].severity == ADV_SEV_WARN && res->findings[i].fix[0])
 			order[n++] = i;
 
 	for (int k = 0; k < n; k++) {
@@ -659,9 +651,8 @@ void fixcheck_run(const catalog_t *cat, const struct adv_policy *pol,
 	{
 		int left = -1, count = 0;
 
-		for (int i = 0; i < res->n_findings; i++)
-			if (root_of[i] < 0 && judged(&res->findings[i]) &&
-			    res->findings[i].severity == ADV_SEV_REJECT) {
+		for (int i = from; i < res->n_findings; i++)
+			if (root_of[i] < 0 && res->findings[i].severity == ADV_SEV_REJECT) {
 				left = i;
 				count++;
 			}

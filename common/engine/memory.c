@@ -1031,11 +1031,33 @@ static long gpus_needed(const struct adv_job *job, const struct adv_policy *pol,
 	return (long)ceil(total / (usable - pol->overhead_gib));
 }
 
+void memory_terms(const struct adv_memory *m, char *buf, size_t len)
+{
+	const struct {
+		const char *name;
+		double v;
+	} t[] = {
+		{ "weights", m->weights_gib }, { "grads", m->grads_gib },
+		{ "optimizer", m->optimizer_gib }, { "activations", m->activations_gib },
+		{ "KV cache", m->kv_cache_gib }, { "overhead", m->overhead_gib },
+	};
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ADV_ARRAY_SIZE(t); i++)
+		if (t[i].v >= 0.05 && n + 1 < len)
+			n += adv_snprintf(buf + n, len - n, "%s%s %.1f", n ? ", " : "", t[i].name,
+					  t[i].v);
+	if (m->stages > 1 && n + 1 < len)
+		adv_snprintf(buf + n, len - n, "; pipeline stage %d of %d", m->peak_stage,
+			     m->stages);
+}
+
 bool memory_check(const struct adv_job *job, const struct adv_policy *pol,
 		  const struct adv_layout *given, const struct adv_memory *mem,
 		  struct adv_result *res)
 {
-	char fix[ADV_MSG_MAX], stage[48] = "";
+	char fix[ADV_MSG_MAX], terms[ADV_MSG_MAX / 2];
 	int bad;
 	long need;
 
@@ -1087,14 +1109,9 @@ bool memory_check(const struct adv_job *job, const struct adv_policy *pol,
 		else
 			adv_snprintf(fix, sizeof(fix), "use a GPU with more memory");
 	}
-	/* The stage is worth naming only where there are several. */
-	if (mem->stages > 1)
-		adv_snprintf(stage, sizeof(stage), "; pipeline stage %d of %d", mem->peak_stage,
-			     mem->stages);
+	memory_terms(mem, terms, sizeof(terms));
 	engine_add_finding(res, ADV_CODE_MEM_OVER_CAPACITY, fix,
-			   "estimated %.1f GiB per GPU (weights %.1f, grads %.1f, optimizer %.1f, activations %.1f, KV cache %.1f, overhead %.1f%s) exceeds the %.1f GiB usable on %s",
-			   mem->per_gpu_gib, mem->weights_gib, mem->grads_gib, mem->optimizer_gib,
-			   mem->activations_gib, mem->kv_cache_gib, mem->overhead_gib, stage,
-			   mem->usable_gib, job->gpu->name);
+			   "about %.1f GiB per GPU (%s) exceeds the %.1f GiB usable on %s",
+			   mem->per_gpu_gib, terms, mem->usable_gib, job->gpu->name);
 	return false;
 }

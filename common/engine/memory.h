@@ -51,6 +51,10 @@ double memory_kv_room_gib(const struct adv_job *job, const struct adv_memory *me
 double memory_kv_tokens(const struct adv_job *job, const struct adv_memory *mem);
 double memory_kv_seqs(const struct adv_job *job, const struct adv_memory *mem);
 
+/* "weights 15.0, grads 29.9, ..." of a memory figure: its terms above
+ * 0.05 GiB and the pipeline stage where there are several. */
+void memory_terms(const struct adv_memory *m, char *buf, size_t len);
+
 /*
  * MEM_OVER_CAPACITY (reject, with fixes that fit, each with its memory) or
  * MEM_LOW_HEADROOM (warn).  Returns true when the job fits.

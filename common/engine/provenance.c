@@ -367,9 +367,6 @@ static void describe(const struct adv_result *res, unsigned a, char *what, size_
 		case ADV_F_RECOMPUTE:
 			adv_snprintf(v, sizeof(v), " %s", engine_recompute_name(res->recompute));
 			break;
-		case ADV_F_GRAD_DTYPE:
-			adv_snprintf(v, sizeof(v), " (policy grad_bytes)");
-			break;
 		case ADV_F_TP: adv_snprintf(v, sizeof(v), " %d", res->layout.tp); break;
 		case ADV_F_PP: adv_snprintf(v, sizeof(v), " %d", res->layout.pp); break;
 		case ADV_F_CP: adv_snprintf(v, sizeof(v), " %d", res->layout.cp); break;
@@ -386,41 +383,19 @@ static void describe(const struct adv_result *res, unsigned a, char *what, size_
 	}
 }
 
-/* "weights 15.0, grads 29.9, ..." of one memory figure, its terms above 0. */
-static void terms(const struct adv_memory *m, char *buf, size_t len)
-{
-	const struct {
-		const char *name;
-		double v;
-	} t[] = {
-		{ "weights", m->weights_gib }, { "grads", m->grads_gib },
-		{ "optimizer", m->optimizer_gib }, { "activations", m->activations_gib },
-		{ "KV cache", m->kv_cache_gib }, { "overhead", m->overhead_gib },
-	};
-	size_t n = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < ADV_ARRAY_SIZE(t); i++)
-		if (t[i].v >= 0.05 && n + 1 < len)
-			n += adv_snprintf(buf + n, len - n, "%s%s %.1f", n ? ", " : "", t[i].name,
-					  t[i].v);
-	if (m->stages > 1 && n + 1 < len)
-		adv_snprintf(buf + n, len - n, "; pipeline stage %d of %d", m->peak_stage,
-			     m->stages);
-}
+/* The least memory of the job (least_of): the proof of a memory reject. */
+struct least {
+	bool bounded;
+	struct adv_memory mem;
+	unsigned changed;            /* the assumed values it moved */
+	const char *gpu;             /* "" where it is the estimate itself */
+};
 
 /*
  * MEM_OVER_CAPACITY as a proof: at least X GiB per GPU whatever the job
  * leaves unstated, with the estimate beside it.  Returns false when the
  * least fits (the caller makes it a warning).
  */
-struct least {
-	bool bounded;
-	struct adv_memory mem;
-	unsigned changed;            /* the assumed values it moved */
-	const char *gpu;
-};
-
 static bool memory_proof(const struct least *l, struct adv_result *res, struct adv_finding *f)
 {
 	char t[ADV_MSG_MAX / 2];
@@ -431,7 +406,7 @@ static bool memory_proof(const struct least *l, struct adv_result *res, struct a
 	f->uses &= ~l->changed;
 	if (!l->gpu[0])
 		return true;   /* the estimate itself: memory.c's message stands */
-	terms(&l->mem, t, sizeof(t));
+	memory_terms(&l->mem, t, sizeof(t));
 	adv_snprintf(f->message, sizeof(f->message),
 		     "at least %.1f GiB per GPU (%s) whatever the job leaves unstated, more than "
 		     "the %.1f GiB usable on %s (about %.1f GiB with advisor's assumptions)",
@@ -479,16 +454,15 @@ void provenance_guard(const catalog_t *cat, const struct adv_policy *pol,
 		f->severity = ADV_SEV_WARN;
 		n = strlen(f->message);
 		if (c == ADV_CODE_MEM_OVER_CAPACITY) {
-			char t[ADV_MSG_MAX / 2], least[64] = "";
+			char least[64] = "";
 
-			terms(&res->memory, t, sizeof(t));
+			/* memory.c's "about Y ... usable on GPU", then what Y
+			 * assumes and the least. */
 			if (res->memory.least_bounded)
 				adv_snprintf(least, sizeof(least), "; at least %.1f GiB whatever they are",
 					     res->memory.least_gib);
-			adv_snprintf(f->message, sizeof(f->message),
-				     "about %.1f GiB per GPU (%s), more than the %.1f GiB usable, "
-				     "if the job runs as assumed: %s%s", res->memory.per_gpu_gib, t,
-				     res->memory.usable_gib, what, least);
+			adv_snprintf(f->message + n, sizeof(f->message) - n,
+				     ", if the job runs as assumed: %s%s", what, least);
 		} else {
 			adv_snprintf(f->message + n, sizeof(f->message) - n,
 				     "; not a reject: it assumes %s, which the job does not state", what);

@@ -497,6 +497,9 @@ su -s /bin/sh munge -c "munged --force --socket=$MUNGE_DIR/sock --pid-file=$MUNG
 wait_until -s 'cat "$MUNGE_DIR/log"' 5 "the private munged's pid file" test -s "$MUNGE_DIR/pid"
 MUNGED_PID=$(cat "$MUNGE_DIR/pid")
 track_pid "$MUNGED_PID"
+# Picked again now: another lane's test may have taken it since (a CI run
+# saw "Address already in use" here).
+PORT2=$(pick_port "$PORT2")
 printf 'listen: 127.0.0.1:%s\nmunge_socket: %s\n' "$PORT2" "$MUNGE_DIR/sock" > "$SCRATCH/d2.conf"
 spawn "$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" --socket "$SCRATCH/d2.sock" \
 	--db "$SCRATCH/d2.db" --config "$SCRATCH/d2.conf" --workers 2 > "$SCRATCH/d2.log" 2>&1

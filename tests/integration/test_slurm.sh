@@ -336,7 +336,10 @@ no_job_named adv-form
 pass
 
 begin "H200 partition: GPU type from the live cluster's Gres"
-run h200 sbatch -J adv-h200 -p h200 -N1 --gres=gpu:8 --llm-model=llama3-70b --llm-layout=tp8 --wrap true
+# ZeRO 0 and fp32 gradients stated (issue 26): a reject rests only on what
+# the job states.
+run h200 sbatch -J adv-h200 -p h200 -N1 --gres=gpu:8 --llm-model=llama3-70b --llm-layout=tp8 \
+	--llm-zero=0 --llm-grad-dtype=fp32 --wrap true
 expect_status 1
 expect_err "usable on h200"
 pass

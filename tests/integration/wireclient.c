@@ -131,7 +131,9 @@ static long long real_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Llama 3 8B on gpus H100s: the answer's layout must echo gpus. */
+/* Llama 3 8B on gpus H100s with plain data parallelism (ZeRO 0 stated, so
+ * that its memory reject rests on what the check states: issue 26): the
+ * answer's layout must echo gpus. */
 static void make_check(Advisor__Request *rq, struct convert_request_pb *buf,
 		       struct adv_request *ar, int gpus)
 {
@@ -140,7 +142,8 @@ static void make_check(Advisor__Request *rq, struct convert_request_pb *buf,
 	engine_request_init(ar);
 	adv_strlcpy(ar->res.gpu, "h100", sizeof(ar->res.gpu));
 	ar->res.gpus = gpus;
-	if (options_apply(&ar->wl, "model", "llama3-8b", err, sizeof(err)) != 0) {
+	if (options_apply(&ar->wl, "model", "llama3-8b", err, sizeof(err)) != 0 ||
+	    options_apply(&ar->wl, "zero", "0", err, sizeof(err)) != 0) {
 		fprintf(stderr, "wireclient: %s\n", err);
 		exit(2);
 	}
