@@ -184,7 +184,19 @@ static int or_one(int v)
 	return v == ADV_UNSET || v < 1 ? 1 : v;
 }
 
-static void count_mismatch(struct adv_job *job, const struct adv_layout *g, int tpc,
+/*
+ * tp*pp*cp (tpc) and its product with dp: each size is up to 2^20
+ * (options.c, convert.c), so the products are long and saturate instead of
+ * overflowing (fuzz_wire: tp 276095 x dp 15360 overflowed an int).
+ */
+static long mul_sat(long a, long b)
+{
+	long p;
+
+	return __builtin_mul_overflow(a, b, &p) ? LONG_MAX : p;
+}
+
+static void count_mismatch(struct adv_job *job, const struct adv_layout *g, long tpc,
 			   struct adv_result *res)
 {
 	struct adv_layout over;
@@ -195,30 +207,31 @@ static void count_mismatch(struct adv_job *job, const struct adv_layout *g, int 
 		return;
 	layout_unset(&over);
 	if (g->dp != ADV_UNSET && gpus % tpc == 0 && gpus >= tpc) {
-		over.dp = gpus / tpc;
+		over.dp = (int)(gpus / tpc);
 		layout_format_option(g, job, &over, lay, sizeof(lay));
-		adv_snprintf(fix, sizeof(fix), "--llm-layout=%s, or request %d %s", lay,
-			     tpc * g->dp, adv_plural(tpc * g->dp, "GPU", "GPUs"));
+		adv_snprintf(fix, sizeof(fix), "--llm-layout=%s, or request %ld %s", lay,
+			     mul_sat(tpc, g->dp), adv_plural(mul_sat(tpc, g->dp), "GPU", "GPUs"));
 	} else if (g->dp != ADV_UNSET) {
-		adv_snprintf(fix, sizeof(fix), "request %d GPUs (tp*pp*cp*dp = %d*%d*%d*%d)",
-			     tpc * g->dp, job->lay.tp, job->lay.pp, job->lay.cp, g->dp);
+		adv_snprintf(fix, sizeof(fix), "request %ld GPUs (tp*pp*cp*dp = %d*%d*%d*%d)",
+			     mul_sat(tpc, g->dp), job->lay.tp, job->lay.pp, job->lay.cp, g->dp);
 	} else {
-		int up = (gpus + tpc - 1) / tpc * tpc, down = gpus / tpc * tpc;
+		/* The first multiple of tpc from gpus on: tpc itself when it is larger. */
+		long up = tpc >= gpus ? tpc : (gpus + tpc - 1) / tpc * tpc, down = gpus / tpc * tpc;
 		if (down > 0)
-			adv_snprintf(fix, sizeof(fix), "request %d or %d GPUs (a multiple of tp*pp*cp = %d)",
+			adv_snprintf(fix, sizeof(fix), "request %ld or %ld GPUs (a multiple of tp*pp*cp = %ld)",
 				     down, up, tpc);
 		else
-			adv_snprintf(fix, sizeof(fix), "request %d GPUs (tp*pp*cp = %d)", up, tpc);
+			adv_snprintf(fix, sizeof(fix), "request %ld GPUs (tp*pp*cp = %ld)", up, tpc);
 	}
 	if (g->dp != ADV_UNSET)
 		engine_add_finding(res, ADV_CODE_GPU_COUNT_MISMATCH, fix,
 				   "tp*pp*cp*dp = %d*%d*%d*%d = %ld %s but the job has %d %s",
 				   job->lay.tp, job->lay.pp, job->lay.cp, g->dp,
-				   (long)tpc * g->dp, adv_plural((long)tpc * g->dp, "GPU", "GPUs"),
+				   mul_sat(tpc, g->dp), adv_plural(mul_sat(tpc, g->dp), "GPU", "GPUs"),
 				   gpus, adv_plural(gpus, "GPU", "GPUs"));
 	else
 		engine_add_finding(res, ADV_CODE_GPU_COUNT_MISMATCH, fix,
-				   "%d %s cannot be split into data-parallel groups of tp*pp*cp = %d*%d*%d = %d GPUs",
+				   "%d %s cannot be split into data-parallel groups of tp*pp*cp = %d*%d*%d = %ld GPUs",
 				   gpus, adv_plural(gpus, "GPU", "GPUs"), job->lay.tp, job->lay.pp, job->lay.cp, tpc);
 }
 
@@ -229,7 +242,7 @@ static void count_mismatch(struct adv_job *job, const struct adv_layout *g, int 
  * it (nanotron's dp*tp*pp == world size), the declared layout against the
  * world.  Returns true when the declared layout was judged here.
  */
-static bool world_check(const struct adv_request *req, struct adv_job *job, int tpc, int step_gpus,
+static bool world_check(const struct adv_request *req, struct adv_job *job, long tpc, int step_gpus,
 			struct adv_result *res)
 {
 	const struct adv_workload *wl = &req->wl;
@@ -261,21 +274,21 @@ static bool world_check(const struct adv_request *req, struct adv_job *job, int 
 				   adv_plural(step_gpus, "GPU", "GPUs"), wl->world < step_gpus
 				   ? ": GPUs stay idle" : ": processes share GPUs");
 	}
-	if (!wl->layout_exact || g->dp == ADV_UNSET || (long)tpc * g->dp == world)
+	if (!wl->layout_exact || g->dp == ADV_UNSET || mul_sat(tpc, g->dp) == world)
 		return false;
 	fix[0] = '\0';
 	if (world % tpc == 0) {
 		struct adv_layout over;
 
 		layout_unset(&over);
-		over.dp = world / tpc;
+		over.dp = (int)(world / tpc);
 		layout_format_option(g, job, &over, lay, sizeof(lay));
 		adv_snprintf(fix, sizeof(fix), "--llm-layout=%s", lay);
 	}
 	engine_add_finding(res, ADV_CODE_WORLD_SIZE_MISMATCH, fix[0] ? fix : NULL,
 			   "dp*tp*pp*cp = %d*%d*%d*%d = %ld processes, but the launch starts %d: the "
 			   "framework requires them equal", g->dp, l->tp, l->pp, l->cp,
-			   (long)tpc * g->dp, world);
+			   mul_sat(tpc, g->dp), world);
 	l->dp = g->dp;
 	return true;
 }
@@ -285,7 +298,8 @@ int layout_resolve(const struct adv_request *req, const struct adv_partition *pa
 {
 	const struct adv_layout *g = &req->wl.layout;
 	struct adv_layout_out *l = &job->lay;
-	int tpc, step_gpus;
+	long tpc;
+	int step_gpus;
 
 	l->gpus_per_node = resolve_gpn(req, part, job->gpu);
 	l->gpus = req->res.gpus > 0 ? req->res.gpus
@@ -309,7 +323,7 @@ int layout_resolve(const struct adv_request *req, const struct adv_partition *pa
 					   "the job requests no GPUs, so its LLM options cannot be checked");
 		return -1;
 	}
-	tpc = l->tp * l->pp * l->cp;
+	tpc = mul_sat(mul_sat(l->tp, l->pp), l->cp);
 	/* The GPUs of the launch's Slurm step: the layout's data parallelism
 	 * spans those, not the nodes another step of the job uses. */
 	step_gpus = req->wl.step_nodes > 0 && req->wl.step_nodes < l->nodes && l->gpus_per_node > 0
@@ -318,15 +332,15 @@ int layout_resolve(const struct adv_request *req, const struct adv_partition *pa
 		return 0;
 	if (g->dp != ADV_UNSET) {
 		l->dp = g->dp;
-		if ((long)tpc * g->dp > step_gpus)
+		if (mul_sat(tpc, g->dp) > step_gpus)
 			count_mismatch(job, g, tpc, res);
-		else if ((long)tpc * g->dp < step_gpus && res)
+		else if (mul_sat(tpc, g->dp) < step_gpus && res)
 			engine_add_finding(res, ADV_CODE_GPUS_IDLE, NULL,
 					   "the layout uses tp*pp*cp*dp = %ld of the job's %d GPUs; %ld stay idle",
-					   (long)tpc * g->dp, step_gpus, step_gpus - (long)tpc * g->dp);
+					   mul_sat(tpc, g->dp), step_gpus, step_gpus - mul_sat(tpc, g->dp));
 		return 0;
 	}
-	l->dp = step_gpus / tpc > 0 ? step_gpus / tpc : 1;
+	l->dp = step_gpus / tpc > 0 ? (int)(step_gpus / tpc) : 1;
 	if (step_gpus % tpc != 0)
 		count_mismatch(job, g, tpc, res);
 	return 0;
