@@ -37,6 +37,7 @@
 #include "engine/findings.h"
 #include "engine/options.h"
 #include "handler.h"
+#include "jobdigest.h"
 #include "jsonlog.h"
 #include "msg.h"
 #include "ratelimit.h"
@@ -46,6 +47,7 @@
 #include "stats.h"
 #include "util.h"
 #include "wire/auth.h"
+#include "wire/jobtext.h"
 #include "wire/wire.h"
 
 #define NAME_TTL_S 60
@@ -353,7 +355,7 @@ static void detail_of(const Advisor__CheckRequest *m, const struct adv_result *r
  */
 static bool record(const struct peer *p, const char *user, const Advisor__CheckRequest *m,
 		   const struct adv_request *req, const struct adv_result *res, char *id,
-		   bool query, bool over)
+		   bool query, bool over, const char *digest)
 {
 	struct dlog_rec r;
 	char ck[32] = "none";
@@ -368,6 +370,12 @@ static bool record(const struct peer *p, const char *user, const Advisor__CheckR
 	r.job_id = m->has_job_id ? m->job_id : 0;
 	r.context = m->has_context ? (int)m->context : ADV_CTX_ADVISORCTL;
 	adv_strlcpy(r.parent, m->parent_decision ? m->parent_decision : "", sizeof(r.parent));
+	/* Only what was judged from the text can vouch for it: a batch
+	 * script, or srun's command (sbatch on a pipe could not read its
+	 * script, and ships none). */
+	if (m->job && ((m->job->has_script && m->job->script.len > 0) ||
+		       (m->job->has_tool && m->job->tool == JOBREAD_SRUN && m->job->n_argv > 0)))
+		adv_strlcpy(r.digest, digest, sizeof(r.digest));
 	adv_strlcpy(r.gpu, req->res.gpu, sizeof(r.gpu));
 	r.gpus = res->has_layout ? res->layout.gpus : req->res.gpus;
 	r.nodes = res->has_layout ? res->layout.nodes : req->res.nodes;
@@ -416,27 +424,90 @@ static bool is_query(const Advisor__CheckRequest *m)
  * A node check names its parent from the job's environment
  * (ADVISOR_DECISION_ID), which the job's user controls: a job submitted
  * around the plugin (SLURM_CONF, an edited plugstack.conf) could name any
- * id and so escape the script read on the node.  With job_uid, the plugin
- * ships the job's text as well, and it is judged unless the log confirms
- * the parent is this job's (dlog_confirm).  When the log cannot tell
- * without waiting for MariaDB, the parent is trusted, as before: a node
- * check must not wait for a remote server.  *unconfirmed: judged from the
- * text because the log says the parent is not this job's.
+ * id and so escape the script read on the node.  So the plugin ships the
+ * job's text with its uid, and the text is left out of the judgment only
+ * when the log vouches for the parent (dlog_confirm, issue 27): this
+ * user's accepted or warned decision, made from the same text (its
+ * digest), used by no other job.  The plugin sends the check from
+ * slurmstepd as root; a parent, a job_uid or a job id from any other peer
+ * are that peer's say-so, and such a check is judged as the peer's own,
+ * from its text, with no parent.
  */
-static const Advisor__CheckRequest *check_parent(const Advisor__CheckRequest *m,
-						 Advisor__CheckRequest *copy, bool *unconfirmed)
+struct parent_check {
+	char digest[JOBDIGEST_HEX];   /* of the job's text, "" none */
+	uint32_t uid;                 /* the decision's user: the job's, from a privileged peer */
+	bool asked;                   /* dlog_confirm was asked */
+	enum dlog_confirm_rc rc;
+	int parent_context;           /* the parent's, when found */
+};
+
+static bool peer_privileged(const struct peer *p)
 {
-	*unconfirmed = false;
-	if (!m->has_job_uid || !m->job || !m->parent_decision || !*m->parent_decision ||
-	    !m->has_context || m->context != ADVISOR__CONTEXT__CTX_STEP)
+	return p->uid == 0;
+}
+
+static const Advisor__CheckRequest *check_parent(const struct peer *p,
+						 const Advisor__CheckRequest *m,
+						 Advisor__CheckRequest *copy, struct parent_check *pc)
+{
+	struct dlog_rec *parent;
+	bool step = m->has_context && m->context == ADVISOR__CONTEXT__CTX_STEP;
+
+	memset(pc, 0, sizeof(*pc));
+	pc->uid = (uint32_t)p->uid;
+	if (m->job)
+		(void)jobdigest_of(m->job, pc->digest);
+	if (!step)
 		return m;
-	if (dlog_confirm(m->parent_decision, m->has_job_id ? m->job_id : 0, m->job_uid) == 0) {
-		*unconfirmed = true;
+	if (!peer_privileged(p)) {
+		*copy = *m;
+		copy->parent_decision = NULL;
+		copy->has_job_uid = 0;
+		copy->has_job_id = 0;
+		return copy;
+	}
+	if (m->has_job_uid)
+		pc->uid = m->job_uid;
+	if (!m->has_job_uid || !m->job || !m->parent_decision || !*m->parent_decision)
+		return m;
+	if (!(parent = malloc(sizeof(*parent)))) {
+		pc->asked = true;
+		pc->rc = DLOG_CONFIRM_CANNOT_TELL;
 		return m;
 	}
+	pc->asked = true;
+	pc->rc = dlog_confirm(m->parent_decision, m->has_job_id ? m->job_id : 0, m->job_uid,
+			      pc->digest, parent);
+	pc->parent_context = parent->context;
+	free(parent);
+	if (pc->rc != DLOG_CONFIRM_YES)
+		return m;
 	*copy = *m;
 	copy->job = NULL;
 	return copy;
+}
+
+/*
+ * Whether an unconfirmed parent is worth a finding.  An srun step ships
+ * its command, and the parent it inherits from its job is the batch
+ * script's (or salloc's): another text, as expected, so it is only
+ * judged.  A parent from an older advisord (no digest) or a log that
+ * cannot answer is no sign of anything either.
+ */
+static bool parent_suspect(const struct parent_check *pc, const Advisor__CheckRequest *m)
+{
+	bool command = m->job && m->job->has_tool && m->job->tool == JOBREAD_SRUN;
+
+	switch (pc->rc) {
+	case DLOG_CONFIRM_NOT_FOUND:
+	case DLOG_CONFIRM_REJECTED:
+	case DLOG_CONFIRM_OTHER_JOB:
+		return true;
+	case DLOG_CONFIRM_OTHER_TEXT:
+		return !command || pc->parent_context == ADV_CTX_SRUN;
+	default:
+		return false;
+	}
 }
 
 static int do_check(struct handler *h, const struct peer *p, const char *user,
@@ -449,24 +520,30 @@ static int do_check(struct handler *h, const struct peer *p, const char *user,
 	char *id = ARENA_ARRAY(&h->arena, char, DLOG_ID_MAX);
 	struct adv_request req;
 	Advisor__CheckRequest copy;
-	bool unconfirmed;
+	struct parent_check pc;
+	struct peer as;
 	int rc;
 
 	if (!res || !id || !io)
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	io->arena = &h->arena;
-	m = check_parent(m, &copy, &unconfirmed);
+	m = check_parent(p, m, &copy, &pc);
+	/* A privileged node check is recorded as the job's user's. */
+	as = *p;
+	as.uid = (uid_t)pc.uid;
+	if (pc.uid != (uint32_t)p->uid)
+		user = user_name(h, as.uid);
 	rc = service_check(s, m, user, &req, res, io, err, errlen);
 	if (rc)
 		return rc;
-	if (unconfirmed && !io->n_need)
+	res->text_read = m->job != NULL;
+	if (pc.asked && pc.rc != DLOG_CONFIRM_YES && !io->n_need && parent_suspect(&pc, m))
 		engine_add_finding(res, ADV_CODE_PARENT_UNCONFIRMED,
 				   "submit through the plugin: it sets ADVISOR_DECISION_ID",
-				   "ADVISOR_DECISION_ID=%s is not a decision of job %u or of uid %u "
-				   "in %s's log (made up, another job's, pruned, or made by "
-				   "another advisord): the job was judged from its text on the node",
-				   m->parent_decision, m->has_job_id ? m->job_id : 0,
-				   (unsigned)m->job_uid, dlog_host());
+				   "ADVISOR_DECISION_ID=%s of job %u %s in %s's log: the job was "
+				   "judged from its text on the node", m->parent_decision,
+				   m->has_job_id ? m->job_id : 0, dlog_confirm_why(pc.rc),
+				   dlog_host());
 	if (io->n_need) {
 		/* Not a decision yet: the client ships the files and asks again. */
 		resp->check = service_need_answer(&h->arena, io->need, io->n_need);
@@ -478,14 +555,14 @@ static int do_check(struct handler *h, const struct peer *p, const char *user,
 	dlog_new_id(id, DLOG_ID_MAX);
 	/* Queued before the answer leaves: an acknowledged decision is always logged. */
 	if (is_query(m)) {
-		record(p, user, m, &req, res, id, true, false);
+		record(&as, user, m, &req, res, id, true, false, pc.digest);
 	} else {
 		/* Every plugin decision counts, folded or not: totals lose none.
 		 * The partition the job named, not Slurm's default filled in. */
 		stats_check(service_partition_label(s, m->resources ? m->resources->partition
 								    : NULL),
 			    res, any_unenforced(res));
-		if (!record(p, user, m, &req, res, id, false, over))
+		if (!record(&as, user, m, &req, res, id, false, over, pc.digest))
 			goto answer;
 	}
 	if (!is_query(m) && !jsonlog_to_stderr()) {
@@ -493,7 +570,7 @@ static int do_check(struct handler *h, const struct peer *p, const char *user,
 
 		codes_of(res, codes, sizeof(codes), ',');
 		msg_log(LOG_INFO, "decision %s user=%s uid=%u job=%u context=%s verdict=%s codes=%s",
-			id, user, (unsigned)p->uid, m->has_job_id ? m->job_id : 0,
+			id, user, (unsigned)as.uid, m->has_job_id ? m->job_id : 0,
 			engine_context_name(m->has_context ? (enum adv_context)m->context
 							   : ADV_CTX_ADVISORCTL),
 			engine_verdict_name(res->verdict), codes[0] ? codes : "-");

@@ -13,6 +13,9 @@
  * submission-time check.  Returns -1 to stop the submission. */
 int local_check(spank_t sp, struct plugin_state *st);
 
+/* Remote init_post_opt, as root: on node 0 of a step to check, connects to
+ * advisord (wire_open) for remote_check to use.  Never fails. */
+void remote_connect(spank_t sp, struct plugin_state *st);
 /* Remote user_init: the node-side check on node 0.  Never fails (a failure
  * there drains the node for batch jobs); a reject is kept for task_init. */
 void remote_check(spank_t sp, struct plugin_state *st);

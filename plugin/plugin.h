@@ -40,6 +40,7 @@ struct plugin_state {
 	struct adv_workload wl;   /* from the --llm-* option callbacks */
 	int n_llm;                /* how many --llm-* options were given */
 	bool remote_reject;       /* task_init must fail the step */
+	int remote_fd;            /* the node check's connection, made as root; -1 none */
 	struct plugin_lines remote_lines;
 };
 

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <slurm/slurm.h>
 
@@ -183,13 +184,33 @@ static int remote_request(spank_t sp, const struct plugin_state *st, struct adv_
 	return 0;
 }
 
+void remote_connect(spank_t sp, struct plugin_state *st)
+{
+	struct adv_request req;
+	const char *parent;
+	char **env, err[256];
+	uint32_t job_id;
+	int rc;
+
+	st->remote_fd = -1;
+	if (remote_request(sp, st, &req, &job_id, &parent, &env) != 0)
+		return;
+	rc = wire_open(st->args.socket, st->args.timeout_ms, &st->remote_fd, err, sizeof(err));
+	if (rc != WIRE_OK) {
+		st->remote_fd = -1;
+		slurm_info("advisor: job %u: cannot reach advisord at %s as root (%s); the node "
+			   "check will connect as the job's user", job_id, st->args.socket,
+			   err[0] ? err : wire_strerror(rc));
+	}
+}
+
 void remote_check(spank_t sp, struct plugin_state *st)
 {
 	struct adv_request req;
 	struct adv_result res;
 	struct plugin_lines lines;
 	char id[64] = "", err[256] = "", line[PLUGIN_LINE_MAX];
-	const char *parent = NULL, *unread;
+	const char *parent = NULL;
 	struct jobship *js = NULL;
 	char *script = NULL, **env = NULL;
 	uint32_t job_id = 0;
@@ -203,17 +224,30 @@ void remote_check(spank_t sp, struct plugin_state *st)
 	 * srun steps of a job judged here have this check's decision as their
 	 * parent.  But the parent comes from the job's environment, which the
 	 * user controls: the text goes along with the job's uid, and advisord
-	 * judges it only when its log does not confirm the parent is this
-	 * job's (PARENT_UNCONFIRMED). */
-	unread = remote_env(env, "ADVISOR_SCRIPT_UNREAD");
-	if (!parent || !parent[0] || (unread && unread[0] == '1'))
-		req.has_job_uid = false;
+	 * judges it unless its log vouches for the parent (issue 27: this
+	 * user's accepted or warned decision of the same text, used by no
+	 * other job; the answer says text_read; a submission that could not
+	 * read its script, ADVISOR_SCRIPT_UNREAD, has no digest to vouch
+	 * with).  It believes the uid and the
+	 * parent only from root: the connection was made in init_post_opt,
+	 * before slurmstepd dropped its privileges (remote_connect). */
 	if (!st->args.allow_unchecked)
 		js = remote_ship(sp, env, &script);
-	rc = wire_client_check_job(st->args.socket, st->args.timeout_ms, &req, ADV_CTX_STEP, job_id,
-				   parent, js, &res, id, sizeof(id), err, sizeof(err));
-	from_script = js != NULL &&
-		      (!req.has_job_uid || engine_has_finding(&res, ADV_CODE_PARENT_UNCONFIRMED));
+	rc = WIRE_ERR_CONNECT;
+	if (st->remote_fd >= 0) {
+		rc = wire_client_check_job_on(st->remote_fd, st->args.timeout_ms, &req, ADV_CTX_STEP,
+					      job_id, parent, js, &res, id, sizeof(id), err,
+					      sizeof(err));
+		close(st->remote_fd);
+		st->remote_fd = -1;
+	}
+	/* No connection from root (or the daemon closed it since): as the
+	 * user, whose check advisord judges from its text. */
+	if (rc == WIRE_ERR_CONNECT || rc == WIRE_ERR_CLOSED || rc == WIRE_ERR_IO)
+		rc = wire_client_check_job(st->args.socket, st->args.timeout_ms, &req, ADV_CTX_STEP,
+					   job_id, parent, js, &res, id, sizeof(id), err,
+					   sizeof(err));
+	from_script = js != NULL && res.text_read;
 	batch = from_script && script != NULL;
 	jobship_free(js);
 	free(script);

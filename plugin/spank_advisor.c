@@ -86,6 +86,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	 * sbatch.  The state is static, so it starts zeroed anyway. */
 	advisor_state.n_llm = 0;
 	advisor_state.remote_reject = false;
+	advisor_state.remote_fd = -1;
 	advisor_state.remote_lines.n = 0;
 	engine_request_init(&blank);
 	advisor_state.wl = blank.wl;
@@ -119,6 +120,11 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	case S_CTX_ALLOCATOR:
 	case S_CTX_LOCAL:
 		return local_check(sp, &advisor_state);
+	case S_CTX_REMOTE:
+		/* Still root here: advisord believes a node check's uid only from root. */
+		if (!advisor_options_bad)
+			remote_connect(sp, &advisor_state);
+		return 0;
 	default:
 		/* Never fail here in remote context: it drains the node. */
 		return 0;

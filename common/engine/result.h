@@ -139,6 +139,9 @@ struct adv_result {
 	unsigned char from[ADV_F_COUNT];
 	/* The job reader's part (filled by the caller after the engine). */
 	bool llm_job;                  /* a launcher, trainer or --llm-* option */
+	/* Issue 27: the job's text was read for this answer (a node check:
+	 * its parent did not vouch for it). */
+	bool text_read;
 	char model[ADV_NAME_MAX * 2];  /* the model as judged; "inline" for an architecture */
 	int n_sources;
 	int n_unknown;

@@ -125,7 +125,7 @@ Advisor__CheckRequest *convert_request_to_pb(const struct adv_request *req,
 	}
 	m->account = pb_str(req->account);
 	m->parent_decision = pb_str(parent_decision);
-	if (req->has_job_uid && m->parent_decision) {
+	if (req->has_job_uid) {
 		m->has_job_uid = 1;
 		m->job_uid = req->job_uid;
 	}
@@ -467,6 +467,8 @@ Advisor__CheckResponse *convert_result_to_pb(const struct adv_result *res,
 	m->decision_id = pb_str(decision_id);
 	m->has_llm_job = 1;
 	m->llm_job = res->llm_job;
+	m->has_text_read = res->text_read;
+	m->text_read = res->text_read;
 	if (res->model[0])
 		m->model = pb_str(res->model);
 	n = res->n_sources < 0 ? 0 : res->n_sources > ADV_MAX_SOURCES ? ADV_MAX_SOURCES : res->n_sources;
@@ -533,6 +535,7 @@ void convert_result_from_pb(const Advisor__CheckResponse *m, struct adv_result *
 	res->n_findings = (int)n;
 	/* An old daemon does not say: every job it judged was an LLM job. */
 	res->llm_job = m->has_llm_job ? m->llm_job : true;
+	res->text_read = m->has_text_read && m->text_read;
 	copy_name(res->model, sizeof(res->model), m->model);
 	n = m->n_sources < ADV_MAX_SOURCES ? m->n_sources : ADV_MAX_SOURCES;
 	for (size_t i = 0; i < n; i++) {

@@ -1010,11 +1010,11 @@ static int check_fn(int fd, long long share, long long deadline, void *arg)
 	return rc;
 }
 
-int wire_client_check_job(const char *socket_path, int timeout_ms,
-			  const struct adv_request *req, enum adv_context ctx,
-			  uint32_t job_id, const char *parent_decision, struct jobship *js,
-			  struct adv_result *res, char *decision_id, size_t idlen,
-			  char *err, size_t errlen)
+/* wire_client_check_job's body: on fd when >= 0 (left open), else a session to socket_path. */
+static int check_job(int fd, const char *socket_path, int timeout_ms,
+		     const struct adv_request *req, enum adv_context ctx, uint32_t job_id,
+		     const char *parent_decision, struct jobship *js, struct adv_result *res,
+		     char *decision_id, size_t idlen, char *err, size_t errlen)
 {
 	Advisor__Request rq = ADVISOR__REQUEST__INIT;
 	struct convert_request_pb buf;
@@ -1027,7 +1027,13 @@ int wire_client_check_job(const char *socket_path, int timeout_ms,
 		err[0] = '\0';
 	rq.body_case = ADVISOR__REQUEST__BODY_CHECK;
 	rq.check = convert_request_to_pb(req, ctx, job_id, parent_decision, &buf);
-	rc = session(socket_path, timeout_ms, check_fn, &a, err, errlen);
+	if (fd >= 0) {
+		long long deadline = deadline_of(timeout_ms);
+
+		rc = check_fn(fd, deadline, deadline, &a);
+	} else {
+		rc = session(socket_path, timeout_ms, check_fn, &a, err, errlen);
+	}
 	/* The request pointed into js: leave nothing dangling in the caller's view. */
 	rq.check->job = NULL;
 	if (rc == WIRE_OK) {
@@ -1040,4 +1046,54 @@ int wire_client_check_job(const char *socket_path, int timeout_ms,
 	if (a.resp)
 		advisor__response__free_unpacked(a.resp, NULL);
 	return rc;
+}
+
+int wire_client_check_job(const char *socket_path, int timeout_ms,
+			  const struct adv_request *req, enum adv_context ctx,
+			  uint32_t job_id, const char *parent_decision, struct jobship *js,
+			  struct adv_result *res, char *decision_id, size_t idlen,
+			  char *err, size_t errlen)
+{
+	return check_job(-1, socket_path, timeout_ms, req, ctx, job_id, parent_decision, js, res,
+			 decision_id, idlen, err, errlen);
+}
+
+int wire_client_check_job_on(int fd, int timeout_ms, const struct adv_request *req,
+			     enum adv_context ctx, uint32_t job_id, const char *parent_decision,
+			     struct jobship *js, struct adv_result *res, char *decision_id,
+			     size_t idlen, char *err, size_t errlen)
+{
+	return check_job(fd, NULL, timeout_ms, req, ctx, job_id, parent_decision, js, res,
+			 decision_id, idlen, err, errlen);
+}
+
+int wire_open(const char *target, int timeout_ms, int *fd_out, char *err, size_t errlen)
+{
+	Advisor__Request h = ADVISOR__REQUEST__INIT;
+	Advisor__StatusRequest st = ADVISOR__STATUS_REQUEST__INIT;
+	Advisor__Response *resp = NULL;
+	long long deadline = deadline_of(timeout_ms);
+	int rc, fd;
+
+	*fd_out = -1;
+	if (err && errlen)
+		err[0] = '\0';
+	rc = wire_connect(target, timeout_ms, &fd);
+	if (rc == WIRE_ERR_SERVER && err && errlen)
+		adv_snprintf(err, errlen, "%s: %s", wire_strerror(rc), server_why);
+	if (rc != WIRE_OK)
+		return rc;
+	/* A first request now: the daemon then waits idle_timeout_ms for the
+	 * next, not auth_timeout_ms from accept. */
+	h.body_case = ADVISOR__REQUEST__BODY_STATUS;
+	h.status = &st;
+	rc = wire_exchange(fd, remaining(deadline), &h, &resp, err, errlen);
+	if (resp)
+		advisor__response__free_unpacked(resp, NULL);
+	if (rc != WIRE_OK) {
+		close(fd);
+		return rc;
+	}
+	*fd_out = fd;
+	return WIRE_OK;
 }

@@ -105,6 +105,21 @@ int wire_client_check_job(const char *socket_path, int timeout_ms,
 			  char *err, size_t errlen);
 
 /*
+ * Issue 27: a connection made now, as the caller is now, and used later
+ * with wire_client_check_job_on() (the caller closes it).  The daemon
+ * believes a node check's job_uid and parent only from root, and
+ * slurmstepd is root in init_post_opt but the job's user in user_init,
+ * where the job's files must be read.  The connection is made as
+ * wire_connect() makes it, and a status request is sent at once, so that
+ * the daemon keeps it for its idle timeout (60 s by default).
+ */
+int wire_open(const char *target, int timeout_ms, int *fd_out, char *err, size_t errlen);
+int wire_client_check_job_on(int fd, int timeout_ms, const struct adv_request *req,
+			     enum adv_context ctx, uint32_t job_id, const char *parent_decision,
+			     struct jobship *js, struct adv_result *res, char *decision_id,
+			     size_t idlen, char *err, size_t errlen);
+
+/*
  * Message-level helpers (advisorctl, tests, benchmarks).  The types are the
  * generated ones of advisor.pb-c.h; they are only forward-declared here so
  * that wire.h stays usable without the generated header.

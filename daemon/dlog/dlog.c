@@ -68,6 +68,7 @@
 #include "dlog_spool.h"
 #include "dlog_sqlite.h"
 #include "dlog_store.h"
+#include "engine/result.h"
 #include "engine/workload.h"
 #include "msg.h"
 #include "util.h"
@@ -737,23 +738,103 @@ int dlog_query(const struct dlog_filter *f, struct dlog_rec **out, size_t *n,
 	return store->query(f, out, n, err, errlen);
 }
 
-int dlog_confirm(const char *id, uint32_t job_id, uint32_t uid)
+/* Queues that submission id is job_id's now (dlog_confirm), under D.lock. */
+static bool bind_locked(const char *id, uint32_t job_id)
 {
-	struct dlog_filter f = { .verdict = -1, .limit = 1, .id = id };
-	struct dlog_rec *rec = NULL;
-	char err[256];
-	size_t n = 0;
-	int yes;
+	if (D.n_pending == D.cap_pending) {
+		size_t cap = D.cap_pending ? D.cap_pending * 2 : 16;
+		struct dlog_repeat *p = realloc(D.pending, cap * sizeof(*p));
 
-	if (store != &dlog_sqlite_ops)
-		return -1;
-	if (dlog_query(&f, &rec, &n, err, sizeof(err)) != 0)
-		return -1;
-	yes = n == 1 && (rec->context == ADV_CTX_STEP
-			 ? job_id != 0 && rec->job_id == job_id
-			 : rec->context != ADV_CTX_ADVISORCTL && rec->uid == uid);
-	free(rec);
-	return yes;
+		if (!p)
+			return false;
+		D.pending = p;
+		D.cap_pending = cap;
+	}
+	memset(&D.pending[D.n_pending], 0, sizeof(D.pending[0]));
+	adv_strlcpy(D.pending[D.n_pending].id, id, DLOG_ID_MAX);
+	D.pending[D.n_pending].bind_job = job_id;
+	D.n_pending++;
+	++D.seq_queued;
+	pthread_cond_signal(&D.wake);
+	return true;
+}
+
+/*
+ * One confirmation at a time, each from the committed log after the
+ * previous one's binding is committed: two jobs naming one submission at
+ * once cannot both be vouched for.  Node checks are one per step, so this
+ * costs them a commit at most, and never the submissions.
+ */
+static pthread_mutex_t confirm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+enum dlog_confirm_rc dlog_confirm(const char *id, uint32_t job_id, uint32_t uid,
+				  const char *digest, struct dlog_rec *parent)
+{
+	enum dlog_confirm_rc rc;
+	char err[256];
+	bool bound;
+
+	memset(parent, 0, sizeof(*parent));
+	if (!store->lookup || !D.running)
+		return DLOG_CONFIRM_CANNOT_TELL;
+	pthread_mutex_lock(&confirm_lock);
+	wait_committed();
+	switch (store->lookup(id, parent, err, sizeof(err))) {
+	case 1:
+		break;
+	case 0:
+		rc = DLOG_CONFIRM_NOT_FOUND;
+		goto out;
+	default:
+		rc = DLOG_CONFIRM_CANNOT_TELL;
+		goto out;
+	}
+	if (parent->context == ADV_CTX_ADVISORCTL || parent->uid != uid)
+		rc = DLOG_CONFIRM_NOT_FOUND;        /* another user's is not said to exist */
+	else if (parent->verdict == ADV_REJECT)
+		rc = DLOG_CONFIRM_REJECTED;
+	else if (!parent->digest[0])
+		rc = DLOG_CONFIRM_NO_DIGEST;
+	else if (!digest || strcmp(digest, parent->digest) != 0)
+		rc = DLOG_CONFIRM_OTHER_TEXT;
+	else if (!job_id || (parent->job_id && parent->job_id != job_id))
+		rc = DLOG_CONFIRM_OTHER_JOB;
+	else
+		rc = DLOG_CONFIRM_YES;
+	if (rc != DLOG_CONFIRM_YES || parent->job_id)
+		goto out;
+	/* First use: the submission is this job's from now on, committed before the answer. */
+	pthread_mutex_lock(&D.lock);
+	bound = bind_locked(id, job_id);
+	pthread_mutex_unlock(&D.lock);
+	if (!bound) {
+		rc = DLOG_CONFIRM_CANNOT_TELL;
+		goto out;
+	}
+	wait_committed();
+	parent->job_id = job_id;
+out:
+	pthread_mutex_unlock(&confirm_lock);
+	return rc;
+}
+
+const char *dlog_confirm_why(enum dlog_confirm_rc rc)
+{
+	static const char *const why[DLOG_CONFIRM_COUNT] = {
+		[DLOG_CONFIRM_YES] = "confirmed",
+		[DLOG_CONFIRM_NOT_FOUND] = "is not a decision of this job's user in the log"
+					   " (made up, another user's, pruned, or made by another"
+					   " advisord)",
+		[DLOG_CONFIRM_REJECTED] = "is a rejected submission",
+		[DLOG_CONFIRM_NO_DIGEST] = "was not made from the job's text",
+		[DLOG_CONFIRM_OTHER_TEXT] = "was made for another script or command",
+		[DLOG_CONFIRM_OTHER_JOB] = "was used by another job already",
+		[DLOG_CONFIRM_CANNOT_TELL] = "cannot be confirmed without waiting for the log's"
+					     " server",
+	};
+	_Static_assert(ADV_ARRAY_SIZE(why) == DLOG_CONFIRM_COUNT, "one reason per code");
+
+	return (unsigned)rc < DLOG_CONFIRM_COUNT && why[rc] ? why[rc] : "unknown";
 }
 
 int dlog_scan(const struct dlog_filter *f, void (*fn)(const struct dlog_rec *r, void *ctx),

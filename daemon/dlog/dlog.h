@@ -112,14 +112,31 @@ uint64_t dlog_bytes(void);
 int dlog_query(const struct dlog_filter *f, struct dlog_rec **out, size_t *n,
 	       char *err, size_t errlen);
 /*
- * Whether decision id belongs to the job a node check is for: a node
- * check of the same job_id, or a submission (sbatch, salloc, srun) by
- * uid.  1 yes, 0 no (no such decision here, or another job's or user's),
- * -1 cannot tell without waiting for a remote server (storage: mariadb)
- * or the read failed.  Only the SQLite log answers: a node check must
- * not wait for MariaDB.
+ * Whether a node check may go by decision id (issue 27): the job's
+ * environment names it, and the job's user controls that.  YES only when
+ * the decision is in this log, was made for uid, is not a reject, was made
+ * from the same text (digest, jobdigest.h), and was used by no other job:
+ * a submission is bound to the first job that confirms it (its job_id
+ * set, committed before this returns), and a node check's decision
+ * already has its job.  *parent: the decision as read (zeroed when not
+ * found).  Only the SQLite log answers: under MariaDB a node check would
+ * wait for the server, so nothing is vouched for (CANNOT_TELL) and the
+ * node judges the job's text itself.
  */
-int dlog_confirm(const char *id, uint32_t job_id, uint32_t uid);
+enum dlog_confirm_rc {
+	DLOG_CONFIRM_YES = 0,
+	DLOG_CONFIRM_NOT_FOUND,     /* no such decision of uid (another user's is "not found") */
+	DLOG_CONFIRM_REJECTED,      /* a reject cannot vouch for a job that runs */
+	DLOG_CONFIRM_NO_DIGEST,     /* made without the job's text (or by an older advisord) */
+	DLOG_CONFIRM_OTHER_TEXT,    /* made for another script or command */
+	DLOG_CONFIRM_OTHER_JOB,     /* used by another job (or this check names no job) */
+	DLOG_CONFIRM_CANNOT_TELL,   /* the store cannot answer now */
+	DLOG_CONFIRM_COUNT
+};
+enum dlog_confirm_rc dlog_confirm(const char *id, uint32_t job_id, uint32_t uid,
+				  const char *digest, struct dlog_rec *parent);
+/* What the code says, for PARENT_UNCONFIRMED's message: "is a rejected submission". */
+const char *dlog_confirm_why(enum dlog_confirm_rc rc);
 void dlog_counters(uint64_t *queued, uint64_t *logged, uint64_t *dropped);
 /*
  * Calls fn for every decision matching f (limit ignored), oldest first,

@@ -26,6 +26,8 @@
 #define DLOG_SCRIPT_MAX 256
 #define DLOG_FINDINGS_MAX 4096
 #define DLOG_SOURCES_MAX 2048
+/* Issue 27: a SHA-256 of the job's text as hex (jobdigest.h), and its NUL. */
+#define DLOG_DIGEST_MAX 65
 
 struct dlog_rec {
 	char id[DLOG_ID_MAX];
@@ -66,6 +68,12 @@ struct dlog_rec {
 	char script[DLOG_SCRIPT_MAX];  /* "train.sbatch", "stdin", "--wrap"; "" none */
 	char findings[DLOG_FINDINGS_MAX];
 	char sources[DLOG_SOURCES_MAX];
+	/*
+	 * Issue 27: the digest of the job's text this decision was made
+	 * from, "" none; what a node check naming it as parent must ship
+	 * (dlog_confirm).  Kept by the SQLite store only, beside the row.
+	 */
+	char digest[DLOG_DIGEST_MAX];
 };
 
 /* show (issue 21) lists at most this many node checks of a submission. */
@@ -97,6 +105,9 @@ struct dlog_filter {
 struct dlog_repeat {
 	char id[DLOG_ID_MAX];
 	uint64_t n;
+	/* Issue 27: not a repeat but a binding: the submission id is now
+	 * job bind_job's (dlog_confirm); 0 for a repeat. */
+	uint32_t bind_job;
 };
 
 #endif

@@ -71,7 +71,11 @@ static const char schema_sql[] =
 	" verdict_name TEXT, codes TEXT, mem_gib REAL, ckpt_interval_s REAL, mode INTEGER,"
 	" severities TEXT, unenforced TEXT, repeat INTEGER);"
 	"CREATE INDEX IF NOT EXISTS queries_time ON queries(time);"
-	"CREATE INDEX IF NOT EXISTS queries_user ON queries(user, time);";
+	"CREATE INDEX IF NOT EXISTS queries_user ON queries(user, time);"
+	/* Issue 27: the digest of the text a decision was made from, what a
+	 * node check must ship to be vouched for by it (dlog_confirm). */
+	"CREATE TABLE IF NOT EXISTS digests (id TEXT PRIMARY KEY, digest TEXT NOT NULL)"
+	" WITHOUT ROWID;";
 
 /*
  * Columns added after the first release (issue 8: rollout reports).  A log
@@ -104,6 +108,10 @@ static const char index_sql[] =
 	" findings, sources) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 static const char repeat_sql[] =
 	"UPDATE decisions SET repeat = coalesce(repeat, 1) + ? WHERE id = ?";
+/* Issue 27: a submission is used by the first job that confirms it, once. */
+static const char bind_sql[] =
+	"UPDATE decisions SET job_id = ? WHERE id = ? AND coalesce(job_id, 0) = 0";
+static const char digest_sql[] = "INSERT OR REPLACE INTO digests (id, digest) VALUES (?, ?)";
 
 static const char *const context_names[] = { "advisorctl", "sbatch", "salloc", "srun", "step" };
 static const char *const verdict_names[] = { "accept", "warn", "reject" };
@@ -111,7 +119,7 @@ static const char *const verdict_names[] = { "accept", "warn", "reject" };
 static struct {
 	char *path;
 	sqlite3 *db;
-	sqlite3_stmt *insert, *insert_query, *repeat;
+	sqlite3_stmt *insert, *insert_query, *repeat, *bind, *digest;
 	const struct dlog_env *env;
 } D;
 
@@ -203,17 +211,27 @@ static int insert_one(const struct dlog_rec *r)
 	dlog_sqlite_bind_rec(st, r);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return rc;
+	if (r->query || !r->digest[0])
+		return 0;
+	sqlite3_bind_text(D.digest, 1, r->id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(D.digest, 2, r->digest, -1, SQLITE_STATIC);
+	rc = sqlite3_step(D.digest);
+	sqlite3_reset(D.digest);
 	return rc == SQLITE_DONE ? 0 : rc;
 }
 
+/* A repeat count, or (bind_job) the job that used a submission. */
 static int repeat_one(const struct dlog_repeat *p)
 {
+	sqlite3_stmt *st = p->bind_job ? D.bind : D.repeat;
 	int rc;
 
-	sqlite3_bind_int64(D.repeat, 1, (sqlite3_int64)p->n);
-	sqlite3_bind_text(D.repeat, 2, p->id, -1, SQLITE_STATIC);
-	rc = sqlite3_step(D.repeat);
-	sqlite3_reset(D.repeat);
+	sqlite3_bind_int64(st, 1, p->bind_job ? (sqlite3_int64)p->bind_job : (sqlite3_int64)p->n);
+	sqlite3_bind_text(st, 2, p->id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : rc;
 }
 
@@ -222,7 +240,9 @@ static void close_db(void)
 	sqlite3_finalize(D.insert);
 	sqlite3_finalize(D.insert_query);
 	sqlite3_finalize(D.repeat);
-	D.insert = D.insert_query = D.repeat = NULL;
+	sqlite3_finalize(D.bind);
+	sqlite3_finalize(D.digest);
+	D.insert = D.insert_query = D.repeat = D.bind = D.digest = NULL;
 	sqlite3_close(D.db);
 	D.db = NULL;
 }
@@ -335,7 +355,9 @@ static int open_db(char *err, size_t errlen)
 	    sqlite3_exec(D.db, index_sql, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(D.db, INSERT_SQL("decisions"), -1, &D.insert, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(D.db, INSERT_SQL("queries"), -1, &D.insert_query, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(D.db, repeat_sql, -1, &D.repeat, NULL) != SQLITE_OK) {
+	    sqlite3_prepare_v2(D.db, repeat_sql, -1, &D.repeat, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(D.db, bind_sql, -1, &D.bind, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(D.db, digest_sql, -1, &D.digest, NULL) != SQLITE_OK) {
 		adv_snprintf(err, errlen, "cannot set up: %s", sqlite3_errmsg(D.db));
 		close_db();
 		return -1;
@@ -496,7 +518,7 @@ static void write_batch(const struct dlog_rec *recs, size_t n, const struct dlog
 	int rc;
 
 	for (size_t i = 0; i < n_reps; i++)
-		total += reps[i].n;
+		total += reps[i].bind_job ? 0 : reps[i].n;
 	if (!D.db && (time(NULL) < F.next_open || open_db(why, sizeof(why)) != 0)) {
 		D.env->failed(why[0] ? why : "not open", total);
 		return;
@@ -519,7 +541,7 @@ static void write_batch(const struct dlog_rec *recs, size_t n, const struct dlog
 	/* After the inserts: a row and its first repeats may share a batch. */
 	for (size_t i = 0; i < n_reps; i++) {
 		if ((rc = repeat_one(&reps[i])) == 0) {
-			ok += reps[i].n;
+			ok += reps[i].bind_job ? 0 : reps[i].n;
 			continue;
 		}
 		full = full || rc == SQLITE_FULL;
@@ -829,10 +851,46 @@ static void sqlite_close(void)
 	D.path = NULL;
 }
 
+/* Digests whose decision was pruned (for retention, size or space) go hourly. */
+static void prune_digests(void)
+{
+	if (D.db && sqlite3_exec(D.db, "DELETE FROM digests WHERE id NOT IN (SELECT id FROM"
+				 " decisions)", NULL, NULL, NULL) != SQLITE_OK)
+		msg_log(LOG_ERR, "decision log: prune digests: %s", sqlite3_errmsg(D.db));
+}
+
 static void sqlite_prune(int days)
 {
 	prune(days);
 	prune_queries();
+	prune_digests();
+}
+
+/* Issue 27: a decision and its digest, for dlog_confirm. */
+static int sqlite_lookup(const char *id, struct dlog_rec *r, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db = NULL;
+	int rc, ret = -1;
+
+	if (reader_open("SELECT " DLOG_SQLITE_COLUMNS_BRIEF ", 0, (SELECT digest FROM digests"
+			" WHERE id = ?1) FROM decisions WHERE id = ?1", &db, &st, err, errlen))
+		goto out;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		dlog_sqlite_row_to_rec(st, r);
+		dlog_sqlite_col_text(st, DLOG_SQLITE_NCOLS + 1, r->digest, sizeof(r->digest));
+		ret = 1;
+	} else if (rc == SQLITE_DONE) {
+		ret = 0;
+	} else {
+		adv_snprintf(err, errlen, "decision log: %s", sqlite3_errmsg(db));
+	}
+out:
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return ret;
 }
 
 int dlog_sqlite_open(const char *path, const struct dlog_env *env, char *err, size_t errlen)
@@ -861,5 +919,6 @@ const struct dlog_store_ops dlog_sqlite_ops = {
 	.bytes = sqlite_bytes,
 	.query = sqlite_query,
 	.scan = sqlite_scan,
+	.lookup = sqlite_lookup,
 	.close = sqlite_close,
 };

@@ -77,6 +77,13 @@ struct dlog_store_ops {
 		     size_t errlen);
 	int (*scan)(const struct dlog_filter *f, void (*fn)(const struct dlog_rec *r, void *ctx),
 		    void *ctx, char *err, size_t errlen);
+	/*
+	 * Issue 27: decision id with its digest (any thread, committed rows
+	 * only): 1 found, 0 no such decision, -1 with err when it cannot tell
+	 * now.  NULL: this store cannot answer without waiting for a remote
+	 * server (the spool's), and dlog_confirm vouches for nothing.
+	 */
+	int (*lookup)(const char *id, struct dlog_rec *r, char *err, size_t errlen);
 	/* After the writer stopped (or its start failed): closes and forgets everything. */
 	void (*close)(void);
 };

@@ -230,6 +230,58 @@ expect_status 0 "history --script, a part" ctl --json history --script rain.sbat
 jq -e '.decisions == []' "$SCRATCH/out" > /dev/null || fail "--script matched part of a name: $(cat "$SCRATCH/out")"
 expect_status 0 "history --until" ctl --json history --script train.sbatch --until 1h
 jq -e '.decisions == []' "$SCRATCH/out" > /dev/null || fail "--until 1h shows recent decisions: $(cat "$SCRATCH/out")"
+# --- confirmation (issue 27): a parent vouches only for the job it was made for -------
+# A node check names its submission in ADVISOR_DECISION_ID, which the job's
+# user sets as he likes; advisord leaves the job's text out only when the
+# parent is the user's accepted or warned decision of the same text, used
+# by no other job, and believes the uid only from root (slurmstepd).
+sed 's/--tensor-model-parallel-size 3/--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4/' \
+	"$SCRATCH/train.sbatch" > "$SCRATCH/good.sbatch"
+chmod 644 "$SCRATCH/good.sbatch" "$SCRATCH/train.sbatch"
+(cd "$SCRATCH" && "$WIRECLIENT" "$SOCK" decide sbatch gpu=h100 gpus=32 nodes=4 partition=h100 \
+	script=good.sbatch) > "$SCRATCH/subg"
+good=$(value id "$SCRATCH/subg")
+[ -n "$good" ] && [ "$(value verdict "$SCRATCH/subg")" != 2 ] || fail "good.sbatch not accepted: $(cat "$SCRATCH/subg")"
+# step JOB PARENT SCRIPT [as_nobody]: a node check of job JOB for uid 0 shipping SCRIPT.
+step() {
+	(cd "$SCRATCH" && ${4:-} "$WIRECLIENT" "$SOCK" decide step gpu=h100 gpus=32 nodes=4 \
+		partition=h100 job="$1" uid=0 parent="$2" script="$3") > "$SCRATCH/step" 2>&1
+	cat "$SCRATCH/step" >> "$SCRATCH/steps.log"
+}
+unconfirmed() {   # WHY: judged from the text, with PARENT_UNCONFIRMED
+	[ "$(value text_read "$SCRATCH/step")" = 1 ] && grep -q "PARENT_UNCONFIRMED" "$SCRATCH/step" ||
+		fail "$1: the parent vouched: $(cat "$SCRATCH/step")"
+}
+step 501 "$sub" train.sbatch
+unconfirmed "the rejected submission's own id"
+[ "$(value verdict "$SCRATCH/step")" = 2 ] || fail "a rejected job ran with its own id: $(cat "$SCRATCH/step")"
+step 502 "$good" train.sbatch
+unconfirmed "another accepted id of the same user"
+[ "$(value verdict "$SCRATCH/step")" = 2 ] || fail "a rejected job ran with another's id: $(cat "$SCRATCH/step")"
+step 503 "$good" good.sbatch
+[ "$(value text_read "$SCRATCH/step")" = 0 ] && ! grep -q PARENT_UNCONFIRMED "$SCRATCH/step" ||
+	fail "the job's own submission did not vouch for it: $(cat "$SCRATCH/step")"
+step 503 "$good" good.sbatch
+[ "$(value text_read "$SCRATCH/step")" = 0 ] || fail "a second step of the job: $(cat "$SCRATCH/step")"
+step 504 "$good" good.sbatch
+unconfirmed "a submission another job used"
+grep -q "used by another job" "$SCRATCH/step" || :
+expect_status 0 "history --job of the job that used it" ctl --json history --job 503
+jq -e --arg g "$good" '[.decisions[] | select(.id == $g)] | length == 1' "$SCRATCH/out" > /dev/null ||
+	fail "the submission is not job 503's: $(cat "$SCRATCH/out")"
+# From nobody, uid=0 and the parent are nobody's say-so: judged as nobody's own, no parent.
+step 503 "$good" good.sbatch as_nobody
+forged=$(value id "$SCRATCH/step")
+[ "$(value text_read "$SCRATCH/step")" = 1 ] && [ -n "$forged" ] ||
+	fail "a forged job_uid was believed: $(cat "$SCRATCH/step")"
+expect_status 0 "show of the forged check" ctl --json show "$forged"
+jq -e '.parent == null and .user == "nobody"' "$SCRATCH/out" > /dev/null ||
+	fail "the forged check is linked or not nobody's: $(cat "$SCRATCH/out")"
+expect_status 0 "show of the submission" ctl --json show "$good"
+jq -e --arg f "$forged" '[.children[].id] | index($f) == null' "$SCRATCH/out" > /dev/null ||
+	fail "nobody attached a check to root's submission: $(cat "$SCRATCH/out")"
+pass "confirmation: verdict, text, user and job; uid and parent only from root"
+
 # Who may see it: history's rule.  nobody's check prints the command that shows it again.
 expect_status 0 "check as nobody" as_nobody "$ADVISORCTL" --socket "$SOCK" check --gpu h100 --gpus 8 --model llama3-8b --layout tp2 --zero 1
 see=$(sed -n 's/^see: //p' "$SCRATCH/out")

@@ -573,6 +573,32 @@ grep -q "advisor: verdict=" "$out/unchecked_forged.job" && fail "a made-up paren
 node_log "${id:-x}" | grep -q "batch script read" ||
 	fail "the node did not read the script of a job with a made-up parent: $(node_log "${id:-x}")"
 all_idle
+# (i) Issue 27: past the plugin with the id of the script's own rejection,
+# then with an accepted decision of the same user made for another script:
+# a parent vouches only for an accepted or warned job of the same text.
+run unchecked_rejected_sub sbatch -J adv-unchecked-rej -o /dev/null "$megatron"
+expect_status_not 0
+rid=$(grep -o 'd-[0-9a-f]*-[0-9a-f]*-[0-9]*' "$out/$last.stderr" | head -n 1)
+[ -n "$rid" ] || fail "the rejection names no decision: $(cat "$out/$last.stderr")"
+run unchecked_own_reject env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" ADVISOR_DECISION_ID="$rid" \
+	sbatch -J adv-unchecked-own -o "$out/unchecked_own.job" "$megatron"
+expect_status 0
+id=$(job_id); [ -n "$id" ] && wait_job "$id"
+expect_file "$out/unchecked_own.job" "advisor: step rejected on the node"
+expect_file "$out/unchecked_own.job" "is a rejected submission"
+grep -q "advisor: verdict=" "$out/unchecked_own.job" && fail "a rejected job ran with its own decision id"
+all_idle
+run unchecked_good_sub sbatch -J adv-unchecked-good -o /dev/null "$CLUSTER_DIR/good.sbatch"
+expect_status 0
+id=$(job_id); [ -n "$id" ] && wait_job "$id"
+gid=$("$advisorctl" --socket "$sock" --json history --script good.sbatch --limit 1 | jq -r '.decisions[0].id')
+run unchecked_other_accept env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" ADVISOR_DECISION_ID="$gid" \
+	sbatch -J adv-unchecked-other -o "$out/unchecked_other.job" "$megatron"
+expect_status 0
+id=$(job_id); [ -n "$id" ] && wait_job "$id"
+expect_file "$out/unchecked_other.job" "advisor: step rejected on the node"
+expect_file "$out/unchecked_other.job" "was made for another script"
+all_idle
 plugstack timeout_ms=2000 on_unchecked=allow
 run unchecked_allow env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" \
 	sbatch -J adv-unchecked-allow -o "$out/unchecked_allow.job" "$megatron"

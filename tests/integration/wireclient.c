@@ -42,8 +42,10 @@
  *                                    gpu, gpus, nodes, gpus_per_node, partition, job
  *                                    or a workload option (model, layout, zero...);
  *                                    parent=ID a node check's submission, script=FILE
- *                                    the batch script as sbatch ships it (issue 21);
- *                                    prints verdict, id, codes; exits 0/1/2 by verdict
+ *                                    the batch script as sbatch ships it (issue 21),
+ *                                    uid=N the job's owner as slurmstepd sends it
+ *                                    (issue 27); prints verdict, id, codes and
+ *                                    text_read; exits 0/1/2 by verdict
  *   wireclient SOCKET fair MS        one connection pipelines, as fast as it goes for
  *                                    MS ms, identical what-if queries and identical
  *                                    sbatch-context checks, alternately; counts the
@@ -1021,7 +1023,8 @@ static int run_decide(int argc, char **argv)
 	struct convert_request_pb buf;
 	struct adv_request ar;
 	Advisor__Response *resp = NULL;
-	uint32_t job = 0;
+	uint32_t job = 0, uid = 0;
+	bool has_uid = false;
 	int ctx = -1, fd, rc;
 	char err[256], *text = NULL;
 	const char *parent = NULL, *script = NULL;
@@ -1060,6 +1063,10 @@ static int run_decide(int argc, char **argv)
 			job = (uint32_t)strtoul(v, NULL, 10);
 		else if (!strcmp(k, "parent"))
 			parent = v;
+		else if (!strcmp(k, "uid")) {
+			uid = (uint32_t)strtoul(v, NULL, 10);
+			has_uid = true;
+		}
 		else if (!strcmp(k, "script"))
 			script = v;
 		else if (options_apply(&ar.wl, k, v, err, sizeof(err)) != 0) {
@@ -1068,6 +1075,8 @@ static int run_decide(int argc, char **argv)
 		}
 	}
 	rq.body_case = ADVISOR__REQUEST__BODY_CHECK;
+	ar.has_job_uid = has_uid;
+	ar.job_uid = uid;
 	rq.check = convert_request_to_pb(&ar, (enum adv_context)ctx, job, parent, &buf);
 	if (script) {
 		FILE *f = fopen(script, "r");
@@ -1103,7 +1112,7 @@ static int run_decide(int argc, char **argv)
 	       resp->check->decision_id ? resp->check->decision_id : "");
 	for (size_t i = 0; i < resp->check->n_findings; i++)
 		printf("%s%s", i ? "," : "", resp->check->findings[i]->code);
-	printf("\n");
+	printf("\ntext_read=%d\n", resp->check->has_text_read && resp->check->text_read);
 	rc = resp->check->verdict;
 	advisor__response__free_unpacked(resp, NULL);
 	return rc >= 0 && rc <= 2 ? rc : 3;
