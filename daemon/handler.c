@@ -138,7 +138,7 @@ int handler_apply_policy(const struct adv_policy *pol)
 	int rc;
 
 	dlog_set_retention(pol->retention_days);
-	dlog_set_limits(pol->log_max_mb);
+	dlog_set_limits(pol->log_max_mb, pol->log_user_rows_per_min, pol->log_reserve_mb);
 	if (!limiter && !(limiter = ratelimit_new())) {
 		msg_log(LOG_ERR, "request budget: %s", ratelimit_strerror(RATELIMIT_ERR_NOMEM));
 		return -1;
@@ -355,7 +355,7 @@ static void detail_of(const Advisor__CheckRequest *m, const struct adv_result *r
  */
 static bool record(const struct peer *p, const char *user, const Advisor__CheckRequest *m,
 		   const struct adv_request *req, const struct adv_result *res, char *id,
-		   bool query, bool over, const char *digest)
+		   bool query, bool over, const char *digest, bool partition_other, bool exempt)
 {
 	struct dlog_rec r;
 	char ck[32] = "none";
@@ -380,6 +380,8 @@ static bool record(const struct peer *p, const char *user, const Advisor__CheckR
 	r.gpus = res->has_layout ? res->layout.gpus : req->res.gpus;
 	r.nodes = res->has_layout ? res->layout.nodes : req->res.nodes;
 	adv_strlcpy(r.partition, req->res.partition, sizeof(r.partition));
+	r.partition_other = partition_other;
+	r.exempt = exempt;
 	adv_strlcpy(r.model, res->model[0] ? res->model : req->wl.model, sizeof(r.model));
 	if (res->has_layout)
 		engine_layout_string(&res->layout, r.layout, sizeof(r.layout));
@@ -555,14 +557,17 @@ static int do_check(struct handler *h, const struct peer *p, const char *user,
 	dlog_new_id(id, DLOG_ID_MAX);
 	/* Queued before the answer leaves: an acknowledged decision is always logged. */
 	if (is_query(m)) {
-		record(&as, user, m, &req, res, id, true, false, pc.digest);
+		record(&as, user, m, &req, res, id, true, false, pc.digest, false,
+		       is_admin_cached(h, s, p));
 	} else {
 		/* Every plugin decision counts, folded or not: totals lose none.
 		 * The partition the job named, not Slurm's default filled in. */
 		stats_check(service_partition_label(s, m->resources ? m->resources->partition
 								    : NULL),
 			    res, any_unenforced(res));
-		if (!record(&as, user, m, &req, res, id, false, over, pc.digest))
+		if (!record(&as, user, m, &req, res, id, false, over, pc.digest,
+			    !strcmp(service_partition_label(s, req.res.partition), "_other"),
+			    is_admin_cached(h, s, p)))
 			goto answer;
 	}
 	if (!is_query(m) && !jsonlog_to_stderr()) {
@@ -1025,14 +1030,14 @@ static int do_stats(struct handler *h, const struct snapshot *s, Advisor__Respon
 	Advisor__StatsResponse *r = ARENA_NEW(&h->arena, Advisor__StatsResponse);
 	struct stats_view *vp = ARENA_NEW(&h->arena, struct stats_view);
 	unsigned long reloads;
-	uint64_t queued, logged, dropped;
+	uint64_t queued, logged, dropped, shed;
 	bool ok;
 
 	if (!r || !vp)
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	stats_get(vp);
 	snapshot_reload_stats(&reloads, &ok);
-	dlog_counters(&queued, &logged, &dropped);
+	dlog_counters(&queued, &logged, &dropped, &shed);
 	advisor__stats_response__init(r);
 #define U(f, v) do { r->has_##f = 1; r->f = (v); } while (0)
 	U(requests, vp->requests); U(accept, vp->accept); U(warn, vp->warn); U(reject, vp->reject);
@@ -1040,7 +1045,7 @@ static int do_stats(struct handler *h, const struct snapshot *s, Advisor__Respon
 	U(started, (int64_t)vp->started); U(reloads, reloads); U(last_reload_ok, ok);
 	U(log_queue, queued); U(logged, logged); U(connections, vp->connections);
 	U(log_dropped, dropped); U(now, (int64_t)time(NULL)); U(config_loaded, (int64_t)s->loaded);
-	U(log_bytes, dlog_bytes());
+	U(log_bytes, dlog_bytes()); U(log_shed, shed);
 #undef U
 	r->version = (char *)(uintptr_t)PACKAGE_VERSION;
 	if (stats_kinds_pb(&h->arena, vp, r) || stats_partitions_pb(&h->arena, vp, r) ||

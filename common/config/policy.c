@@ -79,6 +79,15 @@ _Static_assert((int)POLICY_ERR_NOMEM == (int)YAMLUTIL_ERR_NOMEM, "error codes mu
  * about three million decisions.
  */
 #define POLICY_DEFAULT_LOG_MAX_MB 1024
+/*
+ * Issue 27: a user's share of the log.  120 new rows a minute is a
+ * submission every half second, sustained, above what a person or a
+ * workflow's sbatch loop makes, and a flood beyond it folds into one row
+ * per verdict per 10 s (dlog.c): at most about 160 rows a minute for one
+ * user.  256 MiB of free space is kept for everyone else's decisions.
+ */
+#define POLICY_DEFAULT_LOG_USER_ROWS 120
+#define POLICY_DEFAULT_LOG_RESERVE_MB 256
 #define POLICY_DEFAULT_REQUESTS_PER_S 50.0
 #define POLICY_DEFAULT_BURST 500
 
@@ -106,7 +115,9 @@ static const char *const policy_checkpoint_keys[] = {
 };
 static const char *const policy_layout_keys[] = { "max_pipeline_bubble", NULL };
 static const char *const policy_estimate_keys[] = { "mfu", "pue", NULL };
-static const char *const policy_log_keys[] = { "retention_days", "max_mb", NULL };
+static const char *const policy_log_keys[] = {
+	"retention_days", "max_mb", "user_rows_per_min", "reserve_mb", NULL
+};
 static const char *const policy_limits_keys[] = { "requests_per_s", "burst", NULL };
 static const char *const policy_partition_keys[] = {
 	"gpu", "gpus_per_node", "mode", "max_gpus", NULL
@@ -153,6 +164,8 @@ void policy_defaults(struct adv_policy *p)
 	p->pue = POLICY_DEFAULT_PUE;
 	p->retention_days = POLICY_DEFAULT_RETENTION_DAYS;
 	p->log_max_mb = POLICY_DEFAULT_LOG_MAX_MB;
+	p->log_user_rows_per_min = POLICY_DEFAULT_LOG_USER_ROWS;
+	p->log_reserve_mb = POLICY_DEFAULT_LOG_RESERVE_MB;
 	p->requests_per_s = POLICY_DEFAULT_REQUESTS_PER_S;
 	p->reader_not_followed = 1;
 	p->burst = POLICY_DEFAULT_BURST;
@@ -309,7 +322,10 @@ static int policy_small_sections(struct policy_load *ld, const yaml_node_t *root
 		return rc;
 	if ((rc = policy_section(d, root, "log", policy_log_keys, &s)) ||
 	    (s && (rc = yamlutil_int(d, s, "retention_days", 0, INT_MAX, &p->retention_days))) ||
-	    (s && (rc = yamlutil_int(d, s, "max_mb", 0, POLICY_MAX_LOG_MB, &p->log_max_mb))))
+	    (s && (rc = yamlutil_int(d, s, "max_mb", 0, POLICY_MAX_LOG_MB, &p->log_max_mb))) ||
+	    (s && (rc = yamlutil_int(d, s, "user_rows_per_min", 1, 1000000,
+				     &p->log_user_rows_per_min))) ||
+	    (s && (rc = yamlutil_int(d, s, "reserve_mb", 0, POLICY_MAX_LOG_MB, &p->log_reserve_mb))))
 		return rc;
 	/* A rate above a million a second is no limit at all: say so with 0. */
 	if ((rc = policy_section(d, root, "limits", policy_limits_keys, &s)) ||
@@ -826,7 +842,9 @@ static int policy_render_sections(yaml_emitter_t *e, const struct adv_policy *p)
 	    policy_emit_end(e, true) ||
 	    policy_emit_scalar(e, "log", false) || policy_emit_begin(e, true, false) ||
 	    policy_kv_num(e, "retention_days", p->retention_days) ||
-	    policy_kv_num(e, "max_mb", p->log_max_mb) || policy_emit_end(e, true) ||
+	    policy_kv_num(e, "max_mb", p->log_max_mb) ||
+	    policy_kv_num(e, "user_rows_per_min", p->log_user_rows_per_min) ||
+	    policy_kv_num(e, "reserve_mb", p->log_reserve_mb) || policy_emit_end(e, true) ||
 	    policy_emit_scalar(e, "limits", false) || policy_emit_begin(e, true, false) ||
 	    policy_kv_num(e, "requests_per_s", p->requests_per_s) ||
 	    policy_kv_num(e, "burst", p->burst) || policy_emit_end(e, true) ||

@@ -55,6 +55,12 @@ struct adv_policy {
 	/* decision log */
 	int retention_days;
 	int log_max_mb;            /* size bound of the decision log; 0 = none */
+	/* Issue 27: rows one user's checks may add per minute; beyond, they
+	 * fold into one row per verdict (what-if queries: not logged). */
+	int log_user_rows_per_min;
+	/* Free space kept on the log's file system: below it, an over-share
+	 * user's checks are answered and counted, not logged. */
+	int log_reserve_mb;
 
 	/* per-uid request budget (issue 14); admins are exempt */
 	double requests_per_s;     /* token refill rate; 0 = no limit */

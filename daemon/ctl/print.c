@@ -1164,6 +1164,7 @@ static void stats_json_more(json_object *o, const Advisor__StatsResponse *r)
 	json_object *lat = json_object_new_array();
 
 	put(o, "log_dropped", json_object_new_uint64(r->log_dropped));
+	put(o, "log_shed", json_object_new_uint64(r->log_shed));
 	put(o, "log_bytes", json_object_new_uint64(r->log_bytes));
 	{
 		json_object *rl = json_object_new_array();
@@ -1428,6 +1429,11 @@ void print_prometheus(FILE *f, const Advisor__StatsResponse *r)
 	prom_family(f, "advisor_decision_log_dropped_total", "counter",
 		    "Decisions that could not be queued for the decision log (queue full).");
 	prom_count(f, "advisor_decision_log_dropped_total", r->log_dropped);
+	prom_family(f, "advisor_decision_log_shed_total", "counter",
+		    "Checks answered and counted but not logged: a user over policy log: "
+		    "user_rows_per_min (what-if queries), or over it while the disk is under "
+		    "log: reserve_mb (decisions).");
+	prom_count(f, "advisor_decision_log_shed_total", r->log_shed);
 	/* Issue 14. */
 	prom_family(f, "advisor_decision_log_bytes", "gauge",
 		    "Size of the decision log on disk (database and WAL), bytes.");

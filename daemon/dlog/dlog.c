@@ -61,6 +61,7 @@
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "advconf.h"
@@ -103,6 +104,12 @@ static struct {
 	atomic_uint_fast64_t logged, dropped;
 	atomic_int retention_days;
 	atomic_int max_mb;
+	/* Issue 27: each user's share of new rows, and the disk reserve. */
+	atomic_int user_rows_per_min;
+	atomic_int reserve_mb;
+	atomic_bool low_space;      /* free space on the log's file system under reserve_mb */
+	atomic_uint_fast64_t shed;  /* checks answered and counted, not logged */
+	struct share_slot *share;   /* under lock */
 	atomic_uint_fast64_t id_counter;
 	atomic_bool prune_asap;     /* the retention changed: prune now, not in an hour */
 	char host[DLOG_HOST_MAX];   /* records without a host are this one's */
@@ -118,6 +125,14 @@ static struct {
 	.wake = PTHREAD_COND_INITIALIZER,
 	.committed = PTHREAD_COND_INITIALIZER,
 };
+
+/* A user's new rows this minute (issue 27). */
+struct share_slot {
+	uint32_t uid;
+	uint32_t rows;
+	int64_t minute;              /* unix minute; a slot of another minute is free */
+};
+#define SHARE_SLOTS 4096
 
 /* The sequence number of the last record this thread queued, for dlog_take_mine(). */
 static __thread uint64_t my_seq;
@@ -232,6 +247,54 @@ static void committed_locked(uint64_t seq)
 		D.on_commit(seq);
 }
 
+/*
+ * The file the log writes on this node: the SQLite log, or the spool in
+ * front of MariaDB.
+ */
+static const char *local_file(void)
+{
+	return store == &dlog_spool_ops ? dlog_spool_file() : store->where();
+}
+
+/*
+ * Free space on the log's file system against reserve_mb, once a second
+ * at most (writer thread): below it, over-share users' checks are no
+ * longer logged (issue 27), so that a flood cannot take the room others'
+ * decisions need.
+ */
+static void check_space(void)
+{
+	static time_t next;
+	char dir[4096], *slash;
+	const char *f = local_file();
+	struct statvfs vfs;
+	time_t now = time(NULL);
+	int reserve = atomic_load(&D.reserve_mb);
+	bool low;
+
+	if (now < next)
+		return;
+	next = now + 1;
+	if (reserve <= 0 || !f || !*f) {
+		atomic_store(&D.low_space, false);
+		return;
+	}
+	adv_strlcpy(dir, f, sizeof(dir));
+	slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	else
+		adv_strlcpy(dir, ".", sizeof(dir));
+	if (statvfs(dir, &vfs) != 0)
+		return;
+	low = (double)vfs.f_bavail * (double)vfs.f_frsize < (double)reserve * DLOG_MIB;
+	if (low != atomic_exchange(&D.low_space, low))
+		msg_log(low ? LOG_WARNING : LOG_INFO, "decision log %s: %s (reserve_mb %d): %s", f,
+			low ? "free space is under the reserve" : "free space is above the reserve again",
+			reserve, low ? "checks of users over their share are answered and counted, "
+			"not logged" : "logging every user's checks");
+}
+
 static void *writer_main(void *arg)
 {
 	struct dlog_rec *batch = NULL;
@@ -294,6 +357,7 @@ static void *writer_main(void *arg)
 		committed_locked(upto);
 		pthread_mutex_unlock(&D.lock);
 		store->enforce_size(atomic_load(&D.max_mb), atomic_load(&D.retention_days));
+		check_space();
 		free(reps);
 		/* A burst (a slow disk, a checkpoint) grew the buffer: do not keep its peak for ever. */
 		if (batch_cap > QUEUE_KEEP) {
@@ -404,6 +468,8 @@ void dlog_close(void)
 	free(D.agg);
 	D.agg = NULL;
 	D.agg_used = 0;
+	free(D.share);
+	D.share = NULL;
 }
 
 /* Under D.lock. */
@@ -433,10 +499,47 @@ static void append_locked(const struct dlog_rec *rec)
 		pthread_cond_signal(&D.wake);
 }
 
+/*
+ * Under D.lock: whether uid may add a row this minute, counting it if so.
+ * A user the table has no room for (4096 others wrote this minute) is
+ * let through: the size bound still holds.
+ */
+static bool share_take(uint32_t uid, int64_t now)
+{
+	int64_t minute = now / 60;
+	int limit = atomic_load(&D.user_rows_per_min);
+	size_t i = (uid * 2654435761u) & (SHARE_SLOTS - 1);
+
+	if (limit <= 0)
+		return true;
+	if (!D.share && !(D.share = calloc(SHARE_SLOTS, sizeof(*D.share))))
+		return true;
+	for (size_t n = 0; n < SHARE_SLOTS; n++, i = (i + 1) & (SHARE_SLOTS - 1)) {
+		struct share_slot *sl = &D.share[i];
+
+		if (sl->minute == minute && sl->uid != uid)
+			continue;
+		if (sl->minute != minute) {
+			sl->uid = uid;
+			sl->minute = minute;
+			sl->rows = 0;
+		}
+		if (sl->rows >= (uint32_t)limit)
+			return false;
+		sl->rows++;
+		return true;
+	}
+	return true;
+}
+
 void dlog_append(const struct dlog_rec *rec)
 {
 	pthread_mutex_lock(&D.lock);
-	append_locked(rec);
+	/* A what-if query beyond its user's share is answered, not logged. */
+	if (rec->query && D.running && !rec->exempt && !share_take(rec->uid, rec->time))
+		atomic_fetch_add(&D.shed, 1);
+	else
+		append_locked(rec);
 	pthread_mutex_unlock(&D.lock);
 }
 
@@ -485,7 +588,8 @@ static struct hash2 rec_key(const struct dlog_rec *r, bool coarse)
 	hash_int(&h, r->context);
 	hash_int(&h, r->verdict);
 	hash_int(&h, r->mode);
-	hash_str(&h, r->partition);
+	/* A partition the policy does not know is the user's word: one label. */
+	hash_str(&h, r->partition_other ? "_other" : r->partition);
 	hash_str(&h, r->codes);
 	hash_str(&h, r->severities);
 	hash_str(&h, r->unenforced);
@@ -589,8 +693,8 @@ static bool agg_repeat(struct agg_slot *s)
 			D.pending = p;
 			D.cap_pending = cap;
 		}
+		memset(&D.pending[D.n_pending], 0, sizeof(D.pending[0]));
 		adv_strlcpy(D.pending[D.n_pending].id, s->id, DLOG_ID_MAX);
-		D.pending[D.n_pending].n = 0;
 		s->gen = D.pending_gen;
 		s->pending_idx = (uint32_t)D.n_pending++;
 		if (D.n_pending == 1 && D.n == 0)
@@ -599,6 +703,40 @@ static bool agg_repeat(struct agg_slot *s)
 	D.pending[s->pending_idx].n++;
 	my_seq = ++D.seq_queued;
 	return true;
+}
+
+/*
+ * Under D.lock, D.agg allocated: rec makes a new row.  Within its user's
+ * share it is queued; beyond, it is folded into the user's overflow row of
+ * its verdict for the window (made by the first such check), or, when the
+ * disk is under its reserve, counted and not logged at all.  True when rec
+ * made no row of its own (rec->id: the overflow row's when folded).
+ */
+static bool new_row_locked(struct dlog_rec *rec, int64_t now)
+{
+	struct agg_slot *s, *room;
+	struct hash2 k;
+
+	if (rec->exempt || share_take(rec->uid, now)) {
+		append_locked(rec);
+		return false;
+	}
+	if (atomic_load(&D.low_space)) {
+		atomic_fetch_add(&D.shed, 1);
+		return true;
+	}
+	k = hash_init('o');
+	hash_int(&k, rec->uid);
+	hash_int(&k, rec->verdict);
+	s = agg_find(k, now, &room);
+	if (s && agg_repeat(s)) {
+		adv_strlcpy(rec->id, s->id, sizeof(rec->id));
+		return true;
+	}
+	if (!s && room)
+		adv_strlcpy(agg_take(room, k, now, rec->uid)->id, rec->id, DLOG_ID_MAX);
+	append_locked(rec);
+	return false;
 }
 
 bool dlog_aggregate(struct dlog_rec *rec, bool open)
@@ -617,18 +755,18 @@ bool dlog_aggregate(struct dlog_rec *rec, bool open)
 		pthread_mutex_unlock(&D.lock);
 		return false;
 	}
-	/* Within budget, a check only joins a row its user's flood opened. */
-	if ((!open && !D.agg) || (!D.agg && !(D.agg = calloc(AGG_SLOTS, sizeof(*D.agg))))) {
+	if (!D.agg && !(D.agg = calloc(AGG_SLOTS, sizeof(*D.agg)))) {
 		append_locked(rec);
 		pthread_mutex_unlock(&D.lock);
 		return false;
 	}
 	agg_compact(now);
 	s = agg_find(k, now, &room);
+	/* Within budget, a check only joins a row its user's flood opened. */
 	if (!s && !open) {
-		append_locked(rec);
+		folded = new_row_locked(rec, now);
 		pthread_mutex_unlock(&D.lock);
-		return false;
+		return folded;
 	}
 	if (!s) {
 		/* A new row for this uid: past DLOG_AGG_DISTINCT of them, only the report's fields count. */
@@ -646,14 +784,19 @@ bool dlog_aggregate(struct dlog_rec *rec, bool open)
 		adv_strlcpy(rec->id, s->id, sizeof(rec->id));
 		folded = true;
 	} else if (!s) {
-		if (room) {
-			adv_strlcpy(agg_take(room, k, now, rec->uid)->id, rec->id, DLOG_ID_MAX);
+		char id[DLOG_ID_MAX];
+
+		adv_strlcpy(id, rec->id, sizeof(id));
+		folded = new_row_locked(rec, now);
+		/* Its own row: later repeats of the same content fold into it
+		 * (looked up again: an overflow row may have taken the slot). */
+		if (!folded && !agg_find(k, now, &room) && room) {
+			adv_strlcpy(agg_take(room, k, now, rec->uid)->id, id, DLOG_ID_MAX);
 			if (counter)
 				counter->distinct++;
 		}
-		append_locked(rec);
 	} else {
-		append_locked(rec);       /* no memory to count a repeat: a row of its own */
+		folded = new_row_locked(rec, now);   /* no memory to count a repeat */
 	}
 	pthread_mutex_unlock(&D.lock);
 	return folded;
@@ -688,9 +831,11 @@ void dlog_set_retention(int days)
 	}
 }
 
-void dlog_set_limits(int max_mb)
+void dlog_set_limits(int max_mb, int user_rows_per_min, int reserve_mb)
 {
 	atomic_store(&D.max_mb, max_mb);
+	atomic_store(&D.user_rows_per_min, user_rows_per_min);
+	atomic_store(&D.reserve_mb, reserve_mb);
 }
 
 uint64_t dlog_bytes(void)
@@ -698,13 +843,14 @@ uint64_t dlog_bytes(void)
 	return store->bytes();
 }
 
-void dlog_counters(uint64_t *queued, uint64_t *logged, uint64_t *dropped)
+void dlog_counters(uint64_t *queued, uint64_t *logged, uint64_t *dropped, uint64_t *shed)
 {
 	pthread_mutex_lock(&D.lock);
 	*queued = D.n;
 	pthread_mutex_unlock(&D.lock);
 	*logged = atomic_load(&D.logged);
 	*dropped = atomic_load(&D.dropped);
+	*shed = atomic_load(&D.shed);
 }
 
 static void wait_committed(void)

@@ -96,11 +96,17 @@ bool dlog_aggregate(struct dlog_rec *rec, bool open);
 /* Retention in days from the policy (0 = keep forever); pruned in the background. */
 void dlog_set_retention(int days);
 /*
- * Size bound from the policy (`log: max_mb`, 0 = none): above it the oldest
- * queries are pruned, then decisions older than the retention; the last
- * retention_days of decisions only when the disk is full.
+ * Bounds from the policy's `log:` section.  max_mb (0 = none) is a hard
+ * bound (issue 27): above 85% of it rows are pruned down to 75%: the
+ * what-if queries of the user with the most, then the other queries, then
+ * decisions older than the retention, then the decisions of the user with
+ * the most, oldest first.  user_rows_per_min: new rows one user's checks
+ * may make in a minute; beyond, a decision folds into one row per user and
+ * verdict per DLOG_AGG_WINDOW_S, a what-if query is not logged.
+ * reserve_mb: while the log's file system has less free space, a user over
+ * the share is not logged at all.  Checks not logged are counted (shed).
  */
-void dlog_set_limits(int max_mb);
+void dlog_set_limits(int max_mb, int user_rows_per_min, int reserve_mb);
 /* Bytes of the log on disk (database and WAL), now; MariaDB: its tables, as last measured. */
 uint64_t dlog_bytes(void);
 /*
@@ -137,7 +143,8 @@ enum dlog_confirm_rc dlog_confirm(const char *id, uint32_t job_id, uint32_t uid,
 				  const char *digest, struct dlog_rec *parent);
 /* What the code says, for PARENT_UNCONFIRMED's message: "is a rejected submission". */
 const char *dlog_confirm_why(enum dlog_confirm_rc rc);
-void dlog_counters(uint64_t *queued, uint64_t *logged, uint64_t *dropped);
+/* shed: checks answered and counted, not logged (a user over its share, issue 27). */
+void dlog_counters(uint64_t *queued, uint64_t *logged, uint64_t *dropped, uint64_t *shed);
 /*
  * Calls fn for every decision matching f (limit ignored), oldest first,
  * without holding them all in memory: the per-code summary of

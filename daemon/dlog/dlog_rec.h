@@ -40,6 +40,8 @@ struct dlog_rec {
 	char gpu[64];
 	int gpus, nodes;
 	char partition[64];
+	bool partition_other;      /* not a partition of the policy: folded as one (issue 27) */
+	bool exempt;               /* an admin's (or root's node check): no share (not stored) */
 	char model[128];
 	char layout[64];           /* "tp8.pp4.cp1.ep1.dp16" */
 	char workload[192];        /* "zero=1 precision=bf16 seq=4096 ..." */

@@ -126,7 +126,7 @@ static struct {
 /* Failure and size state; the writer thread (and dlog_sqlite_open before it starts) only. */
 static struct {
 	time_t next_open;
-	time_t prune_warned, full_warned, size_stuck_until;
+	time_t prune_warned, full_warned;
 	int wal_mb;                /* the max_mb the WAL limits were set for */
 } F;
 
@@ -374,6 +374,8 @@ static int open_db(char *err, size_t errlen)
 
 /* ---- size ------------------------------------------------------------------- */
 
+static void prune_digests(void);
+
 static int64_t pragma_int(const char *sql)
 {
 	sqlite3_stmt *st;
@@ -408,22 +410,32 @@ static double used_bytes(void)
 	return (double)(pages - free_pages) * (double)size;
 }
 
-/* Deletes up to chunk of the oldest rows of table older than before; rows deleted, -1 on error. */
-static long delete_oldest(const char *table, int64_t before, int chunk)
+/*
+ * Deletes up to chunk of the oldest rows of table older than before, of
+ * user only when not NULL (index table_user); rows deleted, -1 on error.
+ */
+static long delete_oldest_of(const char *table, const char *user, int64_t before, int chunk)
 {
 	char sql[256];
 	sqlite3_stmt *st;
 	int rc;
 
 	adv_snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE rowid IN (SELECT rowid FROM %s"
-		     " WHERE time < ? ORDER BY time LIMIT ?)", table, table);
+		     " WHERE time < ?1 AND (?3 IS NULL OR user = ?3) ORDER BY time LIMIT ?2)",
+		     table, table);
 	if (sqlite3_prepare_v2(D.db, sql, -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(st, 1, before);
 	sqlite3_bind_int(st, 2, chunk);
+	dlog_sqlite_bind_text(st, 3, user);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? (long)sqlite3_changes(D.db) : -1;
+}
+
+static long delete_oldest(const char *table, int64_t before, int chunk)
+{
+	return delete_oldest_of(table, NULL, before, chunk);
 }
 
 /* Deletes the oldest rows of table older than before until used <= target. */
@@ -438,11 +450,58 @@ static long prune_down_to(const char *table, int64_t before, double target, doub
 	return total;
 }
 
+/* The user with the most rows in table (the index on user), in top; false when none. */
+static bool top_user(const char *table, char *top, size_t len)
+{
+	char sql[160];
+	sqlite3_stmt *st;
+	bool found = false;
+
+	adv_snprintf(sql, sizeof(sql), "SELECT user FROM %s GROUP BY user ORDER BY count(*) DESC"
+		     " LIMIT 1", table);
+	if (sqlite3_prepare_v2(D.db, sql, -1, &st, NULL) != SQLITE_OK)
+		return false;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		dlog_sqlite_col_text(st, 0, top, len);
+		found = true;
+	}
+	sqlite3_finalize(st);
+	return found;
+}
+
 /*
- * The WAL is checkpointed every max_mb/10 (at most SQLite's default 1000
- * pages) and truncated back to that size, so it cannot hold more than a
- * tenth of the bound.
+ * Issue 27: the largest contributor's rows first, oldest first, until
+ * used <= target; the user is looked up again after every TOP_ROUNDS
+ * chunks, so the next largest follows.  One call does at most
+ * TOP_CALL_CHUNKS chunks: the writer's next batch waits for it, and a
+ * flood that outruns it is pruned over the following batches.
  */
+#define TOP_ROUNDS 8
+#define TOP_CALL_CHUNKS 16
+static long prune_top_down_to(const char *table, double target, double *used, char *who,
+			      size_t wholen)
+{
+	long total = 0, k = 0;
+	char user[64] = "";
+
+	for (int i = 0; i < TOP_CALL_CHUNKS && *used > target; i++) {
+		if (i % TOP_ROUNDS == 0 && !top_user(table, user, sizeof(user)))
+			break;
+		if ((k = delete_oldest_of(table, user, INT64_MAX, SIZE_CHUNK)) <= 0) {
+			if (k < 0)
+				break;
+			user[0] = '\0';
+			i = ((i / TOP_ROUNDS) + 1) * TOP_ROUNDS - 1;   /* look the top up again */
+			continue;
+		}
+		if (!who[0])
+			adv_strlcpy(who, user, wholen);
+		total += k;
+		*used = used_bytes();
+	}
+	return total;
+}
+
 static void apply_wal_limit(int mb)
 {
 	char sql[128];
@@ -463,30 +522,31 @@ static void enforce_size(int mb, int days)
 {
 	time_t now = time(NULL);
 	double max = mb * DLOG_MIB, used, before;
-	long q, d = 0;
+	long q, d = 0, r = 0;
+	char who_q[64] = "", who_d[64] = "";
 
 	if (!D.db)
 		return;
 	if (mb != F.wal_mb)
 		apply_wal_limit(mb);
-	if (mb <= 0 || now < F.size_stuck_until || (used = used_bytes()) <= DLOG_PRUNE_HIGH * max)
+	if (mb <= 0 || (used = used_bytes()) <= DLOG_PRUNE_HIGH * max)
 		return;
 	before = used;
-	q = prune_down_to("queries", INT64_MAX, DLOG_PRUNE_LOW * max, &used);
+	q = prune_top_down_to("queries", DLOG_PRUNE_LOW * max, &used, who_q, sizeof(who_q));
 	if (days > 0)
 		d = prune_down_to("decisions", (int64_t)now - (int64_t)days * 86400,
 				  DLOG_PRUNE_LOW * max, &used);
-	/* What is left is the protected window: look again in a minute, not every batch. */
-	if (used > DLOG_PRUNE_LOW * max)
-		F.size_stuck_until = now + 60;
+	/* A hard bound (issue 27): the recent decisions of the user with the most go next. */
+	r = prune_top_down_to("decisions", DLOG_PRUNE_LOW * max, &used, who_d, sizeof(who_d));
+	if (d + r > 0)
+		prune_digests();
 	if (now >= F.prune_warned + DLOG_PRUNE_WARN_EVERY_S) {
 		msg_log(LOG_WARNING, "decision log %s: %.1f MiB in use is over %.0f%% of log "
-			"max_mb %d; pruning oldest first: %ld what-if queries and %ld decisions "
-			"older than %d days deleted, %.1f MiB in use now%s (said at most once an "
-			"hour)", D.path, before / DLOG_MIB, DLOG_PRUNE_HIGH * 100, mb, q, d, days,
-			used / DLOG_MIB, used > DLOG_PRUNE_LOW * max ? "; the rest are decisions of "
-			"the last retention_days, which are kept (raise max_mb or lower "
-			"retention_days)" : "");
+			"max_mb %d; pruning: %ld what-if queries (%s's first), %ld decisions older "
+			"than %d days and %ld recent decisions (%s's first) deleted, %.1f MiB in use "
+			"now (said at most once an hour)", D.path, before / DLOG_MIB,
+			DLOG_PRUNE_HIGH * 100, mb, q, who_q[0] ? who_q : "nobody", d, days, r,
+			who_d[0] ? who_d : "nobody", used / DLOG_MIB);
 		F.prune_warned = now;
 	}
 }

@@ -51,6 +51,8 @@
  *                                    sbatch-context checks, alternately; counts the
  *                                    answers of each kind, the rate-limited ones and
  *                                    the distinct decision ids
+ *   wireclient SOCKET flood MS       as fair, only sbatch-context checks, each naming a
+ *                                    partition of its own (issue 27)
  *   wireclient SOCKET paced N MS     N sbatch-context checks, one every MS ms, each on
  *                                    a fresh connection; p50, p99 and max latency
  *
@@ -1184,8 +1186,14 @@ static void fair_answer(struct fair_counts *fc, const Advisor__Response *r)
  * User A of test_fair.sh: what a broken workflow script or a raw client
  * does, as fast as one connection goes, with up to WINDOW requests in flight.
  */
-static int run_fair(int ms)
+/*
+ * fair, or (varied, issue 27) only sbatch-context checks, each naming a
+ * partition of its own ("flood-N"), as the probe that grew the log past
+ * max_mb sent them.
+ */
+static int run_fair(int ms, bool varied)
 {
+	static char part[32];
 	enum { WINDOW = 256 };
 	static uint8_t out[256 * 1024], in[512 * 1024];
 	Advisor__Request q, pl;
@@ -1213,12 +1221,17 @@ static int run_fair(int ms)
 		bool sending = mono_ms() < end && !stop_asked();
 
 		while (sending && seq - answered < WINDOW) {
-			Advisor__Request *rq = (seq & 1) ? &pl : &q;
+			Advisor__Request *rq = (seq & 1) || varied ? &pl : &q;
 
-			rq->id = seq;
+			if (varied) {
+				snprintf(part, sizeof(part), "flood-%lu", seq);
+				pl.check->resources->partition = part;
+			}
+			/* Odd ids are plugin checks (fair_answer). */
+			rq->id = varied ? seq * 2 + 1 : seq;
 			if (!frame_append(out, sizeof(out), &out_len, rq))
 				break;
-			if (seq & 1)
+			if (seq & 1 || varied)
 				fc.plugin_sent++;
 			else
 				fc.query_sent++;
@@ -1353,7 +1366,8 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "latency") && argc > 4) return run_latency(n, atoi(argv[4]));
 	if (!strcmp(mode, "flood") && argc > 4) return run_flood(n, atoi(argv[4]));
 	if (!strcmp(mode, "decide") && argc > 3) return run_decide(argc, argv);
-	if (!strcmp(mode, "fair")) return run_fair(n);
+	if (!strcmp(mode, "fair")) return run_fair(n, false);
+	if (!strcmp(mode, "flood")) return run_fair(n, true);
 	if (!strcmp(mode, "paced") && argc > 4) return run_paced(n, atoi(argv[4]));
 	fprintf(stderr, "wireclient: unknown mode %s\n", mode);
 	return 2;

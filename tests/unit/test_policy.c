@@ -300,7 +300,7 @@ static void test_err_unknown_key(void **st)
 		     "requests_per_s, burst");
 	expect_error("log: { retention_days: 7, maxmb: 5 }\n", cat, POLICY_ERR_SCHEMA,
 		     "p.yaml:1:27: unknown key 'maxmb' in section 'log'; expected one of: "
-		     "retention_days, max_mb");
+		     "retention_days, max_mb, user_rows_per_min, reserve_mb");
 	expect_error("partitions:\n  a: { gpu: h100, max_gpu: 8 }\n", cat, POLICY_ERR_SCHEMA,
 		     "p.yaml:2:19: unknown key 'max_gpu' in partition 'a'; expected one of: gpu, "
 		     "gpus_per_node, mode, max_gpus");
