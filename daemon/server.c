@@ -1383,7 +1383,8 @@ static void server_committed(uint64_t seq)
 
 	(void)seq;
 	for (int i = 0; i < S.nw; i++)
-		if (atomic_exchange(&S.w[i].want_commit, false) &&
+		/* A leading worker settles its own after dlog_lead(). */
+		if (&S.w[i] != cur_worker && atomic_exchange(&S.w[i].want_commit, false) &&
 		    write(S.w[i].commitfd, &one, sizeof(one)) < 0) {
 			/* the counter is full: a wake-up is pending anyway */
 		}
@@ -1513,6 +1514,12 @@ static void *worker_main(void *arg)
 		reap_zombies(w);
 		run_queues(w);
 		reap_zombies(w);
+		/* Group commit led by a worker (issue 27): answers wait here, so
+		 * commit them now on this thread unless a commit is running. */
+		if (w->held) {
+			(void)dlog_lead();
+			commits_done(w);
+		}
 		expire(w);
 		accept_resume(w);
 		cap_report();
@@ -1613,6 +1620,7 @@ int server_start(int listen_fd, const struct server_opts *o, char *err, size_t e
 	}
 	/* Held answers go when the decision log commits (issue 20). */
 	dlog_on_commit(server_committed);
+	dlog_set_leaders(true);
 	return 0;
 }
 
@@ -1627,6 +1635,7 @@ void server_stop(void)
 		if (S.w[i].thread)
 			pthread_join(S.w[i].thread, NULL);
 	/* After the workers: draining, they waited for commits; before their eventfds go. */
+	dlog_set_leaders(false);
 	dlog_on_commit(NULL);
 	/* Before the sinks go: a MUNGE thread may still return a job to one. */
 	if (S.authq)

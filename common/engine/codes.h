@@ -101,7 +101,7 @@
 	X(PARTITION_GPUS_DIFFER, WARN, \
 	  "The partitions of a -p list have different GPU types: the job is judged on the first listed partition's.") \
 	X(PARENT_UNCONFIRMED, INFO, \
-	  "On the node: the job's ADVISOR_DECISION_ID is not a decision of this job in advisord's log, so its script was judged on the node.")
+	  "On the node: advisord's log does not vouch for the job's ADVISOR_DECISION_ID (not the user's, a rejected submission, made for another script, or used by another job), so its script was judged on the node.")
 
 enum adv_code {
 #define ADV_CODE_ENUM(name, sev, meaning) ADV_CODE_##name,

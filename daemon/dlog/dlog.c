@@ -78,6 +78,7 @@
 #define PRUNE_EVERY_S 3600
 #define QUEUE_KEEP 1024              /* records a drained buffer may keep */
 #define AGG_SLOTS 16384              /* live aggregated rows; beyond, rows are not folded */
+#define MAINT_EVERY_MS 100           /* a leader calls the writer to prune at most this often */
 
 /* An aggregated row: identified by two hashes of its key, open while the window lasts. */
 struct agg_slot {
@@ -110,6 +111,14 @@ static struct {
 	atomic_bool low_space;      /* free space on the log's file system under reserve_mb */
 	atomic_uint_fast64_t shed;  /* checks answered and counted, not logged */
 	struct share_slot *share;   /* under lock */
+	/* Issue 27: group commit led by the server's workers (dlog_lead). */
+	bool leaders;               /* workers lead: appends do not wake the writer */
+	bool committing;            /* a batch is being written (the writer's or a leader's) */
+	bool maint_due;             /* the writer should prune and look at the disk */
+	int64_t maint_at;           /* ms: a leader calls for maintenance again from then */
+	pthread_cond_t idle;        /* a batch was committed: committing is false */
+	struct dlog_rec *spare;     /* the last committed batch's buffer, for the next queue */
+	size_t spare_cap;
 	atomic_uint_fast64_t id_counter;
 	atomic_bool prune_asap;     /* the retention changed: prune now, not in an hour */
 	char host[DLOG_HOST_MAX];   /* records without a host are this one's */
@@ -124,6 +133,7 @@ static struct {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.wake = PTHREAD_COND_INITIALIZER,
 	.committed = PTHREAD_COND_INITIALIZER,
+	.idle = PTHREAD_COND_INITIALIZER,
 };
 
 /* A user's new rows this minute (issue 27). */
@@ -295,20 +305,82 @@ static void check_space(void)
 			"not logged" : "logging every user's checks");
 }
 
-static void *writer_main(void *arg)
+static int64_t time_ms(void)
 {
-	struct dlog_rec *batch = NULL;
-	size_t batch_cap = 0;
-	time_t next_prune = 0;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A batch being committed: taken from the queue by its committer, the writer or a leader. */
+struct batch {
+	struct dlog_rec *recs;
+	size_t n, cap;
 	struct dlog_repeat *reps;
 	size_t n_reps;
+	uint64_t upto;
+};
+
+/* Under D.lock, not committing, something queued: the batch is the caller's until batch_done_locked. */
+static void batch_take_locked(struct batch *b)
+{
+	D.committing = true;
+	b->recs = D.queue;
+	b->cap = D.cap;
+	b->n = D.n;
+	D.queue = D.spare;
+	D.cap = D.spare_cap;
+	D.n = 0;
+	D.spare = NULL;
+	D.spare_cap = 0;
+	/* The repeats counted so far; slots find a fresh entry by the new generation. */
+	b->reps = D.pending;
+	b->n_reps = D.n_pending;
+	D.pending = NULL;
+	D.n_pending = D.cap_pending = 0;
+	D.pending_gen++;
+	b->upto = D.seq_queued;
+}
+
+/* Under D.lock, after store->write: the answers held for it go; the buffer is kept for the next. */
+static void batch_done_locked(struct batch *b)
+{
+	committed_locked(b->upto);
+	D.committing = false;
+	free(b->reps);
+	/* A burst (a slow disk, a checkpoint) grew the buffer: do not keep its peak for ever. */
+	if (!D.spare && b->cap <= QUEUE_KEEP) {
+		D.spare = b->recs;
+		D.spare_cap = b->cap;
+	} else {
+		buf_free(b->recs, b->cap);
+	}
+	pthread_cond_broadcast(&D.idle);
+}
+
+static bool queued_locked(void)
+{
+	return D.n > 0 || D.n_pending > 0;
+}
+
+/* The writer's size bound and disk reserve: after its batches, and when a leader's call for them. */
+static void maintain(void)
+{
+	store->enforce_size(atomic_load(&D.max_mb), atomic_load(&D.retention_days));
+	check_space();
+}
+
+static void *writer_main(void *arg)
+{
+	time_t next_prune = 0;
+	struct batch b;
 
 	(void)arg;
 	pthread_mutex_lock(&D.lock);
 	for (;;) {
 		struct timespec ts;
-		uint64_t upto;
-		size_t n;
+		bool maint;
 
 		if (time(NULL) >= next_prune || atomic_exchange(&D.prune_asap, false)) {
 			pthread_mutex_unlock(&D.lock);
@@ -316,7 +388,7 @@ static void *writer_main(void *arg)
 			next_prune = time(NULL) + PRUNE_EVERY_S;
 			pthread_mutex_lock(&D.lock);
 		}
-		while (D.n == 0 && D.n_pending == 0 && !D.stop) {
+		while ((!queued_locked() || D.committing) && !D.stop && !D.maint_due) {
 			if (atomic_load(&D.prune_asap))
 				break;
 			clock_gettime(CLOCK_REALTIME, &ts);
@@ -325,52 +397,82 @@ static void *writer_main(void *arg)
 			if (time(NULL) >= next_prune)
 				break;
 		}
-		if (D.n == 0 && D.n_pending == 0 && D.stop)
-			break;
-		if (D.n == 0 && D.n_pending == 0)
+		/* A leader's batch is in flight: its end says whether more is left. */
+		while (D.committing)
+			pthread_cond_wait(&D.idle, &D.lock);
+		maint = D.maint_due;
+		D.maint_due = false;
+		if (!queued_locked()) {
+			if (D.stop)
+				break;
+			if (maint) {
+				pthread_mutex_unlock(&D.lock);
+				maintain();
+				pthread_mutex_lock(&D.lock);
+			}
 			continue;
-		/* No batch window: answers wait for this commit (group commit). */
-		/* Swap the queue with the writer's empty buffer. */
-		{
-			struct dlog_rec *q = D.queue;
-			size_t qcap = D.cap;
-
-			n = D.n;
-			D.queue = batch;
-			D.cap = batch_cap;
-			D.n = 0;
-			batch = q;
-			batch_cap = qcap;
 		}
-		/* The repeats counted so far; slots find a fresh entry by the new generation. */
-		reps = D.pending;
-		n_reps = D.n_pending;
-		D.pending = NULL;
-		D.n_pending = D.cap_pending = 0;
-		D.pending_gen++;
-		upto = D.seq_queued;
+		/* No batch window: answers wait for this commit (group commit). */
+		batch_take_locked(&b);
 		pthread_mutex_unlock(&D.lock);
 		/* Committed (or spooled): either way it survives the daemon from here. */
-		store->write(batch, n, reps, n_reps);
+		store->write(b.recs, b.n, b.reps, b.n_reps);
 		/* The answers held for it go now, before any pruning. */
 		pthread_mutex_lock(&D.lock);
-		committed_locked(upto);
+		batch_done_locked(&b);
 		pthread_mutex_unlock(&D.lock);
-		store->enforce_size(atomic_load(&D.max_mb), atomic_load(&D.retention_days));
-		check_space();
-		free(reps);
-		/* A burst (a slow disk, a checkpoint) grew the buffer: do not keep its peak for ever. */
-		if (batch_cap > QUEUE_KEEP) {
-			buf_free(batch, batch_cap);
-			batch = NULL;
-			batch_cap = 0;
-		}
+		maintain();
 		pthread_mutex_lock(&D.lock);
 	}
 	committed_locked(D.seq_queued);
 	pthread_mutex_unlock(&D.lock);
-	buf_free(batch, batch_cap);
 	return NULL;
+}
+
+/*
+ * Issue 27: group commit led by a worker.  The server's worker whose
+ * answers wait for a commit makes it itself when none is running, on its
+ * own thread: the writer thread is not woken for it, nor does it wake the
+ * worker back (two thread switches an answer on a 2-core machine).
+ * Records queued meanwhile are the next committer's: a leader that finds a
+ * commit running leaves its records to it, and a committer that finishes
+ * with records queued wakes the writer for them.
+ */
+bool dlog_lead(void)
+{
+	struct batch b;
+	bool maint;
+
+	pthread_mutex_lock(&D.lock);
+	if (!D.running || D.committing || !queued_locked()) {
+		pthread_mutex_unlock(&D.lock);
+		return false;
+	}
+	batch_take_locked(&b);
+	pthread_mutex_unlock(&D.lock);
+	store->write(b.recs, b.n, b.reps, b.n_reps);
+	pthread_mutex_lock(&D.lock);
+	batch_done_locked(&b);
+	/* Pruning and the disk reserve are the writer's, ten times a second at most. */
+	maint = time_ms() >= D.maint_at;
+	if (maint) {
+		D.maint_at = time_ms() + MAINT_EVERY_MS;
+		D.maint_due = true;
+	}
+	if (queued_locked() || maint)
+		pthread_cond_signal(&D.wake);
+	pthread_mutex_unlock(&D.lock);
+	return true;
+}
+
+void dlog_set_leaders(bool on)
+{
+	pthread_mutex_lock(&D.lock);
+	D.leaders = on;
+	/* Whatever waits now is the writer's. */
+	if (!on && queued_locked())
+		pthread_cond_signal(&D.wake);
+	pthread_mutex_unlock(&D.lock);
 }
 
 /* $ADVISOR_HOSTNAME lets one machine's tests play several nodes. */
@@ -462,6 +564,10 @@ void dlog_close(void)
 	buf_free(D.queue, D.cap);
 	D.queue = NULL;
 	D.n = D.cap = 0;
+	buf_free(D.spare, D.spare_cap);
+	D.spare = NULL;
+	D.spare_cap = 0;
+	D.leaders = false;
 	free(D.pending);
 	D.pending = NULL;
 	D.n_pending = D.cap_pending = 0;
@@ -495,7 +601,7 @@ static void append_locked(const struct dlog_rec *rec)
 		adv_strlcpy(D.queue[D.n].host, D.host, sizeof(D.queue[D.n].host));
 	D.n++;
 	my_seq = ++D.seq_queued;
-	if (D.n == 1 && D.n_pending == 0)
+	if (D.n == 1 && D.n_pending == 0 && !D.leaders)
 		pthread_cond_signal(&D.wake);
 }
 
@@ -697,7 +803,7 @@ static bool agg_repeat(struct agg_slot *s)
 		adv_strlcpy(D.pending[D.n_pending].id, s->id, DLOG_ID_MAX);
 		s->gen = D.pending_gen;
 		s->pending_idx = (uint32_t)D.n_pending++;
-		if (D.n_pending == 1 && D.n == 0)
+		if (D.n_pending == 1 && D.n == 0 && !D.leaders)
 			pthread_cond_signal(&D.wake);
 	}
 	D.pending[s->pending_idx].n++;
@@ -858,6 +964,8 @@ static void wait_committed(void)
 	struct timespec ts;
 	uint64_t want;
 
+	/* What this thread's worker queued is committed by a leader: be it. */
+	(void)dlog_lead();
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += 2;
 	pthread_mutex_lock(&D.lock);

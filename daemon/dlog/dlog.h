@@ -70,6 +70,16 @@ void dlog_append(const struct dlog_rec *rec);
  * dlog_committed() reaches it.  Records are committed in sequence order.
  */
 uint64_t dlog_take_mine(void);
+/*
+ * Issue 27, group commit led by a worker: commits what is queued now, on
+ * the calling thread, unless a commit is running or nothing is queued
+ * (false).  The server's workers call it when their answers wait, once
+ * dlog_set_leaders(true) stopped the writer thread being woken for each
+ * record; the writer still commits what a leader leaves, prunes and looks
+ * at the disk.
+ */
+bool dlog_lead(void);
+void dlog_set_leaders(bool on);
 /* Records up to this sequence number are committed (or were counted as lost). */
 uint64_t dlog_committed(void);
 /*
