@@ -181,7 +181,13 @@ old_spool_replayed() { [ "$(msql -e "SELECT COUNT(*) FROM decisions WHERE id = '
 wait_until -s 'tail -n 5 "$SCRATCH/login2.log"' 10 "the old spool's row to be replayed" old_spool_replayed
 expect_status 0 "show of a row of an old spool" nctl login2 show d-old-spool
 grep -q "^findings: not recorded" "$SCRATCH/out" || fail "old spool row: $(cat "$SCRATCH/out")"
-pass "show on MariaDB: a submission on login1 and its node check on login2 linked both ways, with findings and sources; history --script; an older spool migrated and replayed, its row 'not recorded'"
+# Issue 27: no trust without the digest, and the node cannot wait for the
+# server to read it: a node check shipping its script is judged from it.
+(cd "$SCRATCH" && "$WIRECLIENT" "$SCRATCH/login2.sock" decide step gpu=h100 gpus=8 job=3302 uid=0 \
+	parent="$sub" script=show.sbatch) > "$SCRATCH/node2"
+[ "$(value text_read "$SCRATCH/node2")" = 1 ] && [ "$(value verdict "$SCRATCH/node2")" = 2 ] ||
+	fail "under MariaDB a node check's parent was trusted: $(cat "$SCRATCH/node2")"
+pass "show on MariaDB: a submission on login1 and its node check on login2 linked both ways; a node check shipping its script judged from it (no trust without the digest); with findings and sources; history --script; an older spool migrated and replayed, its row 'not recorded'"
 
 # --- MariaDB killed under 64-client load ----------------------------------------------------
 LOAD_MS=${ADVISOR_MARIADB_LOAD_MS:-9000}
