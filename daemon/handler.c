@@ -820,6 +820,11 @@ static Advisor__LabelledCount *count_pb(struct arena *a, uint64_t n)
 	return c;
 }
 
+/* A kind is a request's body case from check on (handler_frame): stats.c
+ * names every one of them, the hello aside (issue 27). */
+_Static_assert(STATS_KINDS == ADVISOR__REQUEST__BODY_REPORT - ADVISOR__REQUEST__BODY_CHECK + 1,
+	       "stats.c has a kind for each request from check to report");
+
 static int stats_kinds_pb(struct arena *a, const struct stats_view *v,
 			  Advisor__StatsResponse *r)
 {
@@ -841,7 +846,8 @@ static int stats_kinds_pb(struct arena *a, const struct stats_view *v,
 static int stats_partitions_pb(struct arena *a, const struct stats_view *v,
 			       Advisor__StatsResponse *r)
 {
-	r->decisions = ARENA_ARRAY(a, Advisor__LabelledCount *, v->n_partitions * 3 + 1);
+	r->decisions = ARENA_ARRAY(a, Advisor__LabelledCount *,
+				   v->n_partitions * ADV_VERDICT_COUNT + 1);
 	r->unenforced = ARENA_ARRAY(a, Advisor__LabelledCount *, v->n_partitions + 1);
 	if (!r->decisions || !r->unenforced)
 		return -1;
@@ -849,7 +855,7 @@ static int stats_partitions_pb(struct arena *a, const struct stats_view *v,
 		const struct stats_label *l = &v->partitions[i];
 		Advisor__LabelledCount *c;
 
-		for (int verdict = 0; verdict < 3; verdict++) {
+		for (int verdict = 0; verdict < ADV_VERDICT_COUNT; verdict++) {
 			if (!(c = count_pb(a, l->n[verdict])))
 				return -1;
 			c->partition = (char *)(uintptr_t)l->name;
@@ -857,7 +863,7 @@ static int stats_partitions_pb(struct arena *a, const struct stats_view *v,
 			c->verdict = verdict;
 			r->decisions[r->n_decisions++] = c;
 		}
-		if (!(c = count_pb(a, l->n[3])))
+		if (!(c = count_pb(a, l->n[STATS_UNENFORCED])))
 			return -1;
 		c->partition = (char *)(uintptr_t)l->name;
 		r->unenforced[r->n_unenforced++] = c;
@@ -868,11 +874,11 @@ static int stats_partitions_pb(struct arena *a, const struct stats_view *v,
 /* Findings by code and severity; severities never seen for a code are left out. */
 static int stats_codes_pb(struct arena *a, const struct stats_view *v, Advisor__StatsResponse *r)
 {
-	r->findings = ARENA_ARRAY(a, Advisor__LabelledCount *, v->n_codes * 3 + 1);
+	r->findings = ARENA_ARRAY(a, Advisor__LabelledCount *, v->n_codes * ADV_SEV_COUNT + 1);
 	if (!r->findings)
 		return -1;
 	for (size_t i = 0; i < v->n_codes; i++) {
-		for (int sev = 0; sev < 3; sev++) {
+		for (int sev = 0; sev < ADV_SEV_COUNT; sev++) {
 			Advisor__LabelledCount *c;
 
 			if (!v->codes[i].n[sev])
@@ -891,7 +897,8 @@ static int stats_codes_pb(struct arena *a, const struct stats_view *v, Advisor__
 static int stats_latency_pb(struct arena *a, const struct stats_view *v,
 			    Advisor__StatsResponse *r)
 {
-	static const char *const names[STATS_LAT_KINDS] = { "check", "other" };
+	static const char *const names[] = { "check", "other" };
+	_Static_assert(ADV_ARRAY_SIZE(names) == STATS_LAT_KINDS, "a name for each latency kind");
 
 	r->latency = ARENA_ARRAY(a, Advisor__LatencyHistogram *, STATS_LAT_KINDS);
 	if (!r->latency)
