@@ -320,8 +320,8 @@ static void rollout_of(const struct adv_result *res, struct dlog_rec *r)
  * each workload value came from, and the script's name as the client gave
  * it (sbatch's argument, "stdin", "--wrap"; advisorctl's --script).
  */
-static void detail_of(const Advisor__CheckRequest *m, const struct adv_result *res,
-		      struct dlog_rec *r)
+void handler_log_detail(const Advisor__CheckRequest *m, const struct adv_result *res,
+			struct dlog_rec *r)
 {
 	unsigned left = 0;
 
@@ -392,7 +392,7 @@ static bool record(const struct peer *p, const char *user, const Advisor__CheckR
 	r.mem_gib = res->has_memory ? res->memory.per_gpu_gib : -1;
 	r.ckpt_interval_s = res->has_checkpoint ? res->checkpoint.optimal_s : -1;
 	rollout_of(res, &r);
-	detail_of(m, res, &r);
+	handler_log_detail(m, res, &r);
 	if (query) {
 		dlog_append(&r);
 		return false;
@@ -574,7 +574,7 @@ static int detail_pb(struct arena *a, const struct dlog_rec *r, Advisor__Decisio
 }
 
 /* A record as history lists it; with detail (show), what the user saw too. */
-static Advisor__Decision *decision_pb(struct arena *a, const struct dlog_rec *r, bool detail)
+Advisor__Decision *handler_decision_pb(struct arena *a, const struct dlog_rec *r, bool detail)
 {
 	Advisor__Decision *d = ARENA_NEW(a, Advisor__Decision);
 	char *codes, *save = NULL;
@@ -648,7 +648,7 @@ static int linked_pb(struct arena *a, const struct dlog_filter *f, bool oldest_f
 	for (size_t i = 0; i < n; i++) {
 		const struct dlog_rec *r = &recs[oldest_first ? n - 1 - i : i];
 
-		if (((*out)[*n_out] = decision_pb(a, r, false)))
+		if (((*out)[*n_out] = handler_decision_pb(a, r, false)))
 			(*n_out)++;
 	}
 	free(recs);
@@ -690,7 +690,7 @@ static int do_show(struct handler *h, const struct peer *p, const char *me,
 		size_t n_ps;
 
 		r->decisions = ARENA_ARRAY(&h->arena, Advisor__Decision *, 1);
-		if (!r->decisions || !(r->decisions[0] = decision_pb(&h->arena, rec, true))) {
+		if (!r->decisions || !(r->decisions[0] = handler_decision_pb(&h->arena, rec, true))) {
 			free(rec);
 			return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 		}
@@ -773,7 +773,7 @@ static int do_history(struct handler *h, const struct peer *p, const char *me,
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	}
 	for (size_t i = 0; i < n; i++)
-		if ((r->decisions[r->n_decisions] = decision_pb(&h->arena, &recs[i], false)))
+		if ((r->decisions[r->n_decisions] = handler_decision_pb(&h->arena, &recs[i], false)))
 			r->n_decisions++;
 	free(recs);
 	resp->history = r;
