@@ -541,13 +541,15 @@ void print_check(FILE *f, const struct adv_result *res, const char *decision_id,
 		return;
 	}
 	fprintf(f, "verdict: %s", engine_verdict_name(res->verdict));
+	/* The partition is the job's spelling of it (-p a,b), the decision id
+	 * the server's: both escaped (fuzz_path found the partition raw). */
 	if (res->mode_partition[0])
 		fprintf(f, " (mode %s, set by partition %s of the list)", policy_mode_name(res->mode),
-			res->mode_partition);
+			ADV_TEXT(res->mode_partition));
 	else if (res->mode != ADV_MODE_ENFORCE)
 		fprintf(f, " (mode %s)", policy_mode_name(res->mode));
 	if (decision_id && *decision_id)
-		fprintf(f, "   decision %s", decision_id);
+		fprintf(f, "   decision %s", ADV_TEXT(decision_id));
 	fprintf(f, "\n");
 	if (res->has_layout) {
 		char l[96];
@@ -589,7 +591,7 @@ void print_check(FILE *f, const struct adv_result *res, const char *decision_id,
 		print_serving(f, &res->serving, res->seq, res->layout.dp);
 	/* Issue 21: the command that prints this report's findings again later. */
 	if (decision_id && *decision_id)
-		fprintf(f, "see: advisorctl show %s\n", decision_id);
+		fprintf(f, "see: advisorctl show %s\n", ADV_TEXT(decision_id));
 }
 
 /* ---- ckpt, plan -------------------------------------------------------------- */
