@@ -57,7 +57,9 @@ documented() {
 
 # why RC: what an exit status means, for a failure message.
 why() {
-	if [ "$1" -gt 128 ]; then
+	if documented "$1"; then
+		echo "exit $1"
+	elif [ "$1" -gt 128 ]; then
 		echo "exit $1: killed by signal $(($1 - 128)) (a crash)"
 	else
 		echo "exit $1: not a documented status (a sanitizer's report?)"
@@ -75,7 +77,6 @@ check_local() {
 	_name=$1 _dir=$2 _script=$3 _var=$4
 	shift 4
 	_base=$OUT/$_name.$_var
-	# shellcheck disable=SC2086
 	(cd "$_dir" && "$ADVISORCTL" --local --catalog "$CATALOG" --policy "$top_srcdir/etc/policy.yaml" \
 		check --script "$_script" "$@") > "$_base.txt" 2> "$_base.txt.err"
 	_rt=$?
@@ -144,8 +145,8 @@ while read -r name id; do
 	rt=$?
 	ctl --json show "$id" > "$base.json" 2> "$base.json.err"
 	rj=$?
-	[ "$rt" -eq 0 ] || { bad "$name: show $id: $(documented "$rt" && echo "exit $rt" || why "$rt")" "$base.txt.err"; continue; }
-	[ "$rj" -eq 0 ] || { bad "$name: show --json $id: $(documented "$rj" && echo "exit $rj" || why "$rj")" "$base.json.err"; continue; }
+	[ "$rt" -eq 0 ] || { bad "$name: show $id: $(why "$rt")" "$base.txt.err"; continue; }
+	[ "$rj" -eq 0 ] || { bad "$name: show --json $id: $(why "$rj")" "$base.json.err"; continue; }
 	echo "showtext $name.show $base.txt $OUT/$name.daemon.json" >> "$RUNS"
 	echo "show $name.show $base.json $OUT/$name.daemon.json" >> "$RUNS"
 done < "$SCRATCH/ids"
