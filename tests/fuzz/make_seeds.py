@@ -250,6 +250,21 @@ def path_seeds():
             words = PATH_WORDS[i // 8 % len(PATH_WORDS)]
             with open(os.path.join(d, job + "+words"), "wb") as f:
                 f.write(data + b"\0" + words.encode())
+    # The dictionary: sbatch's options, the --llm-* options, and every flag
+    # a launcher or trainer reader looks for (common/jobread).
+    jr = open(os.path.join(TOP, "common", "wire", "jobreq.c")).read()
+    opts = open(os.path.join(TOP, "common", "engine", "optlist.h")).read()
+    flags = set()
+    for root, _, files in os.walk(os.path.join(TOP, "common", "jobread")):
+        for fn in files:
+            if fn.endswith(".c"):
+                src = open(os.path.join(root, fn)).read()
+                flags.update(re.findall(r'"(--?[A-Za-z][A-Za-z0-9_.-]*)"', src))
+    words = ["--" + o for o in re.findall(r'\{ *"([a-z-]+)", *\w+_argument', jr)]
+    words += ["--llm-" + o + "=" for o in re.findall(r'X\([A-Z_]+, "([a-z-]+)"', opts)]
+    words += sorted(flags) + ["#SBATCH ", "srun ", "torchrun ", "deepspeed ", "accelerate launch ",
+                              "python -m ", "\\x00", "\\x0a--\\x0a", "gpu:h100:8", "h100"]
+    dict_file("path", words)
     return len(names)
 
 
