@@ -42,7 +42,7 @@ static const char *const advconf_storage_keys[] = {
 	"database", "spool", NULL
 };
 
-static const char *const advconf_errors[] = {
+static const char *const advconf_errors[ADVCONF_ERR_COUNT] = {
 	[ADVCONF_OK] = "success",
 	[ADVCONF_ERR_IO] = "cannot read the file",
 	[ADVCONF_ERR_SYNTAX] = "YAML syntax error",
@@ -53,6 +53,8 @@ static const char *const advconf_errors[] = {
 	[ADVCONF_ERR_MODE] = "holds a password that others may read, or others may write it",
 	[ADVCONF_ERR_OWNER] = "belongs to another user",
 };
+/* A code left out is a NULL row, which test_tables finds (issue 27). */
+_Static_assert(ADV_ARRAY_SIZE(advconf_errors) == ADVCONF_ERR_COUNT, "a message for each error");
 
 const char *advconf_strerror(int code)
 {

@@ -45,6 +45,7 @@ enum advconf_err {
 	ADVCONF_ERR_MODE,          /* holds a password and others may read it, or
 				      group or others may write it */
 	ADVCONF_ERR_OWNER,         /* it or its password_file belongs to another user */
+	ADVCONF_ERR_COUNT          /* sizes advconf_strerror's table; no error */
 };
 
 struct advconf {

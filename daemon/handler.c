@@ -322,8 +322,8 @@ static void rollout_of(const struct adv_result *res, struct dlog_rec *r)
  * each workload value came from, and the script's name as the client gave
  * it (sbatch's argument, "stdin", "--wrap"; advisorctl's --script).
  */
-static void detail_of(const Advisor__CheckRequest *m, const struct adv_result *res,
-		      struct dlog_rec *r)
+void handler_log_detail(const Advisor__CheckRequest *m, const struct adv_result *res,
+			struct dlog_rec *r)
 {
 	unsigned left = 0;
 
@@ -402,7 +402,7 @@ static bool record(const struct peer *p, const char *user, const Advisor__CheckR
 	r.mem_gib = res->has_memory ? res->memory.per_gpu_gib : -1;
 	r.ckpt_interval_s = res->has_checkpoint ? res->checkpoint.optimal_s : -1;
 	rollout_of(res, &r);
-	detail_of(m, res, &r);
+	handler_log_detail(m, res, &r);
 	if (query) {
 		dlog_append(&r);
 		return false;
@@ -656,7 +656,7 @@ static int detail_pb(struct arena *a, const struct dlog_rec *r, Advisor__Decisio
 }
 
 /* A record as history lists it; with detail (show), what the user saw too. */
-static Advisor__Decision *decision_pb(struct arena *a, const struct dlog_rec *r, bool detail)
+Advisor__Decision *handler_decision_pb(struct arena *a, const struct dlog_rec *r, bool detail)
 {
 	Advisor__Decision *d = ARENA_NEW(a, Advisor__Decision);
 	char *codes, *save = NULL;
@@ -730,7 +730,7 @@ static int linked_pb(struct arena *a, const struct dlog_filter *f, bool oldest_f
 	for (size_t i = 0; i < n; i++) {
 		const struct dlog_rec *r = &recs[oldest_first ? n - 1 - i : i];
 
-		if (((*out)[*n_out] = decision_pb(a, r, false)))
+		if (((*out)[*n_out] = handler_decision_pb(a, r, false)))
 			(*n_out)++;
 	}
 	free(recs);
@@ -772,7 +772,7 @@ static int do_show(struct handler *h, const struct peer *p, const char *me,
 		size_t n_ps;
 
 		r->decisions = ARENA_ARRAY(&h->arena, Advisor__Decision *, 1);
-		if (!r->decisions || !(r->decisions[0] = decision_pb(&h->arena, rec, true))) {
+		if (!r->decisions || !(r->decisions[0] = handler_decision_pb(&h->arena, rec, true))) {
 			free(rec);
 			return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 		}
@@ -855,7 +855,7 @@ static int do_history(struct handler *h, const struct peer *p, const char *me,
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	}
 	for (size_t i = 0; i < n; i++)
-		if ((r->decisions[r->n_decisions] = decision_pb(&h->arena, &recs[i], false)))
+		if ((r->decisions[r->n_decisions] = handler_decision_pb(&h->arena, &recs[i], false)))
 			r->n_decisions++;
 	free(recs);
 	resp->history = r;
@@ -902,6 +902,11 @@ static Advisor__LabelledCount *count_pb(struct arena *a, uint64_t n)
 	return c;
 }
 
+/* A kind is a request's body case from check on (handler_frame): stats.c
+ * names every one of them, the hello aside (issue 27). */
+_Static_assert(STATS_KINDS == ADVISOR__REQUEST__BODY_REPORT - ADVISOR__REQUEST__BODY_CHECK + 1,
+	       "stats.c has a kind for each request from check to report");
+
 static int stats_kinds_pb(struct arena *a, const struct stats_view *v,
 			  Advisor__StatsResponse *r)
 {
@@ -923,7 +928,8 @@ static int stats_kinds_pb(struct arena *a, const struct stats_view *v,
 static int stats_partitions_pb(struct arena *a, const struct stats_view *v,
 			       Advisor__StatsResponse *r)
 {
-	r->decisions = ARENA_ARRAY(a, Advisor__LabelledCount *, v->n_partitions * 3 + 1);
+	r->decisions = ARENA_ARRAY(a, Advisor__LabelledCount *,
+				   v->n_partitions * ADV_VERDICT_COUNT + 1);
 	r->unenforced = ARENA_ARRAY(a, Advisor__LabelledCount *, v->n_partitions + 1);
 	if (!r->decisions || !r->unenforced)
 		return -1;
@@ -931,7 +937,7 @@ static int stats_partitions_pb(struct arena *a, const struct stats_view *v,
 		const struct stats_label *l = &v->partitions[i];
 		Advisor__LabelledCount *c;
 
-		for (int verdict = 0; verdict < 3; verdict++) {
+		for (int verdict = 0; verdict < ADV_VERDICT_COUNT; verdict++) {
 			if (!(c = count_pb(a, l->n[verdict])))
 				return -1;
 			c->partition = (char *)(uintptr_t)l->name;
@@ -939,7 +945,7 @@ static int stats_partitions_pb(struct arena *a, const struct stats_view *v,
 			c->verdict = verdict;
 			r->decisions[r->n_decisions++] = c;
 		}
-		if (!(c = count_pb(a, l->n[3])))
+		if (!(c = count_pb(a, l->n[STATS_UNENFORCED])))
 			return -1;
 		c->partition = (char *)(uintptr_t)l->name;
 		r->unenforced[r->n_unenforced++] = c;
@@ -950,11 +956,11 @@ static int stats_partitions_pb(struct arena *a, const struct stats_view *v,
 /* Findings by code and severity; severities never seen for a code are left out. */
 static int stats_codes_pb(struct arena *a, const struct stats_view *v, Advisor__StatsResponse *r)
 {
-	r->findings = ARENA_ARRAY(a, Advisor__LabelledCount *, v->n_codes * 3 + 1);
+	r->findings = ARENA_ARRAY(a, Advisor__LabelledCount *, v->n_codes * ADV_SEV_COUNT + 1);
 	if (!r->findings)
 		return -1;
 	for (size_t i = 0; i < v->n_codes; i++) {
-		for (int sev = 0; sev < 3; sev++) {
+		for (int sev = 0; sev < ADV_SEV_COUNT; sev++) {
 			Advisor__LabelledCount *c;
 
 			if (!v->codes[i].n[sev])
@@ -973,7 +979,8 @@ static int stats_codes_pb(struct arena *a, const struct stats_view *v, Advisor__
 static int stats_latency_pb(struct arena *a, const struct stats_view *v,
 			    Advisor__StatsResponse *r)
 {
-	static const char *const names[STATS_LAT_KINDS] = { "check", "other" };
+	static const char *const names[] = { "check", "other" };
+	_Static_assert(ADV_ARRAY_SIZE(names) == STATS_LAT_KINDS, "a name for each latency kind");
 
 	r->latency = ARENA_ARRAY(a, Advisor__LatencyHistogram *, STATS_LAT_KINDS);
 	if (!r->latency)

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "advisor.pb-c.h"
 #include "config/policy.h"
 #include "service/arena.h"
 #include "wire/auth.h"
@@ -137,5 +138,18 @@ bool handler_privileged(uid_t uid, gid_t gid);
 void handler_refuse(struct handler *h, int code, const char *message, struct outbuf *out);
 
 void handler_outbuf_free(struct outbuf *b);
+
+/*
+ * The decision log's side of a check and of show (issue 21), for the
+ * fuzz target of the whole path (tests/fuzz/fuzz_path.c) as much as for
+ * the daemon: what the user of check m saw (res's findings and sources as
+ * dlog_detail.h lines, the script's name) into r; and a record as history
+ * lists it, with detail as show prints it (in a; NULL out of memory).
+ */
+struct adv_result;
+struct dlog_rec;
+void handler_log_detail(const Advisor__CheckRequest *m, const struct adv_result *res,
+			struct dlog_rec *r);
+Advisor__Decision *handler_decision_pb(struct arena *a, const struct dlog_rec *r, bool detail);
 
 #endif

@@ -104,7 +104,7 @@ struct code_agg {
 
 struct part_agg {
 	char name[64];
-	uint64_t decisions, users, verdict[3], unenforced;
+	uint64_t decisions, users, verdict[ADV_VERDICT_COUNT], unenforced;
 };
 
 struct host_agg {
@@ -120,7 +120,9 @@ struct agg {
 	struct part_agg *parts;
 	size_t n_parts, cap_parts;
 	struct strset seen;
-	uint64_t decisions, users, verdict[3], mode[4], unenforced, unenforced_users, rejected;
+	/* mode[ADV_MODE_COUNT]: decisions logged before modes were recorded. */
+	uint64_t decisions, users, verdict[ADV_VERDICT_COUNT], mode[ADV_MODE_COUNT + 1];
+	uint64_t unenforced, unenforced_users, rejected;
 	bool oom;
 };
 
@@ -256,7 +258,7 @@ static void add_decision(const struct dlog_rec *r, void *ctx)
 	const char *user = r->user;
 	struct part_agg *p;
 	struct host_agg *h;
-	int v = r->verdict >= 0 && r->verdict < 3 ? r->verdict : 0;
+	int v = r->verdict >= 0 && r->verdict < ADV_VERDICT_COUNT ? r->verdict : 0;
 	uint64_t w = r->repeat > 1 ? r->repeat : 1;
 
 	if (!user[0]) {
@@ -265,7 +267,7 @@ static void add_decision(const struct dlog_rec *r, void *ctx)
 	}
 	g->decisions += w;
 	g->verdict[v] += w;
-	g->mode[r->mode >= 0 && r->mode < 3 ? r->mode : 3] += w;
+	g->mode[r->mode >= 0 && r->mode < ADV_MODE_COUNT ? r->mode : ADV_MODE_COUNT] += w;
 	g->users += (uint64_t)first_time(g, "u", "", "", user);
 	if (v == ADV_REJECT)
 		g->rejected += w;
@@ -324,11 +326,11 @@ static Advisor__LabelledCount *count_pb(struct arena *a, uint64_t n)
 
 static int totals_pb(const struct agg *g, struct arena *a, Advisor__ReportResponse *r)
 {
-	r->verdicts = ARENA_ARRAY(a, Advisor__LabelledCount *, 3);
-	r->modes = ARENA_ARRAY(a, Advisor__LabelledCount *, 4);
+	r->verdicts = ARENA_ARRAY(a, Advisor__LabelledCount *, ADV_VERDICT_COUNT);
+	r->modes = ARENA_ARRAY(a, Advisor__LabelledCount *, ADV_MODE_COUNT + 1);
 	if (!r->verdicts || !r->modes)
 		return -1;
-	for (int v = 0; v < 3; v++) {
+	for (int v = 0; v < ADV_VERDICT_COUNT; v++) {
 		Advisor__LabelledCount *c = count_pb(a, g->verdict[v]);
 
 		if (!c)
@@ -336,14 +338,14 @@ static int totals_pb(const struct agg *g, struct arena *a, Advisor__ReportRespon
 		SET(c, verdict, v);
 		r->verdicts[r->n_verdicts++] = c;
 	}
-	for (int m = 0; m < 4; m++) {
+	for (int m = 0; m <= ADV_MODE_COUNT; m++) {
 		Advisor__LabelledCount *c;
 
 		if (!g->mode[m])
 			continue;
 		if (!(c = count_pb(a, g->mode[m])))
 			return -1;
-		if (m < 3)
+		if (m < ADV_MODE_COUNT)
 			SET(c, mode, m);
 		r->modes[r->n_modes++] = c;
 	}

@@ -37,14 +37,16 @@ const double stats_latency_bounds_s[STATS_LATENCY_BUCKETS] = {
 	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
 };
 
-static const char *const kind_names[STATS_KINDS] = {
+/* Indexed by the kind (handler.c: the body case from check on). */
+static const char *const kind_names[] = {
 	"check", "plan", "ckpt", "catalog", "policy", "history", "stats", "reload", "status",
 	"report",
 };
+_Static_assert(ADV_ARRAY_SIZE(kind_names) == STATS_KINDS, "a name for each kind");
 
 struct label_entry {
 	char name[LABEL_MAX];
-	atomic_uint_fast64_t n[4];
+	atomic_uint_fast64_t n[STATS_LABEL_N];
 };
 
 struct label_table {
@@ -176,15 +178,15 @@ void stats_check(const char *partition, const struct adv_result *res, bool unenf
 	struct label_entry *p = label_get(&partitions, partition ? partition : "");
 	int v = (int)res->verdict;
 
-	if (v >= 0 && v < 3)
+	if (v >= 0 && v < ADV_VERDICT_COUNT)
 		atomic_fetch_add_explicit(&p->n[v], 1, memory_order_relaxed);
 	if (unenforced)
-		atomic_fetch_add_explicit(&p->n[3], 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&p->n[STATS_UNENFORCED], 1, memory_order_relaxed);
 	for (int i = 0; i < res->n_findings; i++) {
 		struct label_entry *c = label_get(&codes, res->findings[i].code);
 		int s = (int)res->findings[i].severity;
 
-		if (s >= 0 && s < 3)
+		if (s >= 0 && s < ADV_SEV_COUNT)
 			atomic_fetch_add_explicit(&c->n[s], 1, memory_order_relaxed);
 	}
 }
@@ -220,7 +222,7 @@ static size_t labels_get(struct label_table *t, struct stats_label *out)
 		if (i >= n && i != t->max)
 			continue;
 		out[k].name = e->name;
-		for (int j = 0; j < 4; j++)
+		for (int j = 0; j < STATS_LABEL_N; j++)
 			sum += out[k].n[j] = atomic_load_explicit(&e->n[j], memory_order_relaxed);
 		if (i < n || sum)
 			k++;

@@ -21,10 +21,16 @@
 
 enum stats_latency_kind { STATS_LAT_CHECK = 0, STATS_LAT_OTHER, STATS_LAT_KINDS };
 
-/* n[] by verdict (partitions: 0..2, 3 = unenforced rejects) or by severity (codes). */
+/*
+ * n[] by verdict (partitions: enum adv_verdict, then STATS_UNENFORCED, the
+ * rejects warn mode let through) or by severity (codes: enum adv_severity).
+ */
+#define STATS_UNENFORCED ADV_VERDICT_COUNT
+#define STATS_LABEL_N (STATS_UNENFORCED + 1)
+_Static_assert(ADV_SEV_COUNT <= STATS_LABEL_N, "a count for each severity");
 struct stats_label {
 	const char *name;              /* lives as long as the daemon */
-	uint64_t n[4];
+	uint64_t n[STATS_LABEL_N];
 };
 
 struct stats_latency {

@@ -23,8 +23,9 @@
 #define ADV_SOCKET_PATH "/run/advisor/advisord.sock"
 #endif
 
+/* The arguments by their index in args_parse's keys (getsubopt's answer). */
 enum { ARG_SOCKET, ARG_TIMEOUT, ARG_UNAVAILABLE, ARG_QUIET, ARG_RESOURCES, ARG_SERVER_UID,
-       ARG_UNCHECKED };
+       ARG_UNCHECKED, ARG_COUNT };
 
 void args_defaults(struct plugin_args *a)
 {
@@ -115,6 +116,7 @@ int args_parse(int argc, char *const argv[], struct plugin_args *a, char *err, s
 {
 	char *const keys[] = { "socket", "timeout_ms", "on_unavailable", "quiet", "resources",
 			       "server_uid", "on_unchecked", NULL };
+	_Static_assert(ADV_ARRAY_SIZE(keys) == ARG_COUNT + 1, "a key for each argument, then NULL");
 	int i, problems = 0;
 
 	err[0] = '\0';

@@ -52,8 +52,12 @@ int args_parse(int argc, char *const argv[], struct plugin_args *a, char *err, s
 /* annotate.c: the user-visible lines of a verdict, each "advisor: ..." */
 void annotate_lines(const struct adv_result *res, const struct adv_request *req,
 		  bool with_warnings, struct plugin_lines *out);
-/* The ADVISOR_* values of design.md, in order of annotate_var_names. */
-#define REPORT_NVARS 5
+/* The ADVISOR_* values of design.md: annotate_var_names and annotate_vars'
+ * values are indexed by these. */
+enum report_var {
+	REPORT_VERDICT = 0, REPORT_LAYOUT, REPORT_MEM_GIB, REPORT_CKPT_INTERVAL_S,
+	REPORT_DECISION_ID, REPORT_NVARS
+};
 extern const char *const annotate_var_names[REPORT_NVARS];
 void annotate_vars(const struct adv_result *res, const char *decision_id,
 		 char values[REPORT_NVARS][64]);

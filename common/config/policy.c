@@ -194,6 +194,8 @@ const char *policy_mode_name(enum adv_mode m)
 		return "warn";
 	case ADV_MODE_ENFORCE:
 		return "enforce";
+	case ADV_MODE_COUNT:
+		break;
 	}
 	return "unknown";
 }

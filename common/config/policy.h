@@ -13,7 +13,7 @@
 
 #include "catalog.h"
 
-enum adv_mode { ADV_MODE_OFF = 0, ADV_MODE_WARN = 1, ADV_MODE_ENFORCE = 2 };
+enum adv_mode { ADV_MODE_OFF = 0, ADV_MODE_WARN = 1, ADV_MODE_ENFORCE = 2, ADV_MODE_COUNT };
 
 struct adv_partition {
 	char name[ADV_NAME_MAX];

@@ -27,6 +27,12 @@ static const enum adv_severity code_sevs[ADV_CODE_COUNT] = { ADV_CODES(CODE_SEV)
 static const char *const code_meanings[ADV_CODE_COUNT] = { ADV_CODES(CODE_MEANING) };
 #undef CODE_MEANING
 
+/* One row per code by construction (ADV_CODES makes the enum and the rows);
+ * the asserts keep the sizes the enum's should a table lose its bound. */
+_Static_assert(ADV_ARRAY_SIZE(code_names) == ADV_CODE_COUNT, "a name for each code");
+_Static_assert(ADV_ARRAY_SIZE(code_sevs) == ADV_CODE_COUNT, "a severity for each code");
+_Static_assert(ADV_ARRAY_SIZE(code_meanings) == ADV_CODE_COUNT, "a meaning for each code");
+
 /* Every code fits struct adv_finding's code (and the wire's copy of it). */
 #define CODE_FITS(name, sev, meaning) \
 	_Static_assert(sizeof(#name) <= ADV_CODE_MAX, #name " is longer than ADV_CODE_MAX");

@@ -10,6 +10,8 @@
 #include "options.h"
 #include "util.h"
 
+/* names[i] when i is one of the enum's n values: every index of these
+ * tables is bounded by the enum's count, never by the table (issue 27). */
 static const char *name_at(const char *const *names, size_t n, int i)
 {
 	return i >= 0 && (size_t)i < n ? names[i] : "unknown";
@@ -18,43 +20,46 @@ static const char *name_at(const char *const *names, size_t n, int i)
 const char *engine_verdict_name(enum adv_verdict v)
 {
 	static const char *const n[] = { "accept", "warn", "reject" };
+	_Static_assert(ADV_ARRAY_SIZE(n) == ADV_VERDICT_COUNT, "a name for each verdict");
 	return name_at(n, ADV_ARRAY_SIZE(n), (int)v);
 }
 
 const char *engine_severity_name(enum adv_severity s)
 {
 	static const char *const n[] = { "info", "warn", "reject" };
+	_Static_assert(ADV_ARRAY_SIZE(n) == ADV_SEV_COUNT, "a name for each severity");
 	return name_at(n, ADV_ARRAY_SIZE(n), (int)s);
 }
 
 const char *engine_precision_name(int p)
 {
-	return name_at(options_precision_names, 4, p);
+	return name_at(options_precision_names, ADV_PREC_COUNT, p);
 }
 
 const char *engine_recompute_name(int r)
 {
-	return name_at(options_recompute_names, 3, r);
+	return name_at(options_recompute_names, ADV_RECOMPUTE_COUNT, r);
 }
 
 const char *engine_task_name(int t)
 {
-	return name_at(options_task_names, 4, t);
+	return name_at(options_task_names, ADV_TASK_COUNT, t);
 }
 
 const char *engine_framework_name(int f)
 {
-	return name_at(options_framework_names, 4, f);
+	return name_at(options_framework_names, ADV_FW_COUNT, f);
 }
 
 const char *engine_attention_name(int a)
 {
-	return name_at(options_attention_names, 2, a);
+	return name_at(options_attention_names, ADV_ATTN_COUNT, a);
 }
 
 const char *engine_context_name(enum adv_context c)
 {
 	static const char *const n[] = { "advisorctl", "sbatch", "salloc", "srun", "step" };
+	_Static_assert(ADV_ARRAY_SIZE(n) == ADV_CTX_COUNT, "a name for each context");
 	return name_at(n, ADV_ARRAY_SIZE(n), (int)c);
 }
 

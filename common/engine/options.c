@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config/policy.h"
 #include "options.h"
 #include "util.h"
 
@@ -27,15 +28,26 @@
 #define OPT_MAX_DURATION_S (366.0 * 86400.0)
 #define OPT_TOKEN_MAX 32
 
+/* Each indexed by its enum; positional, so that the asserts below count
+ * the names (a designated row left out would only be a NULL). */
 const char *const options_precision_names[] = { "bf16", "fp16", "fp8", "fp32", NULL };
 const char *const options_recompute_names[] = { "none", "selective", "full", NULL };
 const char *const options_task_names[] = { "train", "finetune", "lora", "infer", NULL };
 const char *const options_framework_names[] = { "generic", "megatron", "deepspeed", "fsdp", NULL };
 const char *const options_mode_names[] = { "off", "warn", "enforce", NULL };
-/* Indexed by enum adv_attention. */
 const char *const options_attention_names[] = { "flash", "eager", NULL };
-/* Indexed by enum adv_weights. */
 const char *const options_weights_names[] = { "16bit", "fp8", "int8", "int4", "mxfp4", NULL };
+#define OPTIONS_NAMES_OF(table, count) \
+	_Static_assert(ADV_ARRAY_SIZE(table) == (count) + 1, \
+		       #table ": a name for each value of its enum, then NULL")
+OPTIONS_NAMES_OF(options_precision_names, ADV_PREC_COUNT);
+OPTIONS_NAMES_OF(options_recompute_names, ADV_RECOMPUTE_COUNT);
+OPTIONS_NAMES_OF(options_task_names, ADV_TASK_COUNT);
+OPTIONS_NAMES_OF(options_framework_names, ADV_FW_COUNT);
+OPTIONS_NAMES_OF(options_mode_names, ADV_MODE_COUNT);
+OPTIONS_NAMES_OF(options_attention_names, ADV_ATTN_COUNT);
+OPTIONS_NAMES_OF(options_weights_names, ADV_WEIGHTS_COUNT);
+#undef OPTIONS_NAMES_OF
 static const char *const zero_names[] = { "0", "1", "2", "3", NULL };
 
 static const char layout_forms[] =
@@ -345,6 +357,8 @@ const struct options_def options_table[OPTIONS_COUNT] = {
 	OPTIONS_LIST(OPTIONS_DEF_ROW)
 };
 #undef OPTIONS_DEF_ROW
+/* One row per option by construction (OPTIONS_LIST makes the enum too). */
+_Static_assert(ADV_ARRAY_SIZE(options_table) == OPTIONS_COUNT, "a row for each option");
 
 int options_find(const char *name)
 {

@@ -25,12 +25,19 @@ int options_parse_int(const char *name, const char *s, long min, long max, int *
 int options_parse_enum(const char *name, const char *s, const char *const *names,
 		       int *out, char *err, size_t errlen);
 
-extern const char *const options_precision_names[];  /* NULL-terminated */
-extern const char *const options_recompute_names[];
-extern const char *const options_task_names[];
-extern const char *const options_framework_names[];
-extern const char *const options_mode_names[];
-extern const char *const options_attention_names[];  /* flash, eager */
+/*
+ * The names of an enum's values, indexed by the value, then NULL (the list
+ * options_parse_enum takes): X_COUNT + 1 entries, which options.c asserts
+ * at compile time (issue 27: a table shorter than its enum was read past
+ * its end).  The sizes are left out here on purpose: declared, they would
+ * pad a short definition with NULLs instead of failing its assert.
+ */
+extern const char *const options_precision_names[];  /* enum adv_precision */
+extern const char *const options_recompute_names[];  /* enum adv_recompute */
+extern const char *const options_task_names[];       /* enum adv_task */
+extern const char *const options_framework_names[];  /* enum adv_framework */
+extern const char *const options_mode_names[];       /* enum adv_mode */
+extern const char *const options_attention_names[];  /* enum adv_attention */
 extern const char *const options_weights_names[];    /* enum adv_weights */
 
 /* The options of optlist.h: OPTIONS_MODEL, OPTIONS_LAYOUT, ... */

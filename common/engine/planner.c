@@ -106,7 +106,7 @@ struct search {
 };
 #define FIXED(s, f) ((s)->fixed & ADV_USES(ADV_F_##f))
 
-static const char *const planner_errors[] = {
+static const char *const planner_errors[PLANNER_ERR_COUNT] = {
 	[PLANNER_OK] = "success",
 	[PLANNER_ERR_ARG] = "invalid argument",
 	[PLANNER_ERR_MODEL_NOT_GIVEN] = "no model given",
@@ -116,6 +116,8 @@ static const char *const planner_errors[] = {
 	[PLANNER_ERR_MAX_GPUS] = "more GPUs than the partition allows",
 	[PLANNER_ERR_FP8_UNSUPPORTED] = "fp8 not supported by the GPU",
 };
+/* A code left out is a NULL row, which test_tables finds (issue 27). */
+_Static_assert(ADV_ARRAY_SIZE(planner_errors) == PLANNER_ERR_COUNT, "a message for each error");
 
 const char *planner_strerror(int code)
 {

@@ -38,6 +38,7 @@ enum planner_err {
 	PLANNER_ERR_NO_GPUS,         /* zero GPUs (nor nodes x GPUs per node) */
 	PLANNER_ERR_MAX_GPUS,        /* more GPUs than the partition allows */
 	PLANNER_ERR_FP8_UNSUPPORTED, /* fp8 on a GPU without fp8 tensor cores */
+	PLANNER_ERR_COUNT            /* sizes planner_strerror's table; no error */
 };
 
 struct planner_opts {

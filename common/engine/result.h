@@ -18,8 +18,8 @@
  * BEST_PLAN on a Megatron command line takes about 500 bytes. */
 #define ADV_FIX_JOB_MAX 768
 
-enum adv_verdict { ADV_ACCEPT = 0, ADV_WARN = 1, ADV_REJECT = 2 };
-enum adv_severity { ADV_SEV_INFO = 0, ADV_SEV_WARN = 1, ADV_SEV_REJECT = 2 };
+enum adv_verdict { ADV_ACCEPT = 0, ADV_WARN = 1, ADV_REJECT = 2, ADV_VERDICT_COUNT };
+enum adv_severity { ADV_SEV_INFO = 0, ADV_SEV_WARN = 1, ADV_SEV_REJECT = 2, ADV_SEV_COUNT };
 
 struct adv_finding {
 	char code[ADV_CODE_MAX];

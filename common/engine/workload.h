@@ -17,20 +17,37 @@
 
 #define ADV_UNSET (-1)
 
-enum adv_precision { ADV_PREC_BF16 = 0, ADV_PREC_FP16, ADV_PREC_FP8, ADV_PREC_FP32 };
+/*
+ * Each enum of values that name tables index (names.c, options.c) ends in
+ * a _COUNT that sizes them and bounds every index (issue 27); it is no
+ * value of its own, and the wire carries the values before it unchanged.
+ */
+enum adv_precision {
+	ADV_PREC_BF16 = 0, ADV_PREC_FP16, ADV_PREC_FP8, ADV_PREC_FP32, ADV_PREC_COUNT
+};
 /* How a server stores its linear weights (issue 19; memory.c): 16-bit, or
  * a quantized checkpoint format (--llm-weights). */
 enum adv_weights {
-	ADV_WEIGHTS_16BIT = 0, ADV_WEIGHTS_FP8, ADV_WEIGHTS_INT8, ADV_WEIGHTS_INT4, ADV_WEIGHTS_MXFP4
+	ADV_WEIGHTS_16BIT = 0, ADV_WEIGHTS_FP8, ADV_WEIGHTS_INT8, ADV_WEIGHTS_INT4, ADV_WEIGHTS_MXFP4,
+	ADV_WEIGHTS_COUNT
 };
-enum adv_recompute { ADV_RECOMPUTE_NONE = 0, ADV_RECOMPUTE_SELECTIVE, ADV_RECOMPUTE_FULL };
-enum adv_task { ADV_TASK_TRAIN = 0, ADV_TASK_FINETUNE, ADV_TASK_LORA, ADV_TASK_INFER };
-enum adv_framework { ADV_FW_GENERIC = 0, ADV_FW_MEGATRON, ADV_FW_DEEPSPEED, ADV_FW_FSDP };
+enum adv_recompute {
+	ADV_RECOMPUTE_NONE = 0, ADV_RECOMPUTE_SELECTIVE, ADV_RECOMPUTE_FULL, ADV_RECOMPUTE_COUNT
+};
+enum adv_task {
+	ADV_TASK_TRAIN = 0, ADV_TASK_FINETUNE, ADV_TASK_LORA, ADV_TASK_INFER, ADV_TASK_COUNT
+};
+enum adv_framework {
+	ADV_FW_GENERIC = 0, ADV_FW_MEGATRON, ADV_FW_DEEPSPEED, ADV_FW_FSDP, ADV_FW_COUNT
+};
 /* --llm-attention: fused/flash kernels never store the s x s scores; unfused
  * ("eager") attention does (Korthikanti et al. 2022, the 5as/h term). */
-enum adv_attention { ADV_ATTN_FLASH = 0, ADV_ATTN_EAGER };
+enum adv_attention { ADV_ATTN_FLASH = 0, ADV_ATTN_EAGER, ADV_ATTN_COUNT };
 /* Where a request came from (decision log, plugin). */
-enum adv_context { ADV_CTX_ADVISORCTL = 0, ADV_CTX_SBATCH, ADV_CTX_SALLOC, ADV_CTX_SRUN, ADV_CTX_STEP };
+enum adv_context {
+	ADV_CTX_ADVISORCTL = 0, ADV_CTX_SBATCH, ADV_CTX_SALLOC, ADV_CTX_SRUN, ADV_CTX_STEP,
+	ADV_CTX_COUNT
+};
 
 /*
  * Where a workload value came from (issue 18: never reject on a guess).

@@ -22,7 +22,7 @@
 #include "auth.h"
 #include "util.h"
 
-static const char *const auth_errors[] = {
+static const char *const auth_errors[AUTH_ERR_COUNT] = {
 	[AUTH_OK] = "success",
 	[AUTH_ERR_SOCKET] = "munged is not reachable",
 	[AUTH_ERR_INVALID] = "invalid credential",
@@ -32,6 +32,8 @@ static const char *const auth_errors[] = {
 	[AUTH_ERR_OTHER] = "munge error",
 	[AUTH_ERR_BINDING] = "credential minted for another daemon or connection",
 };
+/* A code left out is a NULL row, which test_tables finds (issue 27). */
+_Static_assert(ADV_ARRAY_SIZE(auth_errors) == AUTH_ERR_COUNT, "a message for each error");
 
 int auth_nonce(uint8_t *nonce)
 {

@@ -35,6 +35,7 @@ enum auth_err {
 	AUTH_ERR_REPLAYED,
 	AUTH_ERR_OTHER,
 	AUTH_ERR_BINDING,     /* a good credential minted for another daemon or connection */
+	AUTH_ERR_COUNT        /* sizes auth_strerror's table; no error */
 };
 
 enum auth_role { AUTH_SERVER = 0, AUTH_CLIENT };

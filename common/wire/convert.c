@@ -16,6 +16,16 @@
 #include "convert.h"
 #include "util.h"
 
+/* The wire's Context is enum adv_context, value for value (a cast either
+ * way), and no more of them: the log's tables are indexed by it. */
+_Static_assert((int)ADVISOR__CONTEXT__CTX_ADVISORCTL == (int)ADV_CTX_ADVISORCTL &&
+	       (int)ADVISOR__CONTEXT__CTX_SBATCH == (int)ADV_CTX_SBATCH &&
+	       (int)ADVISOR__CONTEXT__CTX_SALLOC == (int)ADV_CTX_SALLOC &&
+	       (int)ADVISOR__CONTEXT__CTX_SRUN == (int)ADV_CTX_SRUN &&
+	       (int)ADVISOR__CONTEXT__CTX_STEP == (int)ADV_CTX_STEP &&
+	       (int)ADVISOR__CONTEXT__CTX_STEP + 1 == (int)ADV_CTX_COUNT,
+	       "the wire's contexts are advisor's");
+
 /* Protobuf-c wants char * for strings it will only read while packing. */
 static char *pb_str(const char *s)
 {
@@ -242,25 +252,26 @@ static int validate(const Advisor__CheckRequest *m, const struct adv_request *r,
 		return bad(err, errlen, "layout sizes must be 1..1048576");
 	if (!int_ok(w->zero, 0, 3))
 		return bad(err, errlen, "zero must be 0..3");
-	if (!int_ok(w->precision, ADV_PREC_BF16, ADV_PREC_FP32))
+	/* The enums index the names tables: each held below its count. */
+	if (!int_ok(w->precision, 0, ADV_PREC_COUNT - 1))
 		return bad(err, errlen, "precision out of range");
-	if (!int_ok(w->recompute, ADV_RECOMPUTE_NONE, ADV_RECOMPUTE_FULL))
+	if (!int_ok(w->recompute, 0, ADV_RECOMPUTE_COUNT - 1))
 		return bad(err, errlen, "recompute out of range");
-	if (!int_ok(w->task, ADV_TASK_TRAIN, ADV_TASK_INFER))
+	if (!int_ok(w->task, 0, ADV_TASK_COUNT - 1))
 		return bad(err, errlen, "task out of range");
-	if (!int_ok(w->framework, ADV_FW_GENERIC, ADV_FW_FSDP))
+	if (!int_ok(w->framework, 0, ADV_FW_COUNT - 1))
 		return bad(err, errlen, "framework out of range");
-	if (!int_ok(w->mode, ADV_MODE_OFF, ADV_MODE_ENFORCE))
+	if (!int_ok(w->mode, 0, ADV_MODE_COUNT - 1))
 		return bad(err, errlen, "mode out of range");
-	if (!int_ok(w->attention, ADV_ATTN_FLASH, ADV_ATTN_EAGER))
+	if (!int_ok(w->attention, 0, ADV_ATTN_COUNT - 1))
 		return bad(err, errlen, "attention out of range");
-	if (!int_ok(w->grad_dtype, ADV_PREC_BF16, ADV_PREC_FP32) || w->grad_dtype == ADV_PREC_FP8)
+	if (!int_ok(w->grad_dtype, 0, ADV_PREC_COUNT - 1) || w->grad_dtype == ADV_PREC_FP8)
 		return bad(err, errlen, "grad_dtype out of range");
 	if (!int_ok(w->mem_share, 1, 1000))
 		return bad(err, errlen, "mem_share out of range");
-	if (!int_ok(w->kv_dtype, ADV_PREC_BF16, ADV_PREC_FP32))
+	if (!int_ok(w->kv_dtype, 0, ADV_PREC_COUNT - 1))
 		return bad(err, errlen, "kv_dtype out of range");
-	if (!int_ok(w->weights, ADV_WEIGHTS_16BIT, ADV_WEIGHTS_MXFP4))
+	if (!int_ok(w->weights, 0, ADV_WEIGHTS_COUNT - 1))
 		return bad(err, errlen, "weights out of range");
 	if (!int_ok(w->prefill_chunk, 1, 1 << 30))
 		return bad(err, errlen, "prefill_chunk must be positive");
@@ -272,8 +283,7 @@ static int validate(const Advisor__CheckRequest *m, const struct adv_request *r,
 		return bad(err, errlen, "checkpoint interval out of range");
 	if (!isfinite(w->tokens) || w->tokens < 0 || w->tokens > 1e18)
 		return bad(err, errlen, "tokens out of range");
-	if (m->has_context && (m->context < ADVISOR__CONTEXT__CTX_ADVISORCTL ||
-			       m->context > ADVISOR__CONTEXT__CTX_STEP))
+	if (m->has_context && ((int)m->context < 0 || (int)m->context >= ADV_CTX_COUNT))
 		return bad(err, errlen, "context out of range");
 	return 0;
 }
@@ -418,7 +428,7 @@ void convert_finding_from_pb(const Advisor__Finding *m, struct adv_finding *f)
 {
 	memset(f, 0, sizeof(*f));
 	copy_name(f->code, sizeof(f->code), m->code);
-	if (m->has_severity && m->severity >= ADV_SEV_INFO && m->severity <= ADV_SEV_REJECT)
+	if (m->has_severity && m->severity >= 0 && m->severity < ADV_SEV_COUNT)
 		f->severity = (enum adv_severity)m->severity;
 	copy_name(f->message, sizeof(f->message), m->message);
 	copy_name(f->fix, sizeof(f->fix), m->fix);
@@ -503,9 +513,9 @@ void convert_result_from_pb(const Advisor__CheckResponse *m, struct adv_result *
 
 	memset(res, 0, sizeof(*res));
 	res->verdict = (enum adv_verdict)clamp_enum(m->has_verdict, m->verdict,
-						    ADV_ACCEPT, ADV_REJECT, ADV_REJECT);
-	res->mode = (enum adv_mode)clamp_enum(m->has_mode, m->mode, ADV_MODE_OFF,
-					      ADV_MODE_ENFORCE, ADV_MODE_ENFORCE);
+						    0, ADV_VERDICT_COUNT - 1, ADV_REJECT);
+	res->mode = (enum adv_mode)clamp_enum(m->has_mode, m->mode, 0, ADV_MODE_COUNT - 1,
+					      ADV_MODE_ENFORCE);
 	copy_name(res->mode_partition, sizeof(res->mode_partition), m->mode_partition);
 	res->has_layout = m->layout != NULL;
 	if (m->layout)
@@ -527,8 +537,8 @@ void convert_result_from_pb(const Advisor__CheckResponse *m, struct adv_result *
 		W(precision); W(recompute); W(task); W(framework); W(seq); W(mbs); W(gbs);
 #undef W
 		/* An old daemon does not say: flash, the default. */
-		res->attention = clamp_enum(w->has_attention, w->attention, ADV_ATTN_FLASH,
-					    ADV_ATTN_EAGER, ADV_ATTN_FLASH);
+		res->attention = clamp_enum(w->has_attention, w->attention, 0, ADV_ATTN_COUNT - 1,
+					    ADV_ATTN_FLASH);
 	}
 	for (size_t i = 0; i < n; i++)
 		convert_finding_from_pb(m->findings[i], &res->findings[i]);

@@ -64,19 +64,27 @@ static void print_json(FILE *f, json_object *o)
 	json_object_put(o);
 }
 
+/* A value off the wire or out of the log, held to its enum's range: below
+ * it the first value, above it the last (issue 27: every index bounded by
+ * the enum's count). */
+static int clamp_to(int v, int count)
+{
+	return v < 0 ? 0 : v >= count ? count - 1 : v;
+}
+
 static const char *sev_name(int s)
 {
-	return engine_severity_name((enum adv_severity)(s < 0 ? 0 : s > 2 ? 2 : s));
+	return engine_severity_name((enum adv_severity)clamp_to(s, ADV_SEV_COUNT));
 }
 
 static const char *verdict_name(int v)
 {
-	return engine_verdict_name((enum adv_verdict)(v < 0 ? 0 : v > 2 ? 2 : v));
+	return engine_verdict_name((enum adv_verdict)clamp_to(v, ADV_VERDICT_COUNT));
 }
 
 static const char *mode_name(int m)
 {
-	return policy_mode_name((enum adv_mode)(m < 0 ? 0 : m > 2 ? 2 : m));
+	return policy_mode_name((enum adv_mode)clamp_to(m, ADV_MODE_COUNT));
 }
 
 /* Where one value came from, as "uses" says it: the job's line, the
@@ -91,6 +99,7 @@ static json_object *use_json(const struct adv_result *res, enum adv_field f)
 		[ADV_F_MBS] = { "mbs", "max_seqs", NULL },
 		[ADV_F_GBS] = { "gbs", "gas", NULL },
 	};
+	_Static_assert(ADV_ARRAY_SIZE(alias) == ADV_F_COUNT, "a row for each field");
 	const char *name = provenance_field_name(f);
 	enum adv_origin o = (enum adv_origin)res->from[f];
 	char opt[48];
@@ -532,13 +541,15 @@ void print_check(FILE *f, const struct adv_result *res, const char *decision_id,
 		return;
 	}
 	fprintf(f, "verdict: %s", engine_verdict_name(res->verdict));
+	/* The partition is the job's spelling of it (-p a,b), the decision id
+	 * the server's: both escaped (fuzz_path found the partition raw). */
 	if (res->mode_partition[0])
 		fprintf(f, " (mode %s, set by partition %s of the list)", policy_mode_name(res->mode),
-			res->mode_partition);
+			ADV_TEXT(res->mode_partition));
 	else if (res->mode != ADV_MODE_ENFORCE)
 		fprintf(f, " (mode %s)", policy_mode_name(res->mode));
 	if (decision_id && *decision_id)
-		fprintf(f, "   decision %s", decision_id);
+		fprintf(f, "   decision %s", ADV_TEXT(decision_id));
 	fprintf(f, "\n");
 	if (res->has_layout) {
 		char l[96];
@@ -580,7 +591,7 @@ void print_check(FILE *f, const struct adv_result *res, const char *decision_id,
 		print_serving(f, &res->serving, res->seq, res->layout.dp);
 	/* Issue 21: the command that prints this report's findings again later. */
 	if (decision_id && *decision_id)
-		fprintf(f, "see: advisorctl show %s\n", decision_id);
+		fprintf(f, "see: advisorctl show %s\n", ADV_TEXT(decision_id));
 }
 
 /* ---- ckpt, plan -------------------------------------------------------------- */
@@ -865,7 +876,8 @@ void print_policy(FILE *f, const Advisor__PolicyResponse *r, bool json)
 
 static const char *context_name(int c)
 {
-	return engine_context_name((enum adv_context)(c < 0 || c > ADV_CTX_STEP ? 0 : c));
+	/* An unknown context reads as advisorctl's, the first. */
+	return engine_context_name((enum adv_context)(c < 0 || c >= ADV_CTX_COUNT ? 0 : c));
 }
 
 static void iso_time(int64_t t, char *buf, size_t len)
@@ -1560,7 +1572,7 @@ static void print_report_partitions(FILE *f, const Advisor__ReportResponse *r)
 void print_report(FILE *f, const Advisor__ReportResponse *r, bool json)
 {
 	char from[32], to[32];
-	uint64_t v[3] = { 0, 0, 0 };
+	uint64_t v[ADV_VERDICT_COUNT] = { 0 };
 
 	if (json) {
 		print_report_json(f, r);
@@ -1569,7 +1581,7 @@ void print_report(FILE *f, const Advisor__ReportResponse *r, bool json)
 	iso_time(r->since, from, sizeof(from));
 	iso_time(r->until, to, sizeof(to));
 	for (size_t i = 0; i < r->n_verdicts; i++)
-		if (r->verdicts[i]->verdict >= 0 && r->verdicts[i]->verdict < 3)
+		if (r->verdicts[i]->verdict >= 0 && r->verdicts[i]->verdict < ADV_VERDICT_COUNT)
 			v[r->verdicts[i]->verdict] = r->verdicts[i]->count;
 	fprintf(f, "decisions %s .. %s: %llu by %llu user%s (accept %llu, warn %llu, reject %llu)\n",
 		from, to, (unsigned long long)r->decisions, (unsigned long long)r->users,

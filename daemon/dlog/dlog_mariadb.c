@@ -47,6 +47,7 @@
 #include <time.h>
 
 #include "dlog_mariadb.h"
+#include "engine/result.h"
 #include "util.h"
 
 #define CONNECT_TIMEOUT_S 5
@@ -65,7 +66,7 @@ struct dlog_mariadb {
 	MYSQL_STMT *op, *rep;            /* repeat_ops insert, repeat update */
 };
 
-static const char *const errors[] = {
+static const char *const errors[DLOG_MARIADB_ERR_COUNT] = {
 	[DLOG_MARIADB_OK] = "success",
 	[DLOG_MARIADB_ERR_DOWN] = "the database server is unreachable or the connection was lost",
 	[DLOG_MARIADB_ERR_ACCESS] = "the database refused the user, the password or the database",
@@ -73,6 +74,8 @@ static const char *const errors[] = {
 	[DLOG_MARIADB_ERR_QUERY] = "the database refused a statement",
 	[DLOG_MARIADB_ERR_NOMEM] = "out of memory",
 };
+/* A code left out is a NULL row (issue 27: tables sized by their enum). */
+_Static_assert(ADV_ARRAY_SIZE(errors) == DLOG_MARIADB_ERR_COUNT, "a message for each error");
 
 const char *dlog_mariadb_strerror(int code)
 {
@@ -144,8 +147,12 @@ static const char *const *const migrations[DLOG_MARIADB_SCHEMA] = { migration_1,
 #define SELECT_BRIEF SELECT_HEAD ", NULL AS `findings`, NULL AS `sources`"
 #define N_SELECT 26
 
+/* The rows' context and verdict_name columns, indexed by enum adv_context
+ * and enum adv_verdict; every index is bounded by the enum's count. */
 static const char *const context_names[] = { "advisorctl", "sbatch", "salloc", "srun", "step" };
 static const char *const verdict_names[] = { "accept", "warn", "reject" };
+_Static_assert(ADV_ARRAY_SIZE(context_names) == ADV_CTX_COUNT, "a name for each context");
+_Static_assert(ADV_ARRAY_SIZE(verdict_names) == ADV_VERDICT_COUNT, "a name for each verdict");
 
 /* ---- errors ------------------------------------------------------------------- */
 
@@ -513,7 +520,8 @@ static void fill_row(struct cols *c, size_t row, const struct dlog_rec *r)
 	set_i64(c, k++, row, r->uid, false);
 	set_str(c, k++, row, r->user);
 	set_i64(c, k++, row, r->job_id, r->job_id == 0);
-	set_str(c, k++, row, r->context >= 0 && r->context < 5 ? context_names[r->context] : NULL);
+	set_str(c, k++, row, r->context >= 0 && r->context < ADV_CTX_COUNT ? context_names[r->context]
+								    : NULL);
 	set_str(c, k++, row, r->parent);
 	set_str(c, k++, row, r->gpu);
 	set_i64(c, k++, row, r->gpus, false);
@@ -523,7 +531,8 @@ static void fill_row(struct cols *c, size_t row, const struct dlog_rec *r)
 	set_str(c, k++, row, r->layout);
 	set_str(c, k++, row, r->workload);
 	set_i64(c, k++, row, r->verdict, false);
-	set_str(c, k++, row, r->verdict >= 0 && r->verdict < 3 ? verdict_names[r->verdict] : NULL);
+	set_str(c, k++, row, r->verdict >= 0 && r->verdict < ADV_VERDICT_COUNT
+			     ? verdict_names[r->verdict] : NULL);
 	set_str(c, k++, row, r->codes);
 	set_dbl(c, k++, row, r->mem_gib);
 	set_dbl(c, k++, row, r->ckpt_interval_s);
@@ -752,7 +761,7 @@ static void row_to_rec(struct row *w, bool query, struct dlog_rec *out)
 	out->uid = (uint32_t)w->uid;
 	out->job_id = w->null[5] ? 0 : (uint32_t)w->job_id;
 	out->context = 0;
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < ADV_CTX_COUNT; i++)
 		if (strcmp(w->context, context_names[i]) == 0)
 			out->context = i;
 	out->gpus = (int)w->gpus;

@@ -31,6 +31,7 @@ enum dlog_mariadb_err {
 	DLOG_MARIADB_ERR_SCHEMA,       /* the database's schema is newer than this daemon's */
 	DLOG_MARIADB_ERR_QUERY,        /* the server refused a statement */
 	DLOG_MARIADB_ERR_NOMEM,
+	DLOG_MARIADB_ERR_COUNT         /* sizes dlog_mariadb_strerror's table; no error */
 };
 
 struct dlog_mariadb;

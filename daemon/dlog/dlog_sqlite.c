@@ -50,6 +50,7 @@
 #include <sys/stat.h>
 
 #include "dlog_sqlite.h"
+#include "engine/result.h"
 #include "msg.h"
 #include "util.h"
 
@@ -115,8 +116,12 @@ static const char bind_sql[] =
 	"UPDATE decisions SET job_id = ? WHERE id = ? AND coalesce(job_id, 0) = 0";
 static const char digest_sql[] = "INSERT OR REPLACE INTO digests (id, digest) VALUES (?, ?)";
 
+/* The rows' context and verdict_name columns, indexed by enum adv_context
+ * and enum adv_verdict; every index is bounded by the enum's count. */
 static const char *const context_names[] = { "advisorctl", "sbatch", "salloc", "srun", "step" };
 static const char *const verdict_names[] = { "accept", "warn", "reject" };
+_Static_assert(ADV_ARRAY_SIZE(context_names) == ADV_CTX_COUNT, "a name for each context");
+_Static_assert(ADV_ARRAY_SIZE(verdict_names) == ADV_VERDICT_COUNT, "a name for each verdict");
 
 static struct {
 	char *path;
@@ -211,8 +216,8 @@ void dlog_sqlite_bind_rec(sqlite3_stmt *st, const struct dlog_rec *r)
 		sqlite3_bind_int64(st, 5, r->job_id);
 	else
 		sqlite3_bind_null(st, 5);
-	dlog_sqlite_bind_text(st, 6, r->context >= 0 && r->context < 5 ? context_names[r->context]
-			      : NULL);
+	dlog_sqlite_bind_text(st, 6, r->context >= 0 && r->context < ADV_CTX_COUNT
+			      ? context_names[r->context] : NULL);
 	dlog_sqlite_bind_text(st, 7, r->parent);
 	dlog_sqlite_bind_text(st, 8, r->gpu);
 	sqlite3_bind_int(st, 9, r->gpus);
@@ -222,8 +227,8 @@ void dlog_sqlite_bind_rec(sqlite3_stmt *st, const struct dlog_rec *r)
 	dlog_sqlite_bind_text(st, 13, r->layout);
 	dlog_sqlite_bind_text(st, 14, r->workload);
 	sqlite3_bind_int(st, 15, r->verdict);
-	dlog_sqlite_bind_text(st, 16, r->verdict >= 0 && r->verdict < 3 ? verdict_names[r->verdict]
-			      : NULL);
+	dlog_sqlite_bind_text(st, 16, r->verdict >= 0 && r->verdict < ADV_VERDICT_COUNT
+			      ? verdict_names[r->verdict] : NULL);
 	dlog_sqlite_bind_text(st, 17, r->codes);
 	bind_real(st, 18, r->mem_gib);
 	bind_real(st, 19, r->ckpt_interval_s);
@@ -829,7 +834,7 @@ static double col_real(sqlite3_stmt *st, int i)
 
 static int context_of(const char *s)
 {
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < ADV_CTX_COUNT; i++)
 		if (strcmp(s, context_names[i]) == 0)
 			return i;
 	return 0;

@@ -10,10 +10,12 @@
 #   common/jobread/Makefile.am        libjobread_la_SOURCES
 #   common/jobread/shell/Makefile.am  libshell_la_SOURCES
 #   common/jobread/cfg/Makefile.am    libcfg_la_SOURCES
-#   daemon/Makefile.am                advisord_SOURCES, SERVICE_SOURCES, less
-#                                     advisord.c (main) and msg.c: fuzz_wire.c
-#                                     has its own msg_log that drops the
-#                                     per-decision log lines
+#   daemon/Makefile.am                advisord_SOURCES, SERVICE_SOURCES and
+#                                     advisorctl_SOURCES (the printers of
+#                                     fuzz_path), less the mains advisord.c
+#                                     and ctl/advisorctl.c, and msg.c:
+#                                     msg_stub.h has a msg_log that drops
+#                                     the per-decision log lines
 # Each entry is a path from its Makefile.am's folder; .h entries are
 # skipped, .c is compiled with clang and .cpp (the TOML reader, toml++)
 # with clang++.  Sources include the bare name within their folder and the
@@ -147,15 +149,16 @@ am_sources() {
 }
 
 # The code under test, once for all targets: every library's sources and
-# the daemon's modules, less its main and msg.c (see above).
+# the modules of advisord and advisorctl, less their mains and msg.c (see
+# above).
 lib_srcs=$(am_sources common libutil_la_SOURCES libadvisor_la_SOURCES) || exit 1
 lib_srcs="$lib_srcs $(am_sources common/jobread libjobread_la_SOURCES)" || exit 1
 lib_srcs="$lib_srcs $(am_sources common/jobread/shell libshell_la_SOURCES)" || exit 1
 lib_srcs="$lib_srcs $(am_sources common/jobread/cfg libcfg_la_SOURCES)" || exit 1
-daemon_srcs=$(am_sources daemon advisord_SOURCES SERVICE_SOURCES) || exit 1
+daemon_srcs=$(am_sources daemon advisord_SOURCES SERVICE_SOURCES advisorctl_SOURCES) || exit 1
 for s in $daemon_srcs; do
-	case $s in daemon/advisord.c|daemon/msg.c) continue ;; esac
-	# SERVICE_SOURCES is in advisord_SOURCES too: each source once.
+	case $s in daemon/advisord.c|daemon/ctl/advisorctl.c|daemon/msg.c) continue ;; esac
+	# SERVICE_SOURCES is in both programs' sources too: each source once.
 	case " $lib_srcs " in *" $s "*) continue ;; esac
 	lib_srcs="$lib_srcs $s"
 done
@@ -267,6 +270,9 @@ build_target fuzz_shell "$here/fuzz_shell.c"
 build_target fuzz_jobread "$here/fuzz_jobread.c"
 # The engine's properties (issue 26): the checks of tests/unit/soundness.h.
 build_target fuzz_soundness "$here/fuzz_soundness.c"
+# A job's text through every output (issue 27): reader, engine, printers,
+# wire and decision log.
+build_target fuzz_path "$here/fuzz_path.c"
 echo "$built" | tr ' ' '\n' | sed '/^$/d' > "$out/targets"
 
 # The seed generator of fuzz_wire (tests/fuzz/corpus/wire): plain, no sanitizers.

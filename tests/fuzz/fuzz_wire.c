@@ -31,7 +31,7 @@
 #include "dlog/dlog.h"
 #include "fuzz.h"
 #include "handler.h"
-#include "msg.h"
+#include "msg_stub.h"
 #include "server.h"
 #include "service/snapshot.h"
 #include "stats.h"
@@ -40,23 +40,6 @@
 #ifndef FUZZ_TOP_SRCDIR
 #define FUZZ_TOP_SRCDIR "."
 #endif
-
-/* Replaces daemon/msg.c: one log line per decision would drown the fuzzer. */
-void msg_open(const char *ident, bool use_syslog)
-{
-	(void)ident;
-	(void)use_syslog;
-}
-
-void msg_close(void)
-{
-}
-
-void msg_log(int level, const char *fmt, ...)
-{
-	(void)level;
-	(void)fmt;
-}
 
 static char tmpdir[] = "/tmp/advisor-fuzz-XXXXXX";
 static char sock_path[sizeof(tmpdir) + 32];   /* + ".lock" still fits p in cleanup() */

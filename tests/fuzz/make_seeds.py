@@ -4,7 +4,10 @@
 The seeds are real inputs (the shipped etc/*.yaml and pieces of them, the
 sbatch/srun command lines of tests/unit/test_jobreq.c) and broken variants
 of them.  The protobuf seeds of fuzz_wire come from gen_wire_seeds.c.
-Run from anywhere; rewrites corpus/{catalog,policy,options,jobreq}.
+fuzz_path's seeds are the job corpus (tests/jobs) itself, a few with a
+command line after the script (fuzz_path.c's input).
+Run from anywhere; rewrites corpus/{catalog,policy,options,jobreq,path}, or
+only those named: make_seeds.py path.
 """
 import hashlib
 import os
@@ -210,20 +213,73 @@ def dicts():
                           "fp16", "fp32", "selective", "full", "none", "train", "finetune",
                           "lora", "infer", "megatron", "deepspeed", "fsdp", "generic", "warn",
                           "enforce", "T", "B", "K", "M", "G", "e"])
-    jr = open(os.path.join(TOP, "plugin", "jobreq.c")).read()
+    jr = open(os.path.join(TOP, "common", "wire", "jobreq.c")).read()
     longs = ["--" + o for o in re.findall(r'\{ *"([a-z-]+)", *\w+_argument', jr)]
     envs = [e + "=" for e in re.findall(r'"((?:SLURM|SBATCH|SALLOC)_[A-Z_]*)"', jr)]
     dict_file("jobreq", longs + envs + ["#SBATCH ", "gpu:", "gres:", "gres/", "h100", ":8",
                                         "-N", "-n", "-G", "-p", "-C", "\\x00", "\\x0a"])
 
 
+# fuzz_path's command lines (after a NUL, one word a line): resources given
+# over the script's, --llm-* options, the script's own arguments after "--".
+PATH_WORDS = [
+    "--gres=gpu:h100:8\n--nodes=1",
+    "-N\n2\n--gpus-per-node=8\n-p\nh100",
+    "--gpus=16\n--llm-layout=tp8,pp2",
+    "--llm-model=llama3-70b\n--llm-ckpt=off",
+    "-p\nh100,debug\n--llm-seq=8192\n--llm-mbs=2",
+    "--gpus=8\n--\n--model\nllama3-8b",
+]
+
+
+def path_seeds():
+    """Every script of tests/jobs under its job's name; every eighth also
+    with one of PATH_WORDS after a NUL."""
+    d = os.path.join(HERE, "corpus", "path")
+    os.makedirs(d, exist_ok=True)
+    jobs = os.path.join(TOP, "tests", "jobs")
+    names = sorted(j for j in os.listdir(jobs) if os.path.isdir(os.path.join(jobs, j)))
+    for i, job in enumerate(names):
+        script = [s for s in ("job.sbatch", "run.sh") if os.path.isfile(os.path.join(jobs, job, s))]
+        if not script:
+            continue
+        data = open(os.path.join(jobs, job, script[0]), "rb").read()
+        with open(os.path.join(d, job), "wb") as f:
+            f.write(data)
+        if i % 8 == 0:
+            words = PATH_WORDS[i // 8 % len(PATH_WORDS)]
+            with open(os.path.join(d, job + "+words"), "wb") as f:
+                f.write(data + b"\0" + words.encode())
+    # The dictionary: sbatch's options, the --llm-* options, and every flag
+    # a launcher or trainer reader looks for (common/jobread).
+    jr = open(os.path.join(TOP, "common", "wire", "jobreq.c")).read()
+    opts = open(os.path.join(TOP, "common", "engine", "optlist.h")).read()
+    flags = set()
+    for root, _, files in os.walk(os.path.join(TOP, "common", "jobread")):
+        for fn in files:
+            if fn.endswith(".c"):
+                src = open(os.path.join(root, fn)).read()
+                flags.update(re.findall(r'"(--?[A-Za-z][A-Za-z0-9_.-]*)"', src))
+    words = ["--" + o for o in re.findall(r'\{ *"([a-z-]+)", *\w+_argument', jr)]
+    words += ["--llm-" + o + "=" for o in re.findall(r'X\([A-Z_]+, "([a-z-]+)"', opts)]
+    words += sorted(flags) + ["#SBATCH ", "srun ", "torchrun ", "deepspeed ", "accelerate launch ",
+                              "python -m ", "\\x00", "\\x0a--\\x0a", "gpu:h100:8", "h100"]
+    dict_file("path", words)
+    return len(names)
+
+
+SEEDS = {"catalog": catalog_seeds, "policy": policy_seeds, "options": options_seeds,
+         "jobreq": jobreq_seeds, "path": path_seeds}
+
 if __name__ == "__main__":
-    dicts()
-    catalog_seeds()
-    policy_seeds()
-    options_seeds()
-    n = jobreq_seeds()
-    if n < 10:
-        sys.exit("make_seeds.py: only %d rows found in test_jobreq.c" % n)
-    for t in ("catalog", "policy", "options", "jobreq"):
+    wanted = sys.argv[1:] or list(SEEDS)
+    for t in wanted:
+        if t not in SEEDS:
+            sys.exit("make_seeds.py: no corpus %s (known: %s)" % (t, " ".join(SEEDS)))
+    if not sys.argv[1:]:
+        dicts()
+    for t in wanted:
+        n = SEEDS[t]()
+        if t == "jobreq" and n < 10:
+            sys.exit("make_seeds.py: only %d rows found in test_jobreq.c" % n)
         print(t, len(os.listdir(os.path.join(HERE, "corpus", t))))

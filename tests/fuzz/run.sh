@@ -6,11 +6,17 @@
 # usage: run.sh [BINDIR]          (BINDIR: where build.sh put the targets;
 #                                  default ./fuzz-build)
 # env:   FUZZ_SECONDS  seconds of fuzzing per target (default 60; 0 = replay only)
+#        FUZZ_TOTAL_SECONDS  when FUZZ_SECONDS is not set: seconds of
+#                      fuzzing shared by the targets run, the same for each
+#                      (the first ones a second more where it does not
+#                      divide), so that a target added takes its time from
+#                      the others (scripts/check's fuzz lane: 480)
 #        FUZZ_TARGETS  targets to run (default: those build.sh built, as
 #                      listed in BINDIR/targets: the six of libadvisor and
-#                      the daemon, and the job reader's fuzz_cfg_yaml,
+#                      the daemon, the job reader's fuzz_cfg_yaml,
 #                      fuzz_cfg_json, fuzz_cfg_toml, fuzz_shell and
-#                      fuzz_jobread; at 60 s each that is about 11 min)
+#                      fuzz_jobread, fuzz_soundness and fuzz_path; at 60 s
+#                      each that is about 15 min)
 #        FUZZ_WORKDIR  where the growing corpora and crash inputs go
 #                      (default: BINDIR/work; kept, so a later run resumes)
 #
@@ -20,16 +26,18 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 bindir=${1:-fuzz-build}
-seconds=${FUZZ_SECONDS:-60}
 all="fuzz_catalog fuzz_policy fuzz_options fuzz_jobreq fuzz_wire fuzz_advconf fuzz_cfg_yaml
-	fuzz_cfg_json fuzz_cfg_toml fuzz_shell fuzz_jobread fuzz_soundness"
+	fuzz_cfg_json fuzz_cfg_toml fuzz_shell fuzz_jobread fuzz_soundness fuzz_path"
 [ -f "$bindir/targets" ] && all=$(tr '\n' ' ' < "$bindir/targets")
 targets=${FUZZ_TARGETS:-$all}
+# shellcheck disable=SC2086
+n_targets=$(echo $targets | wc -w)
 work=${FUZZ_WORKDIR:-$bindir/work}
 failed=""
 
 mkdir -p "$work/crashes" || exit 1
-# fuzz_jobread and fuzz_soundness load the shipped catalog from the source tree.
+# fuzz_jobread, fuzz_soundness and fuzz_path load the shipped catalog (and
+# policy) from the source tree.
 ADVISOR_TOP=${ADVISOR_TOP:-$(cd "$here/../.." && pwd)}
 export ADVISOR_TOP
 summary=$work/summary.txt
@@ -46,14 +54,27 @@ opts_for() {
 	# room for nesting and alias chains without slowing the runs down.
 	fuzz_cfg_*) echo "-max_len=8192" ;;
 	# Job scripts: the seeds are tests/jobs scripts (1-3 KiB).
-	fuzz_jobread|fuzz_shell) echo "-max_len=16384" ;;
+	fuzz_jobread|fuzz_shell|fuzz_path) echo "-max_len=16384" ;;
 	# One generated job: a byte a choice, about 30 of them.
 	fuzz_soundness) echo "-max_len=64" ;;
 	*) echo "-max_len=4096" ;;
 	esac
 }
 
+# seconds_of I: the fuzzing time of the I-th target run (from 0): FUZZ_SECONDS,
+# else its share of FUZZ_TOTAL_SECONDS, else 60.
+seconds_of() {
+	if [ -z "${FUZZ_SECONDS:-}" ] && [ -n "${FUZZ_TOTAL_SECONDS:-}" ]; then
+		echo $((FUZZ_TOTAL_SECONDS / n_targets + ($1 < FUZZ_TOTAL_SECONDS % n_targets)))
+	else
+		echo "${FUZZ_SECONDS:-60}"
+	fi
+}
+
+i=0
 for t in $targets; do
+	seconds=$(seconds_of $i)
+	i=$((i + 1))
 	name=${t#fuzz_}
 	bin=$bindir/$t
 	seeds=$here/corpus/$name
