@@ -313,6 +313,24 @@ static int64_t time_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * Under D.lock: the store's connection is the caller's alone (its writes,
+ * pruning and size bound are not to run at once: one SQLite connection,
+ * opened without a mutex).  Waits for a committer to finish.
+ */
+static void store_take_locked(void)
+{
+	while (D.committing)
+		pthread_cond_wait(&D.idle, &D.lock);
+	D.committing = true;
+}
+
+static void store_give_locked(void)
+{
+	D.committing = false;
+	pthread_cond_broadcast(&D.idle);
+}
+
 /* A batch being committed: taken from the queue by its committer, the writer or a leader. */
 struct batch {
 	struct dlog_rec *recs;
@@ -322,10 +340,9 @@ struct batch {
 	uint64_t upto;
 };
 
-/* Under D.lock, not committing, something queued: the batch is the caller's until batch_done_locked. */
+/* Under D.lock, the store taken, something queued: the batch is the caller's until batch_done_locked. */
 static void batch_take_locked(struct batch *b)
 {
-	D.committing = true;
 	b->recs = D.queue;
 	b->cap = D.cap;
 	b->n = D.n;
@@ -343,11 +360,9 @@ static void batch_take_locked(struct batch *b)
 	b->upto = D.seq_queued;
 }
 
-/* Under D.lock, after store->write: the answers held for it go; the buffer is kept for the next. */
+/* Under D.lock, after store->write and committed_locked: the buffer is kept for the next, the store given back. */
 static void batch_done_locked(struct batch *b)
 {
-	committed_locked(b->upto);
-	D.committing = false;
 	free(b->reps);
 	/* A burst (a slow disk, a checkpoint) grew the buffer: do not keep its peak for ever. */
 	if (!D.spare && b->cap <= QUEUE_KEEP) {
@@ -356,7 +371,7 @@ static void batch_done_locked(struct batch *b)
 	} else {
 		buf_free(b->recs, b->cap);
 	}
-	pthread_cond_broadcast(&D.idle);
+	store_give_locked();
 }
 
 static bool queued_locked(void)
@@ -364,7 +379,24 @@ static bool queued_locked(void)
 	return D.n > 0 || D.n_pending > 0;
 }
 
-/* The writer's size bound and disk reserve: after its batches, and when a leader's call for them. */
+/* Writer thread, D.lock held: runs fn with the store to itself (lock released meanwhile). */
+static void with_store(void (*fn)(void))
+{
+	store_take_locked();
+	pthread_mutex_unlock(&D.lock);
+	fn();
+	pthread_mutex_lock(&D.lock);
+	store_give_locked();
+}
+
+static int prune_days;
+
+static void do_prune(void)
+{
+	store->prune(prune_days);
+}
+
+/* The size bound and the disk reserve: after the writer's batches, and when a leader calls for them. */
 static void maintain(void)
 {
 	store->enforce_size(atomic_load(&D.max_mb), atomic_load(&D.retention_days));
@@ -383,10 +415,9 @@ static void *writer_main(void *arg)
 		bool maint;
 
 		if (time(NULL) >= next_prune || atomic_exchange(&D.prune_asap, false)) {
-			pthread_mutex_unlock(&D.lock);
-			store->prune(atomic_load(&D.retention_days));
+			prune_days = atomic_load(&D.retention_days);
+			with_store(do_prune);
 			next_prune = time(NULL) + PRUNE_EVERY_S;
-			pthread_mutex_lock(&D.lock);
 		}
 		while ((!queued_locked() || D.committing) && !D.stop && !D.maint_due) {
 			if (atomic_load(&D.prune_asap))
@@ -397,19 +428,18 @@ static void *writer_main(void *arg)
 			if (time(NULL) >= next_prune)
 				break;
 		}
-		/* A leader's batch is in flight: its end says whether more is left. */
-		while (D.committing)
-			pthread_cond_wait(&D.idle, &D.lock);
 		maint = D.maint_due;
 		D.maint_due = false;
+		store_take_locked();
 		if (!queued_locked()) {
-			if (D.stop)
-				break;
 			if (maint) {
 				pthread_mutex_unlock(&D.lock);
 				maintain();
 				pthread_mutex_lock(&D.lock);
 			}
+			store_give_locked();
+			if (D.stop && !queued_locked())
+				break;
 			continue;
 		}
 		/* No batch window: answers wait for this commit (group commit). */
@@ -419,10 +449,11 @@ static void *writer_main(void *arg)
 		store->write(b.recs, b.n, b.reps, b.n_reps);
 		/* The answers held for it go now, before any pruning. */
 		pthread_mutex_lock(&D.lock);
-		batch_done_locked(&b);
+		committed_locked(b.upto);
 		pthread_mutex_unlock(&D.lock);
 		maintain();
 		pthread_mutex_lock(&D.lock);
+		batch_done_locked(&b);
 	}
 	committed_locked(D.seq_queued);
 	pthread_mutex_unlock(&D.lock);
@@ -448,10 +479,12 @@ bool dlog_lead(void)
 		pthread_mutex_unlock(&D.lock);
 		return false;
 	}
+	D.committing = true;
 	batch_take_locked(&b);
 	pthread_mutex_unlock(&D.lock);
 	store->write(b.recs, b.n, b.reps, b.n_reps);
 	pthread_mutex_lock(&D.lock);
+	committed_locked(b.upto);
 	batch_done_locked(&b);
 	/* Pruning and the disk reserve are the writer's, ten times a second at most. */
 	maint = time_ms() >= D.maint_at;
