@@ -41,7 +41,17 @@ struct plugin_state {
 	int n_llm;                /* how many --llm-* options were given */
 	bool remote_reject;       /* task_init must fail the step */
 	struct plugin_lines remote_lines;
+	size_t script_max;        /* Slurm's max_script_size (issue 27) */
 };
+
+/*
+ * ADVISOR_SCRIPT_UNREAD, set by sbatch for the node: "1" when the
+ * submission had no script to read (sbatch fed on a pipe), "partial" when
+ * its text stood for part of it only (issue 27: SCRIPT_TRUNCATED); either
+ * way the node reads the script and judges it.
+ */
+#define PLUGIN_UNREAD_NONE "1"
+#define PLUGIN_UNREAD_PART "partial"
 
 /* args.c: parses "key=value" words; unknown keys and bad values are
  * reported in err ("; "-separated) and skipped.  Returns their count. */

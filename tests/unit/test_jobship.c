@@ -66,6 +66,22 @@ static void write_file(const char *name, const char *text, size_t len)
 	assert_int_equal(fclose(f), 0);
 }
 
+/* A script as the plugin ships it (scripttext.h); freed by the caller. */
+static struct scripttext *text_of(struct scripttext *st, const char *script, size_t len)
+{
+	assert_int_equal(scripttext_set(st, script, len), 0);
+	return st;
+}
+
+/* n bytes of kept lines of 64 bytes ("xxx...x\n"), the last one ending the text. */
+static void lines_of_x(char *s, size_t n)
+{
+	memset(s, 'x', n);
+	for (size_t i = 63; i < n; i += 64)
+		s[i] = '\n';
+	s[n - 1] = '\n';
+}
+
 static const Advisor__JobFile *file_named(const Advisor__JobText *jt, const char *path)
 {
 	for (size_t i = 0; i < jt->n_files; i++)
@@ -79,12 +95,13 @@ static void test_text_fields(void **state)
 	static const char script[] = "#!/bin/bash\n#SBATCH -N 4\nsrun python pretrain_gpt.py\n";
 	char *argv[] = { (char *)"--lr", (char *)"3e-4", NULL };
 	char *env[] = { (char *)"TP=4", (char *)"HF_TOKEN=hf_abc", (char *)"PATH=/usr/bin", NULL };
+	struct scripttext st;
 	struct jobship *js;
 	Advisor__JobText *jt;
 
 	(void)state;
-	js = jobship_new(JOBREAD_SBATCH, "train.sbatch", script, strlen(script), 2, argv, env,
-			 "/home/u/run", 32, 8);
+	js = jobship_new(JOBREAD_SBATCH, "train.sbatch", text_of(&st, script, strlen(script)), 2,
+			 argv, env, "/home/u/run", 32, 8);
 	assert_non_null(js);
 	jt = jobship_text(js, false);
 	assert_true(jt->has_tool);
@@ -93,6 +110,11 @@ static void test_text_fields(void **state)
 	assert_true(jt->has_script);
 	assert_int_equal(jt->script.len, strlen(script));
 	assert_memory_equal(jt->script.data, script, strlen(script));
+	/* Issue 27: the whole script, said so. */
+	assert_true(jt->has_script_size && jt->has_script_read);
+	assert_int_equal(jt->script_size, strlen(script));
+	assert_int_equal(jt->script_read, strlen(script));
+	assert_false(jt->has_script_cut);
 	assert_int_equal(jt->n_argv, 2);
 	assert_string_equal(jt->argv[0], "--lr");
 	assert_string_equal(jt->argv[1], "3e-4");
@@ -109,16 +131,18 @@ static void test_text_fields(void **state)
 	/* The message packs: it is what goes on the wire. */
 	assert_true(protobuf_c_message_get_packed_size(&jt->base) > strlen(script));
 	jobship_free(js);
+	scripttext_free(&st);
 
 	/* srun: a command and nothing else; cwd and script_name are copies. */
 	{
 		char cwd[64] = "/scratch/x";
 
-		js = jobship_new(JOBREAD_SRUN, NULL, NULL, 0, 2, argv, NULL, cwd, 0, 0);
+		js = jobship_new(JOBREAD_SRUN, NULL, NULL, 2, argv, NULL, cwd, 0, 0);
 		assert_non_null(js);
 		cwd[1] = 'X';
 		jt = jobship_text(js, false);
 		assert_false(jt->has_script);
+		assert_false(jt->has_script_size);
 		assert_null(jt->script_name);
 		assert_string_equal(jt->cwd, "/scratch/x");
 		assert_false(jt->has_ntasks);
@@ -166,7 +190,7 @@ static void test_env_bounds(void **state)
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	memcpy(big, "LS_COLORS=", 10);
-	js = jobship_new(JOBREAD_SBATCH, "s", "x", 1, 0, NULL, env, "/", 0, 0);
+	js = jobship_new(JOBREAD_SBATCH, "s", NULL, 0, NULL, env, "/", 0, 0);
 	assert_non_null(js);
 	jt = jobship_text(js, false);
 	assert_int_equal(jt->n_env, 2);
@@ -181,6 +205,7 @@ static void test_fetch_statuses(void **state)
 	char notdir[PATH_MAX], locked[PATH_MAX];
 	char *paths[10];
 	const Advisor__JobFile *f;
+	struct scripttext st;
 	struct jobship *js;
 	Advisor__JobText *jt;
 
@@ -209,8 +234,8 @@ static void test_fetch_statuses(void **state)
 	paths[8] = locked;
 	paths[9] = file;   /* twice: shipped once */
 
-	js = jobship_new(JOBREAD_SBATCH, "job.sbatch", "srun true\n", 10, 0, NULL, NULL, scratch,
-			 0, 0);
+	js = jobship_new(JOBREAD_SBATCH, "job.sbatch", text_of(&st, "srun true\n", 10), 0, NULL, NULL,
+			 scratch, 0, 0);
 	assert_non_null(js);
 	assert_int_equal(jobship_fetch(js, paths, 10), 0);
 	jt = jobship_text(js, false);
@@ -242,6 +267,7 @@ static void test_fetch_statuses(void **state)
 	assert_int_equal(f->status, geteuid() == 0 ? 0 : 2);
 	assert_int_equal(jobship_bytes(js), 10 + 37 + 37 + (geteuid() == 0 ? 5 : 0));
 	jobship_free(js);
+	scripttext_free(&st);
 }
 
 static void test_byte_budget(void **state)
@@ -249,6 +275,7 @@ static void test_byte_budget(void **state)
 	char small[PATH_MAX], large[PATH_MAX], after[PATH_MAX], buf[300];
 	char *script, *paths[3];
 	size_t slen = JOBREAD_MAX_BYTES - 250;
+	struct scripttext st;
 	struct jobship *js;
 	Advisor__JobText *jt;
 
@@ -262,21 +289,28 @@ static void test_byte_budget(void **state)
 	path_of(after, sizeof(after), "after.yaml");
 	script = malloc(JOBREAD_MAX_BYTES + 100);
 	assert_non_null(script);
-	memset(script, '#', JOBREAD_MAX_BYTES + 100);
+	lines_of_x(script, JOBREAD_MAX_BYTES + 100);
 
-	/* A script over the budget is cut to it. */
-	js = jobship_new(JOBREAD_SBATCH, "big", script, JOBREAD_MAX_BYTES + 100, 0, NULL, NULL, "/",
-			 0, 0);
+	/* A script over the budget is cut to it, at a line, and says so. */
+	js = jobship_new(JOBREAD_SBATCH, "big", text_of(&st, script, JOBREAD_MAX_BYTES + 100), 0,
+			 NULL, NULL, "/", 0, 0);
 	assert_non_null(js);
-	assert_int_equal(jobship_text(js, false)->script.len, JOBREAD_MAX_BYTES);
+	jt = jobship_text(js, false);
+	assert_int_equal(jt->script.len, JOBREAD_MAX_BYTES);
+	assert_int_equal(jt->script_size, JOBREAD_MAX_BYTES + 100);
+	assert_int_equal(jt->script_read, JOBREAD_MAX_BYTES);
+	assert_true(jt->has_script_cut);
+	assert_int_equal(jt->script_cut, JOBREAD_CUT_SHIP);
 	paths[0] = small;
 	assert_int_equal(jobship_fetch(js, paths, 1), 0);
 	assert_int_equal(file_named(jobship_text(js, false), small)->status, 2);
 	assert_int_equal(jobship_bytes(js), JOBREAD_MAX_BYTES);
 	jobship_free(js);
+	scripttext_free(&st);
 
 	/* 250 bytes left: 200 fit, then 300 do not, then 50 still do. */
-	js = jobship_new(JOBREAD_SBATCH, "s", script, slen, 0, NULL, NULL, "/", 0, 0);
+	lines_of_x(script, slen);
+	js = jobship_new(JOBREAD_SBATCH, "s", text_of(&st, script, slen), 0, NULL, NULL, "/", 0, 0);
 	assert_non_null(js);
 	paths[0] = small;
 	paths[1] = large;
@@ -292,6 +326,7 @@ static void test_byte_budget(void **state)
 	assert_int_equal(jobship_bytes(js), slen + 250);
 	assert_true(jobship_bytes(js) <= JOBREAD_MAX_BYTES);
 	jobship_free(js);
+	scripttext_free(&st);
 	free(script);
 }
 
@@ -311,12 +346,12 @@ static void test_file_count_bound(void **state)
 		path_of(names[i], sizeof(names[i]), n);
 		paths[i] = names[i];
 	}
-	js = jobship_new(JOBREAD_SCRIPT, "s", "x", 1, 0, NULL, NULL, "/", 0, 0);
+	js = jobship_new(JOBREAD_SCRIPT, "s", NULL, 0, NULL, NULL, "/", 0, 0);
 	assert_non_null(js);
 	assert_int_equal(jobship_fetch(js, paths, 3), 0);
 	assert_int_equal(jobship_fetch(js, paths, ADV_ARRAY_SIZE(paths)), 0);
 	assert_int_equal(jobship_text(js, false)->n_files, JOBREAD_MAX_FILES);
-	assert_int_equal(jobship_bytes(js), 1 + 5 * JOBREAD_MAX_FILES);
+	assert_int_equal(jobship_bytes(js), 5 * JOBREAD_MAX_FILES);
 	jobship_free(js);
 }
 
@@ -425,6 +460,7 @@ static void test_check_ships_files(void **state)
 	char sock[PATH_MAX], id[64], err[256];
 	struct adv_request req;
 	struct adv_result *res = malloc(sizeof(*res));
+	struct scripttext st;
 	struct jobship *js;
 	struct fake f;
 	pthread_t th;
@@ -438,8 +474,8 @@ static void test_check_ships_files(void **state)
 	assert_int_equal(pthread_create(&th, NULL, fake_daemon, &f), 0);
 	engine_request_init(&req);
 	req.res.gpus = 32;
-	js = jobship_new(JOBREAD_SBATCH, "job.sbatch", "srun python x.py\n", 17, 0, NULL, NULL,
-			 scratch, 32, 8);
+	js = jobship_new(JOBREAD_SBATCH, "job.sbatch", text_of(&st, "srun python x.py\n", 17), 0,
+			 NULL, NULL, scratch, 32, 8);
 	assert_non_null(js);
 	assert_int_equal(wire_client_check_job(sock, 5000, &req, ADV_CTX_SBATCH, 0, NULL, js, res,
 					       id, sizeof(id), err, sizeof(err)), WIRE_OK);
@@ -460,6 +496,7 @@ static void test_check_ships_files(void **state)
 			    "--tensor-model-parallel-size 4 (job.sbatch line 6, TP=3)");
 	assert_string_equal(res->findings[0].fix, "--llm-layout=tp4");
 	jobship_free(js);
+	scripttext_free(&st);
 	free(res);
 }
 
@@ -479,7 +516,7 @@ static void test_check_rounds_bounded(void **state)
 	f.lfd = fake_listen(sock, sizeof(sock));
 	assert_int_equal(pthread_create(&th, NULL, fake_daemon, &f), 0);
 	engine_request_init(&req);
-	js = jobship_new(JOBREAD_SRUN, NULL, NULL, 0, 0, NULL, NULL, scratch, 0, 0);
+	js = jobship_new(JOBREAD_SRUN, NULL, NULL, 0, NULL, NULL, scratch, 0, 0);
 	assert_non_null(js);
 	assert_int_equal(wire_client_check_job(sock, 5000, &req, ADV_CTX_SRUN, 0, NULL, js, res,
 					       id, sizeof(id), err, sizeof(err)), WIRE_ERR_MALFORMED);
@@ -513,48 +550,6 @@ static void test_check_without_daemon(void **state)
 	free(res);
 }
 
-/* The node's read of slurmd's spool copy (plugin/remote.c, issue 20). */
-static void test_read_spool(void **state)
-{
-	char p[PATH_MAX], link[PATH_MAX], fifo[PATH_MAX], *big, *got;
-	size_t len = 0, n = JOBREAD_MAX_BYTES + 4096;
-
-	(void)state;
-	write_file("slurm_script", "#!/bin/sh\nsrun true\n", 20);
-	path_of(p, sizeof(p), "slurm_script");
-	got = jobship_read_spool(p, &len);
-	assert_non_null(got);
-	assert_int_equal(len, 20);
-	assert_string_equal(got, "#!/bin/sh\nsrun true\n");
-	free(got);
-	/* A link planted in its place is not followed. */
-	path_of(link, sizeof(link), "link_script");
-	assert_int_equal(symlink(p, link), 0);
-	errno = 0;
-	assert_null(jobship_read_spool(link, &len));
-	assert_int_equal(errno, ELOOP);
-	/* A FIFO with no writer neither blocks nor is read. */
-	path_of(fifo, sizeof(fifo), "fifo_script");
-	assert_int_equal(mkfifo(fifo, 0600), 0);
-	assert_null(jobship_read_spool(fifo, &len));
-	/* Nor a directory. */
-	assert_null(jobship_read_spool(scratch, &len));
-	/* A file over the reader's bound is cut at the bound. */
-	big = malloc(n);
-	assert_non_null(big);
-	memset(big, '#', n);
-	write_file("big_script", big, n);
-	free(big);
-	path_of(p, sizeof(p), "big_script");
-	got = jobship_read_spool(p, &len);
-	assert_non_null(got);
-	assert_int_equal(len, JOBREAD_MAX_BYTES);
-	assert_int_equal(got[len], '\0');
-	free(got);
-	path_of(p, sizeof(p), "missing_script");
-	assert_null(jobship_read_spool(p, &len));
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -567,7 +562,6 @@ int main(void)
 		cmocka_unit_test(test_check_ships_files),
 		cmocka_unit_test(test_check_rounds_bounded),
 		cmocka_unit_test(test_check_without_daemon),
-		cmocka_unit_test(test_read_spool),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
