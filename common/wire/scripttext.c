@@ -140,17 +140,19 @@ static void scripttext_heredocs(struct scripttext_pass *ps, const char *line, si
 static bool scripttext_keep_comment(const struct scripttext_pass *ps, const char *line, size_t n,
 				    size_t at)
 {
-	static const char *const kept[] = { "#!", "#SBATCH", "#SLURM", "#PBS", "#BSUB" };
+	static const struct {
+		const char *word;
+		size_t len;
+	} kept[] = { { "#!", 2 }, { "#SBATCH", 7 }, { "#SLURM", 6 }, { "#PBS", 4 }, { "#BSUB", 5 } };
 	size_t i, tabs = 0;
 
 	if (ps->continued)
 		return true;
-	for (i = 0; i < ADV_ARRAY_SIZE(kept); i++) {
-		size_t k = strlen(kept[i]);
-
-		if (n - at >= k && memcmp(line + at, kept[i], k) == 0)
-			return true;
-	}
+	/* Most comments are prose: one look at the byte after '#' says so. */
+	if (n - at > 1 && memchr("!SPB", line[at + 1], 4))
+		for (i = 0; i < ADV_ARRAY_SIZE(kept); i++)
+			if (n - at >= kept[i].len && memcmp(line + at, kept[i].word, kept[i].len) == 0)
+				return true;
 	if (!ps->delim_len)
 		return false;
 	/* The end of a here-document; "<<-" strips its leading tabs. */
