@@ -27,44 +27,9 @@
 
 #include "advisor.pb-c.h"
 #include "util.h"
+#include "scratch.h"
 #include "wire/jobship.h"
 #include "wire/wire.h"
-
-static char scratch[PATH_MAX];
-
-static int setup(void **state)
-{
-	(void)state;
-	adv_snprintf(scratch, sizeof(scratch), "%s/advisor-jobship.XXXXXX",
-		     getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	return mkdtemp(scratch) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[PATH_MAX + 16];
-
-	(void)state;
-	adv_snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static void path_of(char *buf, size_t len, const char *name)
-{
-	adv_snprintf(buf, len, "%s/%s", scratch, name);
-}
-
-static void write_file(const char *name, const char *text, size_t len)
-{
-	char p[PATH_MAX];
-	FILE *f;
-
-	path_of(p, sizeof(p), name);
-	f = fopen(p, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(text, 1, len, f), len);
-	assert_int_equal(fclose(f), 0);
-}
 
 /* A script as the plugin ships it (scripttext.h); freed by the caller. */
 static struct scripttext *text_of(struct scripttext *st, const char *script, size_t len)
@@ -210,18 +175,18 @@ static void test_fetch_statuses(void **state)
 	Advisor__JobText *jt;
 
 	(void)state;
-	write_file("ds.json", "{\"zero_optimization\": {\"stage\": 3}}\n", 37);
-	path_of(file, sizeof(file), "ds.json");
-	path_of(link, sizeof(link), "link.json");
+	scratch_write("ds.json", "{\"zero_optimization\": {\"stage\": 3}}\n", 37);
+	scratch_path(file, sizeof(file), "ds.json");
+	scratch_path(link, sizeof(link), "link.json");
 	assert_int_equal(symlink(file, link), 0);
-	path_of(dir, sizeof(dir), "model");
+	scratch_path(dir, sizeof(dir), "model");
 	assert_int_equal(mkdir(dir, 0755), 0);
-	path_of(missing, sizeof(missing), "nope.yaml");
-	path_of(fifo, sizeof(fifo), "fifo");
+	scratch_path(missing, sizeof(missing), "nope.yaml");
+	scratch_path(fifo, sizeof(fifo), "fifo");
 	assert_int_equal(mkfifo(fifo, 0644), 0);
-	path_of(notdir, sizeof(notdir), "ds.json/sub.yaml");
-	write_file("locked.yaml", "a: 1\n", 5);
-	path_of(locked, sizeof(locked), "locked.yaml");
+	scratch_path(notdir, sizeof(notdir), "ds.json/sub.yaml");
+	scratch_write("locked.yaml", "a: 1\n", 5);
+	scratch_path(locked, sizeof(locked), "locked.yaml");
 	assert_int_equal(chmod(locked, 0), 0);
 	paths[0] = file;
 	paths[1] = link;
@@ -281,12 +246,12 @@ static void test_byte_budget(void **state)
 
 	(void)state;
 	memset(buf, 'a', sizeof(buf));
-	write_file("small.yaml", buf, 200);
-	write_file("large.yaml", buf, 300);
-	write_file("after.yaml", buf, 50);
-	path_of(small, sizeof(small), "small.yaml");
-	path_of(large, sizeof(large), "large.yaml");
-	path_of(after, sizeof(after), "after.yaml");
+	scratch_write("small.yaml", buf, 200);
+	scratch_write("large.yaml", buf, 300);
+	scratch_write("after.yaml", buf, 50);
+	scratch_path(small, sizeof(small), "small.yaml");
+	scratch_path(large, sizeof(large), "large.yaml");
+	scratch_path(after, sizeof(after), "after.yaml");
 	script = malloc(JOBREAD_MAX_BYTES + 100);
 	assert_non_null(script);
 	lines_of_x(script, JOBREAD_MAX_BYTES + 100);
@@ -342,8 +307,8 @@ static void test_file_count_bound(void **state)
 		char n[32];
 
 		adv_snprintf(n, sizeof(n), "f%zu.yaml", i);
-		write_file(n, "k: v\n", 5);
-		path_of(names[i], sizeof(names[i]), n);
+		scratch_write(n, "k: v\n", 5);
+		scratch_path(names[i], sizeof(names[i]), n);
 		paths[i] = names[i];
 	}
 	js = jobship_new(JOBREAD_SCRIPT, "s", NULL, 0, NULL, NULL, "/", 0, 0);
@@ -468,8 +433,8 @@ static void test_check_ships_files(void **state)
 	(void)state;
 	assert_non_null(res);
 	memset(&f, 0, sizeof(f));
-	write_file("cfg.yaml", "parallelism: {tp: 3}\n", 21);
-	path_of(f.need, sizeof(f.need), "cfg.yaml");
+	scratch_write("cfg.yaml", "parallelism: {tp: 3}\n", 21);
+	scratch_path(f.need, sizeof(f.need), "cfg.yaml");
 	f.lfd = fake_listen(sock, sizeof(sock));
 	assert_int_equal(pthread_create(&th, NULL, fake_daemon, &f), 0);
 	engine_request_init(&req);
@@ -541,7 +506,7 @@ static void test_check_without_daemon(void **state)
 
 	(void)state;
 	assert_non_null(res);
-	path_of(sock, sizeof(sock), "none.sock");
+	scratch_path(sock, sizeof(sock), "none.sock");
 	engine_request_init(&req);
 	assert_int_equal(wire_client_check_job(sock, 200, &req, ADV_CTX_SBATCH, 0, NULL, NULL, res,
 					       id, sizeof(id), err, sizeof(err)), WIRE_ERR_CONNECT);
@@ -564,5 +529,5 @@ int main(void)
 		cmocka_unit_test(test_check_without_daemon),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }

@@ -21,39 +21,9 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
 #include "util.h"
 #include "wire/scripttext.h"
-
-static char scratch[PATH_MAX];
-
-static int setup(void **state)
-{
-	(void)state;
-	adv_snprintf(scratch, sizeof(scratch), "%s/advisor-scripttext.XXXXXX",
-		     getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	return mkdtemp(scratch) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[PATH_MAX + 16];
-
-	(void)state;
-	adv_snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-/* Writes name in the scratch directory; its path in path. */
-static void write_file(char *path, size_t len, const char *name, const char *text, size_t n)
-{
-	FILE *f;
-
-	adv_snprintf(path, len, "%s/%s", scratch, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(text, 1, n, f), n);
-	assert_int_equal(fclose(f), 0);
-}
 
 static size_t count_lines(const char *s, size_t n)
 {
@@ -85,7 +55,8 @@ static void same_both_ways(const char *name, const char *script, size_t len,
 	char path[PATH_MAX];
 
 	assert_int_equal(scripttext_set(mem, script, len), 0);
-	write_file(path, sizeof(path), name, script, len);
+	scratch_write(name, script, len);
+	scratch_path(path, sizeof(path), name);
 	assert_int_equal(scripttext_read(&file, path, 0, SCRIPTTEXT_SLURM_DEFAULT, 0), 0);
 	assert_int_equal(file.len, mem->len);
 	assert_memory_equal(file.text, mem->text, mem->len);
@@ -128,7 +99,6 @@ static void test_compaction(void **state)
 		"  --tensor-model-parallel-size $TP\n"        /* 13 kept */
 		"# the end";                                  /* 14 empty, no newline */
 	struct scripttext st;
-	char buf[128];
 
 	(void)state;
 	same_both_ways("compaction.sbatch", script, strlen(script), &st);
@@ -137,20 +107,20 @@ static void test_compaction(void **state)
 	assert_int_equal(st.read, strlen(script));
 	/* Line numbers stay: as many newlines. */
 	assert_int_equal(count_lines(st.text, st.len), count_lines(script, strlen(script)));
-	assert_string_equal(line_at(st.text, 1, buf, sizeof(buf)), "#!/bin/bash");
-	assert_string_equal(line_at(st.text, 2, buf, sizeof(buf)), "");
-	assert_string_equal(line_at(st.text, 3, buf, sizeof(buf)), "#SBATCH -N 4   # four nodes");
-	assert_string_equal(line_at(st.text, 4, buf, sizeof(buf)), "#SBATCH --gres=gpu:h100:8");
-	assert_string_equal(line_at(st.text, 5, buf, sizeof(buf)), "");
-	assert_string_equal(line_at(st.text, 6, buf, sizeof(buf)), "#SLURM --time=1:00:00");
-	assert_string_equal(line_at(st.text, 7, buf, sizeof(buf)), "#PBS -l nodes=4");
-	assert_string_equal(line_at(st.text, 8, buf, sizeof(buf)), "#BSUB -n 32");
-	assert_string_equal(line_at(st.text, 9, buf, sizeof(buf)), "");
-	assert_string_equal(line_at(st.text, 10, buf, sizeof(buf)), "");
-	assert_string_equal(line_at(st.text, 11, buf, sizeof(buf)), "TP=3   # typo");
-	assert_string_equal(line_at(st.text, 13, buf, sizeof(buf)),
-			    "  --tensor-model-parallel-size $TP");
-	assert_string_equal(line_at(st.text, 14, buf, sizeof(buf)), "");
+	assert_string_equal(st.text,
+			    "#!/bin/bash\n"
+			    "\n"
+			    "#SBATCH -N 4   # four nodes\n"
+			    "#SBATCH --gres=gpu:h100:8\n"
+			    "\n"
+			    "#SLURM --time=1:00:00\n"
+			    "#PBS -l nodes=4\n"
+			    "#BSUB -n 32\n"
+			    "\n"
+			    "\n"
+			    "TP=3   # typo\n"
+			    "srun torchrun pretrain_gpt.py \\\n"
+			    "  --tensor-model-parallel-size $TP\n");
 	/* The same bytes again: the same text. */
 	{
 		struct scripttext again;
@@ -196,25 +166,32 @@ static void test_heredoc(void **state)
 		"#here\n"                                           /* 20 ...opens nothing: empty */
 		"srun python train.py --tensor-model-parallel-size 4\n";   /* 21 */
 	struct scripttext st;
-	char buf[128];
 
 	(void)state;
 	same_both_ways("heredoc.sbatch", script, strlen(script), &st);
 	assert_int_equal(count_lines(st.text, st.len), 21);
-	assert_string_equal(line_at(st.text, 3, buf, sizeof(buf)), "#!/usr/bin/env python");
-	assert_string_equal(line_at(st.text, 4, buf, sizeof(buf)), "");
-	assert_string_equal(line_at(st.text, 5, buf, sizeof(buf)), "import torch  # keep me");
-	assert_string_equal(line_at(st.text, 8, buf, sizeof(buf)), "\t#SBATCH -N 2");
-	assert_string_equal(line_at(st.text, 9, buf, sizeof(buf)), "");
-	assert_string_equal(line_at(st.text, 12, buf, sizeof(buf)), "");
-	assert_string_equal(line_at(st.text, 13, buf, sizeof(buf)), "#END");
-	assert_string_equal(line_at(st.text, 15, buf, sizeof(buf)), "#b");
-	assert_string_equal(line_at(st.text, 16, buf, sizeof(buf)), "");
-	assert_string_equal(line_at(st.text, 17, buf, sizeof(buf)), "");
-	assert_string_equal(line_at(st.text, 18, buf, sizeof(buf)), "x=$((1<<2))");
-	assert_string_equal(line_at(st.text, 20, buf, sizeof(buf)), "");
-	assert_string_equal(line_at(st.text, 21, buf, sizeof(buf)),
-			    "srun python train.py --tensor-model-parallel-size 4");
+	assert_string_equal(st.text,
+			    "#!/bin/bash\n"
+			    "cat > train.py <<'EOF'\n"
+			    "#!/usr/bin/env python\n"
+			    "\n"
+			    "import torch  # keep me\n"
+			    "EOF\n"
+			    "cat > inner.sbatch <<-EOF\n"
+			    "\t#SBATCH -N 2\n"
+			    "\n"
+			    "\tEOF\n"
+			    "cat <<'#END' > notes.txt\n"
+			    "\n"
+			    "#END\n"
+			    "echo a\\\n"
+			    "#b\n"
+			    "\n"
+			    "\n"
+			    "x=$((1<<2))\n"
+			    "cat <<<#here\n"
+			    "\n"
+			    "srun python train.py --tensor-model-parallel-size 4\n");
 	scripttext_free(&st);
 }
 
@@ -279,7 +256,8 @@ static void test_cut_ship(void **state)
 	memset(script, 'x', n);
 	memcpy(script, "#!/bin/sh\nA=", 12);
 	script[400 * 1024] = '\n';
-	write_file(path, sizeof(path), "longline.sbatch", script, 400 * 1024 + 1);
+	scratch_write("longline.sbatch", script, 400 * 1024 + 1);
+	scratch_path(path, sizeof(path), "longline.sbatch");
 	assert_int_equal(scripttext_read(&st, path, 0, SCRIPTTEXT_SLURM_DEFAULT, 0), 0);
 	assert_int_equal(st.cut, JOBREAD_CUT_SHIP);
 	assert_int_equal(st.len, 10);
@@ -304,7 +282,8 @@ static void test_cut_limit_time(void **state)
 		k += adv_snprintf(script + k, n - k, "# comment line of forty bytes, padded.\n");
 	memset(script + k, '#', n - k);
 	script[n - 1] = '\n';
-	write_file(path, sizeof(path), "max.sbatch", script, n);
+	scratch_write("max.sbatch", script, n);
+	scratch_path(path, sizeof(path), "max.sbatch");
 	/* Exactly at the limit: whole. */
 	assert_int_equal(scripttext_read(&whole, path, 0, n, 0), 0);
 	assert_int_equal(whole.cut, JOBREAD_CUT_NONE);
@@ -339,13 +318,14 @@ static void test_spool(void **state)
 	struct scripttext st;
 
 	(void)state;
-	write_file(p, sizeof(p), "slurm_script", "#!/bin/sh\nsrun true\n", 20);
+	scratch_write("slurm_script", "#!/bin/sh\nsrun true\n", 20);
+	scratch_path(p, sizeof(p), "slurm_script");
 	assert_int_equal(scripttext_read(&st, p, SCRIPTTEXT_SPOOL, SCRIPTTEXT_SLURM_DEFAULT, 300), 0);
 	assert_int_equal(st.len, 20);
 	assert_string_equal(st.text, "#!/bin/sh\nsrun true\n");
 	scripttext_free(&st);
 	/* A link planted in its place is not followed. */
-	adv_snprintf(link, sizeof(link), "%s/link_script", scratch);
+	scratch_path(link, sizeof(link), "link_script");
 	assert_int_equal(symlink(p, link), 0);
 	assert_int_equal(scripttext_read(&st, link, SCRIPTTEXT_SPOOL, SCRIPTTEXT_SLURM_DEFAULT, 0),
 			 -1);
@@ -356,7 +336,7 @@ static void test_spool(void **state)
 	assert_int_equal(st.len, 20);
 	scripttext_free(&st);
 	/* A FIFO with no writer neither blocks nor is read; nor a directory. */
-	adv_snprintf(fifo, sizeof(fifo), "%s/fifo_script", scratch);
+	scratch_path(fifo, sizeof(fifo), "fifo_script");
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	assert_int_equal(scripttext_read(&st, fifo, SCRIPTTEXT_SPOOL, SCRIPTTEXT_SLURM_DEFAULT, 0),
 			 -1);
@@ -366,7 +346,7 @@ static void test_spool(void **state)
 	scripttext_free(&st);
 	assert_int_equal(scripttext_read(&st, scratch, SCRIPTTEXT_SPOOL, SCRIPTTEXT_SLURM_DEFAULT, 0),
 			 -1);
-	adv_snprintf(p, sizeof(p), "%s/missing_script", scratch);
+	scratch_path(p, sizeof(p), "missing_script");
 	assert_int_equal(scripttext_read(&st, p, 0, SCRIPTTEXT_SLURM_DEFAULT, 0), -1);
 	assert_int_equal(errno, ENOENT);
 }
@@ -383,5 +363,5 @@ int main(void)
 		cmocka_unit_test(test_spool),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }
