@@ -157,7 +157,6 @@ struct local_job {
  */
 static void local_script(const struct plugin_state *ps, struct local_job *j)
 {
-	int budget = ps->args.timeout_ms > 1 ? ps->args.timeout_ms / 2 : 1;
 	const char *path = NULL;
 	struct stat st;
 	int rc = -1;
@@ -180,7 +179,7 @@ static void local_script(const struct plugin_state *ps, struct local_job *j)
 		j->script_name = "stdin";
 	}
 	if (path)
-		rc = scripttext_read(&j->text, path, 0, ps->script_max, budget);
+		rc = scripttext_read(&j->text, path, 0, ps->script_max, args_read_ms(&ps->args));
 	if (rc != 0)
 		return;
 	j->script = j->text.text;
@@ -420,10 +419,12 @@ int local_check(spank_t sp, struct plugin_state *st)
 	job.nargs = 0;
 	rc = local_request(st, tool, &job, &req, &job_id, &js);
 	/* The daemon gets what reading the job left of timeout_ms, and at
-	 * least half of it (local_script reads within the other half). */
+	 * least what the script's read may not take (args_read_ms). */
 	left = st->args.timeout_ms - (adv_now_ms() - start);
-	if (left < (st->args.timeout_ms + 1) / 2)
-		left = (st->args.timeout_ms + 1) / 2;
+	if (left < st->args.timeout_ms - args_read_ms(&st->args))
+		left = st->args.timeout_ms - args_read_ms(&st->args);
+	if (left < 1)
+		left = 1;
 	if (rc == 0)
 		rc = wire_client_check_job(st->args.socket, (int)left, &req, local_wire_context(tool),
 					   job_id, NULL, js, &res, id, sizeof(id), err, sizeof(err));

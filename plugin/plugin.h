@@ -57,6 +57,9 @@ struct plugin_state {
  * reported in err ("; "-separated) and skipped.  Returns their count. */
 void args_defaults(struct plugin_args *a);
 int args_parse(int argc, char *const argv[], struct plugin_args *a, char *err, size_t errlen);
+/* The time to read the batch script (issue 27): half of timeout_ms, the
+ * daemon's answer has the rest; at least 1 ms. */
+int args_read_ms(const struct plugin_args *a);
 
 /* annotate.c: the user-visible lines of a verdict, each "advisor: ..." */
 void annotate_lines(const struct adv_result *res, const struct adv_request *req,

@@ -128,7 +128,7 @@ static struct jobship *remote_ship(spank_t sp, const struct plugin_state *st, ch
 		return NULL;
 	adv_strlcpy(path, argv[0], sizeof(path));
 	if (scripttext_read(script, path, SCRIPTTEXT_SPOOL, st->script_max,
-			    st->args.timeout_ms > 1 ? st->args.timeout_ms / 2 : 1) != 0) {
+			    args_read_ms(&st->args)) != 0) {
 		slurm_info("advisor: cannot read the batch script %s: %s", path, strerror(errno));
 		return NULL;
 	}
