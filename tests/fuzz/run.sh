@@ -22,7 +22,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 bindir=${1:-fuzz-build}
 seconds=${FUZZ_SECONDS:-60}
 all="fuzz_catalog fuzz_policy fuzz_options fuzz_jobreq fuzz_wire fuzz_advconf fuzz_cfg_yaml
-	fuzz_cfg_json fuzz_cfg_toml fuzz_shell fuzz_jobread fuzz_soundness"
+	fuzz_cfg_json fuzz_cfg_toml fuzz_shell fuzz_scripttext fuzz_jobread fuzz_soundness"
 [ -f "$bindir/targets" ] && all=$(tr '\n' ' ' < "$bindir/targets")
 targets=${FUZZ_TARGETS:-$all}
 work=${FUZZ_WORKDIR:-$bindir/work}
@@ -46,7 +46,7 @@ opts_for() {
 	# room for nesting and alias chains without slowing the runs down.
 	fuzz_cfg_*) echo "-max_len=8192" ;;
 	# Job scripts: the seeds are tests/jobs scripts (1-3 KiB).
-	fuzz_jobread|fuzz_shell) echo "-max_len=16384" ;;
+	fuzz_jobread|fuzz_shell|fuzz_scripttext) echo "-max_len=16384" ;;
 	# One generated job: a byte a choice, about 30 of them.
 	fuzz_soundness) echo "-max_len=64" ;;
 	*) echo "-max_len=4096" ;;
@@ -57,6 +57,8 @@ for t in $targets; do
 	name=${t#fuzz_}
 	bin=$bindir/$t
 	seeds=$here/corpus/$name
+	# The script reader takes the shell evaluator's job scripts.
+	[ "$t" = fuzz_scripttext ] && seeds=$here/corpus/shell
 	regress=$here/regress/$t
 	dict=$here/dict/$name.dict
 	log=$work/$t.log
