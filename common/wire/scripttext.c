@@ -271,6 +271,8 @@ int scripttext_read(struct scripttext *st, const char *path, unsigned flags, siz
 	memset(st, 0, sizeof(*st));
 	if (fd < 0)
 		return -1;
+	if (limit > SCRIPTTEXT_SLURM_MAX)
+		limit = SCRIPTTEXT_SLURM_MAX;
 	if (fstat(fd, &sb) != 0)
 		err = errno;
 	else
@@ -295,7 +297,9 @@ int scripttext_read(struct scripttext *st, const char *path, unsigned flags, siz
 		char *in = ps.out + ps.len;
 		ssize_t n;
 
-		if (deadline && total > 0 && adv_now_ms() >= deadline) {
+		/* Out of time, with more to read (a file read to its size only
+		 * looks for its end). */
+		if (deadline && total > 0 && (!fsize || total < fsize) && adv_now_ms() >= deadline) {
 			cut = JOBREAD_CUT_TIME;
 			break;
 		}

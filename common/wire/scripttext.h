@@ -61,7 +61,8 @@ size_t scripttext_limit(const char *sched_params);
 #define SCRIPTTEXT_SPOOL 1u
 
 /*
- * Reads the script at path up to limit bytes, and no longer than
+ * Reads the script at path up to limit bytes (at most
+ * SCRIPTTEXT_SLURM_MAX), and no longer than
  * timeout_ms (<= 0: no bound; checked between reads), never blocking on a
  * FIFO (O_NONBLOCK), and fills st with its shipped text.  Reading stops
  * where the text is full.  The buffer starts at the file's size (4 to 64
