@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "util.h"
 
@@ -112,6 +113,14 @@ char *adv_strdup(const char *s)
 const char *adv_plural(long n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;
+}
+
+long long adv_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 size_t adv_utf8_seq(const char *str)

@@ -25,6 +25,8 @@ char *adv_strdup(const char *s);
 /* The noun for a count, for messages: adv_plural(1, "node", "nodes") is
  * "node", any other count "nodes" ("1 node", "0 GPUs", "2 processes"). */
 const char *adv_plural(long n, const char *one, const char *many);
+/* Milliseconds on the monotonic clock, for deadlines. */
+long long adv_now_ms(void);
 
 /*
  * Output safety (issue 20): the one rule for every printer.

@@ -35,6 +35,11 @@ void args_defaults(struct plugin_args *a)
 	a->server_uid = (uid_t)-1;
 }
 
+int args_read_ms(const struct plugin_args *a)
+{
+	return a->timeout_ms > 1 ? a->timeout_ms / 2 : 1;
+}
+
 static void args_complain(char *err, size_t errlen, int *n, const char *what, const char *word)
 {
 	if (err[0])

@@ -8,9 +8,11 @@
  * and the environment (jobreq.c; plugstack.conf resources=parse forces
  * this).  The job's own text goes with the request (jobship.c): for
  * sbatch the batch script (read here as the user, like sbatch's
- * src/sbatch/sbatch.c _get_script_buffer; or the --wrap command) and its
- * arguments, for srun the command it runs, for salloc nothing.  It is sent
- * to advisord with a bounded timeout (wire_client_check_job, which also
+ * src/sbatch/sbatch.c _get_script_buffer, up to Slurm's max_script_size
+ * within half of timeout_ms, and compacted by scripttext.c; or the --wrap
+ * command) and its arguments, for srun the command it runs, for salloc
+ * nothing.  It is sent to advisord within the rest of timeout_ms
+ * (wire_client_check_job, which also
  * ships the config files the daemon's reader asks for), and the verdict
  * applied: reject -> return -1 so nothing is submitted; warn -> print;
  * accept -> quiet; not an LLM job -> silent.  The verdict annotates the
@@ -37,10 +39,6 @@
 #include "wire/endpoint.h"
 #include "wire/wire.h"
 
-/* The job reader's own bound: the commands are read too, not only the
- * #SBATCH block.  local_slurp grows its buffer from 4 KiB, so a usual
- * script stays under glibc's mmap threshold. */
-#define LOCAL_SCRIPT_MAX JOBREAD_MAX_BYTES
 #define LOCAL_CMDLINE_MAX (256 * 1024)
 #define LOCAL_MAX_ARGS 4096
 
@@ -65,12 +63,14 @@ static enum adv_context local_wire_context(enum jobreq_tool t)
 
 /*
  * Reads up to max bytes of a file; NULL when it cannot be read.  The buffer
- * starts small and grows: a command line or a batch script is a few KiB,
- * and one 256 KiB malloc() would be mmap()ed and its free() would raise
- * glibc's mmap threshold, so that sbatch's own large calloc()s (setenvf's
- * 256 KiB buffers) come from the heap and get memset: that alone cost more
- * than everything else the plugin does for a job without GPUs.  Only a
- * script over 128 KiB pays that.
+ * starts small and grows: a command line is a few KiB, and one 256 KiB
+ * malloc() would be mmap()ed and its free() would raise glibc's mmap
+ * threshold, so that sbatch's own large calloc()s (setenvf's 256 KiB
+ * buffers) come from the heap and get memset: that alone cost more than
+ * everything else the plugin does for a job without GPUs.  The batch
+ * script is read the same way (scripttext_read, from a buffer of its size
+ * up to 64 KiB): only a script whose shipped text, comments left out, is
+ * over about 60 KiB pays that.
  */
 #define LOCAL_SLURP_FIRST 4096
 
@@ -139,8 +139,8 @@ struct local_job {
 	struct jobreq_opts cmd;       /* the command line layer */
 	int llm_options;              /* --llm-* on the command line */
 	char cmd_err[256];            /* why the command line did not parse, "" when it did */
-	char *script_buf;             /* the batch script as read, or NULL */
-	const char *script;           /* the script (or the --wrap command) */
+	struct scripttext text;       /* the script's shipped text (scripttext.h) */
+	const char *script;           /* the script (or the --wrap command) as shipped, or NULL */
 	size_t script_len;
 	const char *script_name;      /* as the user named it */
 	char *const *args;            /* sbatch: the script's arguments; srun: the command */
@@ -151,22 +151,23 @@ struct local_job {
  * The batch script: the file named on the command line, or stdin when it
  * is a regular file ("sbatch < job.sh"; re-opened through /proc so sbatch's
  * own offset is untouched), or the --wrap command.  A pipe on stdin was
- * already consumed by sbatch and is skipped.
+ * already consumed by sbatch and is skipped.  Read as sbatch sends it, up
+ * to Slurm's max_script_size, within half of timeout_ms (the daemon gets
+ * the rest), and compacted as the node will compact its copy.
  */
-static void local_script(struct local_job *j)
+static void local_script(const struct plugin_state *ps, struct local_job *j)
 {
+	const char *path = NULL;
 	struct stat st;
+	int rc = -1;
 
 	if (j->cmd.wrap) {
 		if (j->cmd.wrap_text) {
-			j->script = j->cmd.wrap_text;
-			j->script_len = strlen(j->cmd.wrap_text);
+			rc = scripttext_set(&j->text, j->cmd.wrap_text, strlen(j->cmd.wrap_text));
 			j->script_name = "--wrap";
 		}
-		return;
-	}
-	if (j->cmd.script[0]) {
-		j->script_buf = local_slurp(j->cmd.script, LOCAL_SCRIPT_MAX, &j->script_len);
+	} else if (j->cmd.script[0]) {
+		path = j->cmd.script;
 		j->script_name = j->cmd.script;
 		/* The words after the script are its arguments. */
 		if (j->cmd.first_arg < j->argc) {
@@ -174,10 +175,18 @@ static void local_script(struct local_job *j)
 			j->nargs = j->argc - j->cmd.first_arg - 1;
 		}
 	} else if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode)) {
-		j->script_buf = local_slurp("/proc/self/fd/0", LOCAL_SCRIPT_MAX, &j->script_len);
+		path = "/proc/self/fd/0";
 		j->script_name = "stdin";
 	}
-	j->script = j->script_buf;
+	if (path)
+		rc = scripttext_read(&j->text, path, 0, ps->script_max, args_read_ms(&ps->args));
+	if (rc != 0)
+		return;
+	j->script = j->text.text;
+	j->script_len = j->text.len;
+	if (j->text.cut != JOBREAD_CUT_NONE)
+		slurm_verbose("advisor: the batch script is %zu bytes; its first %zu are read "
+			      "(%zu shipped)", j->text.size, j->text.read, j->text.len);
 }
 
 static const char *local_getenv(const char *name, void *arg)
@@ -331,10 +340,10 @@ static struct jobship *local_ship(enum jobreq_tool tool, const struct local_job 
 		ntasks = n > INT_MAX ? INT_MAX : (int)n;
 	}
 	if (tool == JOBREQ_SRUN)
-		return jobship_new(JOBREAD_SRUN, NULL, NULL, 0, j->nargs, j->args, environ, cwd,
-				   ntasks, r->opt.ntasks_per_node);
-	return jobship_new(JOBREAD_SBATCH, j->script_name, j->script, j->script_len, j->nargs,
-			   j->args, environ, cwd, ntasks, r->opt.ntasks_per_node);
+		return jobship_new(JOBREAD_SRUN, NULL, NULL, j->nargs, j->args, environ, cwd, ntasks,
+				   r->opt.ntasks_per_node);
+	return jobship_new(JOBREAD_SBATCH, j->script_name, &j->text, j->nargs, j->args, environ, cwd,
+			   ntasks, r->opt.ntasks_per_node);
 }
 
 /* Builds the request; returns 1 when the job needs no check. */
@@ -353,7 +362,7 @@ static int local_request(const struct plugin_state *st, enum jobreq_tool tool,
 						   &j->llm_options, err, sizeof(err)) != 0)
 		adv_strlcpy(j->cmd_err, err, sizeof(j->cmd_err));
 	if (tool == JOBREQ_SBATCH) {
-		local_script(j);
+		local_script(st, j);
 	} else if (tool == JOBREQ_SRUN && j->cmd.first_arg < j->argc) {
 		/* srun's command: the words after its options. */
 		j->args = j->argv + j->cmd.first_arg;
@@ -392,8 +401,9 @@ int local_check(spank_t sp, struct plugin_state *st)
 	struct adv_request req;
 	struct adv_result res;
 	char id[64] = "", err[256] = "";
+	const char *unread = NULL;
+	long long start = adv_now_ms(), left;
 	uint32_t job_id = 0;
-	bool unread;
 	int rc;
 
 	/* Field by field: argv[] is 32 KiB that only local_cmdline writes. */
@@ -401,25 +411,33 @@ int local_check(spank_t sp, struct plugin_state *st)
 	job.argc = 0;
 	job.llm_options = 0;
 	job.cmd_err[0] = '\0';
-	job.script_buf = NULL;
+	memset(&job.text, 0, sizeof(job.text));
 	job.script = NULL;
 	job.script_len = 0;
 	job.script_name = NULL;
 	job.args = NULL;
 	job.nargs = 0;
 	rc = local_request(st, tool, &job, &req, &job_id, &js);
+	/* The daemon gets what reading the job left of timeout_ms, and at
+	 * least what the script's read may not take (args_read_ms). */
+	left = st->args.timeout_ms - (adv_now_ms() - start);
+	if (left < st->args.timeout_ms - args_read_ms(&st->args))
+		left = st->args.timeout_ms - args_read_ms(&st->args);
+	if (left < 1)
+		left = 1;
 	if (rc == 0)
-		rc = wire_client_check_job(st->args.socket, st->args.timeout_ms, &req,
-					   local_wire_context(tool), job_id, NULL, js, &res, id,
-					   sizeof(id), err, sizeof(err));
+		rc = wire_client_check_job(st->args.socket, (int)left, &req, local_wire_context(tool),
+					   job_id, NULL, js, &res, id, sizeof(id), err, sizeof(err));
 	else
 		rc = -1;
 	/* sbatch fed on a pipe: the script was consumed before the plugin
-	 * ran, so the decision knows the resources only (remote.c reads the
-	 * script on the node). */
-	unread = rc != -1 && tool == JOBREQ_SBATCH && !job.script;
+	 * ran, so the decision knows the resources only; or its text stood
+	 * for part of it (issue 27).  remote.c reads the script on the node. */
+	if (rc != -1 && tool == JOBREQ_SBATCH)
+		unread = !job.script ? PLUGIN_UNREAD_NONE
+		       : job.text.cut != JOBREAD_CUT_NONE ? PLUGIN_UNREAD_PART : NULL;
 	jobship_free(js);
-	free(job.script_buf);
+	scripttext_free(&job.text);
 	free(job.cmdbuf);
 	if (rc < 0)
 		return 0;
@@ -435,7 +453,7 @@ int local_check(spank_t sp, struct plugin_state *st)
 	}
 	rc = local_apply(sp, st, &req, &res, id);
 	if (rc == 0 && tool == JOBREQ_SBATCH) {
-		if (unread ? setenv("ADVISOR_SCRIPT_UNREAD", "1", 1) : unsetenv("ADVISOR_SCRIPT_UNREAD"))
+		if (unread ? setenv("ADVISOR_SCRIPT_UNREAD", unread, 1) : unsetenv("ADVISOR_SCRIPT_UNREAD"))
 			slurm_error("advisor: cannot set ADVISOR_SCRIPT_UNREAD: %s", strerror(errno));
 	}
 	return rc;

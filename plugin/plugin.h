@@ -42,12 +42,25 @@ struct plugin_state {
 	bool remote_reject;       /* task_init must fail the step */
 	int remote_fd;            /* the node check's connection, made as root; -1 none */
 	struct plugin_lines remote_lines;
+	size_t script_max;        /* Slurm's max_script_size (issue 27) */
 };
+
+/*
+ * ADVISOR_SCRIPT_UNREAD, set by sbatch for the node: "1" when the
+ * submission had no script to read (sbatch fed on a pipe), "partial" when
+ * its text stood for part of it only (issue 27: SCRIPT_TRUNCATED); either
+ * way the node reads the script and judges it.
+ */
+#define PLUGIN_UNREAD_NONE "1"
+#define PLUGIN_UNREAD_PART "partial"
 
 /* args.c: parses "key=value" words; unknown keys and bad values are
  * reported in err ("; "-separated) and skipped.  Returns their count. */
 void args_defaults(struct plugin_args *a);
 int args_parse(int argc, char *const argv[], struct plugin_args *a, char *err, size_t errlen);
+/* The time to read the batch script (issue 27): half of timeout_ms, the
+ * daemon's answer has the rest; at least 1 ms. */
+int args_read_ms(const struct plugin_args *a);
 
 /* annotate.c: the user-visible lines of a verdict, each "advisor: ..." */
 void annotate_lines(const struct adv_result *res, const struct adv_request *req,

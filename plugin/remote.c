@@ -14,14 +14,17 @@
  *
  * A batch step with no submission decision (the submission bypassed the
  * plugin, or the daemon was unavailable then) or whose submission could
- * not read the script (sbatch fed on a pipe: ADVISOR_SCRIPT_UNREAD) is
+ * not read the script (sbatch fed on a pipe: ADVISOR_SCRIPT_UNREAD=1) or
+ * read part of it only (issue 27: ADVISOR_SCRIPT_UNREAD=partial) is
  * judged here from the batch script the batch host holds (issue 20):
  * slurmstepd runs it as argv[0] of the batch step, written by slurmd as
  * SlurmdSpoolDir/job%05u/slurm_script (src/slurmd/slurmstepd/mgr.c
- * _make_batch_script).  It is read in user_init, as the job's user, no
- * further than JOBREAD_MAX_BYTES, never through a symbolic link or from
- * anything but a regular file, and shipped to the daemon's job reader
- * like sbatch ships it (jobship.c): the plugin reads, the daemon parses.
+ * _make_batch_script).  It is read in user_init, as the job's user, up to
+ * Slurm's max_script_size within half of timeout_ms, never through a
+ * symbolic link or from anything but a regular file, compacted as sbatch
+ * compacts it (scripttext.c: the same script ships the same bytes), and
+ * shipped to the daemon's job reader like sbatch ships it (jobship.c):
+ * the plugin reads, the daemon parses.
  * An srun step with no decision at all (srun past the plugin) has its
  * command shipped likewise.  A step that names a decision ships its text
  * too, with the job's uid: the id comes from the job's environment, which
@@ -87,17 +90,16 @@ static void remote_annotate(spank_t sp, const struct adv_result *res, const char
 }
 
 /* The job's text when no check has read it (issue 20): the batch step's
- * script, or an srun step's command; NULL otherwise.  *script is freed by
- * the caller. */
-static struct jobship *remote_ship(spank_t sp, char **env, char **script)
+ * script (into *script, which the caller frees), or an srun step's
+ * command; NULL otherwise. */
+static struct jobship *remote_ship(spank_t sp, const struct plugin_state *st, char **env,
+				   struct scripttext *script)
 {
 	uint32_t step = 0;
 	int argc = 0, ntasks, per_node;
 	char **argv = NULL, path[PLUGIN_PATH_MAX];
 	const char *base, *cwd;
-	size_t len = 0;
 
-	*script = NULL;
 	if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS)
 		return NULL;
 	/* The script runs in the job's working directory (srun's tasks in
@@ -112,8 +114,8 @@ static struct jobship *remote_ship(spank_t sp, char **env, char **script)
 		if (step == SLURM_EXTERN_CONT || step == SLURM_INTERACTIVE_STEP ||
 		    spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1 || !argv)
 			return NULL;
-		return jobship_new(JOBREAD_SRUN, NULL, NULL, 0, argc, argv, env, cwd ? cwd : "/",
-				   ntasks, per_node);
+		return jobship_new(JOBREAD_SRUN, NULL, NULL, argc, argv, env, cwd ? cwd : "/", ntasks,
+				   per_node);
 	}
 	/* slurmd's own file, not whatever the user's job names: argv[0] of
 	 * the batch step is the script slurmd wrote (mgr.c
@@ -126,12 +128,12 @@ static struct jobship *remote_ship(spank_t sp, char **env, char **script)
 	if (!base || strcmp(base + 1, "slurm_script") != 0)
 		return NULL;
 	adv_strlcpy(path, argv[0], sizeof(path));
-	*script = jobship_read_spool(path, &len);
-	if (!*script) {
+	if (scripttext_read(script, path, SCRIPTTEXT_SPOOL, st->script_max,
+			    args_read_ms(&st->args)) != 0) {
 		slurm_info("advisor: cannot read the batch script %s: %s", path, strerror(errno));
 		return NULL;
 	}
-	return jobship_new(JOBREAD_SBATCH, "batch script", *script, len, argc - 1, argv + 1, env,
+	return jobship_new(JOBREAD_SBATCH, "batch script", script, argc - 1, argv + 1, env,
 			   cwd ? cwd : "/", ntasks, per_node);
 }
 
@@ -210,11 +212,12 @@ void remote_check(spank_t sp, struct plugin_state *st)
 	struct adv_result res;
 	struct plugin_lines lines;
 	char id[64] = "", err[256] = "", line[PLUGIN_LINE_MAX];
-	const char *parent = NULL;
+	const char *parent = NULL, *unread;
 	struct jobship *js = NULL;
-	char *script = NULL, **env = NULL;
+	struct scripttext script;
+	char **env = NULL;
 	uint32_t job_id = 0;
-	bool from_script, batch;
+	bool from_script, batch, partly;
 	int rc, i;
 
 	if (remote_request(sp, st, &req, &job_id, &parent, &env) != 0)
@@ -226,13 +229,16 @@ void remote_check(spank_t sp, struct plugin_state *st)
 	 * user controls: the text goes along with the job's uid, and advisord
 	 * judges it unless its log vouches for the parent (issue 27: this
 	 * user's accepted or warned decision of the same text, used by no
-	 * other job; the answer says text_read; a submission that could not
-	 * read its script, ADVISOR_SCRIPT_UNREAD, has no digest to vouch
-	 * with).  It believes the uid and the
-	 * parent only from root: the connection was made in init_post_opt,
-	 * before slurmstepd dropped its privileges (remote_connect). */
+	 * other job, that read the whole script; the answer says text_read;
+	 * a submission that could not read its script, ADVISOR_SCRIPT_UNREAD,
+	 * has no digest to vouch with).  It believes the uid and the parent
+	 * only from root: the connection was made in init_post_opt, before
+	 * slurmstepd dropped its privileges (remote_connect). */
+	unread = remote_env(env, "ADVISOR_SCRIPT_UNREAD");
+	partly = unread && strcmp(unread, PLUGIN_UNREAD_PART) == 0;
+	memset(&script, 0, sizeof(script));
 	if (!st->args.allow_unchecked)
-		js = remote_ship(sp, env, &script);
+		js = remote_ship(sp, st, env, &script);
 	rc = WIRE_ERR_CONNECT;
 	if (st->remote_fd >= 0) {
 		rc = wire_client_check_job_on(st->remote_fd, st->args.timeout_ms, &req, ADV_CTX_STEP,
@@ -248,9 +254,9 @@ void remote_check(spank_t sp, struct plugin_state *st)
 					   job_id, parent, js, &res, id, sizeof(id), err,
 					   sizeof(err));
 	from_script = js != NULL && res.text_read;
-	batch = from_script && script != NULL;
+	batch = from_script && script.text != NULL;
 	jobship_free(js);
-	free(script);
+	scripttext_free(&script);
 	if (rc != WIRE_OK) {
 		if (err[0] && strstr(err, wire_strerror(rc)))
 			adv_snprintf(line, sizeof(line), "advisor: daemon unavailable at %s (%s)",
@@ -280,6 +286,9 @@ void remote_check(spank_t sp, struct plugin_state *st)
 		if (from_script && !batch)
 			remote_fail(st, "advisor: this step's command was not checked at submission; "
 				        "it was read on the node");
+		else if (from_script && partly && parent && parent[0])
+			remote_fail(st, "advisor: this job's batch script was checked only in part at "
+				        "submission; it was read on the node");
 		else if (from_script)
 			remote_fail(st, "advisor: this job's batch script was not checked at submission; "
 				        "it was read on the node");

@@ -20,10 +20,12 @@
 #include "context.h"
 #include "engine/options.h"
 #include "util.h"
+#include "wire/scripttext.h"
 #include "wire/wire.h"
 
 /*
- * libslurm's loaded configuration, for SlurmUser (issue 20): not in
+ * libslurm's loaded configuration, for SlurmUser (issue 20) and
+ * SchedulerParameters' max_script_size (issue 27): not in
  * Slurm's public headers, but a global of libslurm (libslurmfull in sbatch,
  * srun and slurmstepd) since 20.11 whose type slurm.h declares.  Weak: a
  * process without it leaves the default (root, the caller, user "slurm").
@@ -88,6 +90,8 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	advisor_state.remote_reject = false;
 	advisor_state.remote_fd = -1;
 	advisor_state.remote_lines.n = 0;
+	/* The batch script as sbatch may send it: Slurm's own bound. */
+	advisor_state.script_max = scripttext_limit(&slurm_conf ? slurm_conf.sched_params : NULL);
 	engine_request_init(&blank);
 	advisor_state.wl = blank.wl;
 	args_defaults(&advisor_state.args);

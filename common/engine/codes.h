@@ -34,6 +34,8 @@
 	  "A default the job reader took where the job does not say.") \
 	X(SCRIPT_NOT_FOLLOWED, WARN, \
 	  "The script names a launcher or trainer the reader did not reach or could not follow; the policy sets the severity.") \
+	X(SCRIPT_TRUNCATED, WARN, \
+	  "The batch script was read in part: what came after was not checked.") \
 	X(CKPT_STEPS, INFO, \
 	  "The job checkpoints every N steps: the interval in time at the estimated step time.") \
 	X(WORLD_SIZE_MISMATCH, REJECT, \

@@ -12,7 +12,9 @@
  * JOBREAD_MAX_BYTES of content in all, script included, and
  * JOBREAD_MAX_FILES files.  A FIFO or device named by a hostile script
  * never blocks (O_NONBLOCK, regular files only) and a file is read up to
- * the size fstat() gave, so /proc files come back empty.
+ * the size fstat() gave, so /proc files come back empty.  The script
+ * comes read and compacted by scripttext.c (issue 27), with how much of
+ * it the text stands for (JobText.script_size, script_read, script_cut).
  *
  * Allocation-light, for the plugin that runs in every sbatch and srun:
  * one malloc for the state (well under glibc's mmap threshold) and one per
@@ -118,9 +120,9 @@ static bool jobship_env_keep(const char *e)
 	return !jobship_env_secret(e);
 }
 
-struct jobship *jobship_new(enum jobread_tool tool, const char *script_name, const char *script,
-			    size_t len, int argc, char *const argv[], char *const env[],
-			    const char *cwd, int ntasks, int ntasks_per_node)
+struct jobship *jobship_new(enum jobread_tool tool, const char *script_name,
+			    const struct scripttext *script, int argc, char *const argv[],
+			    char *const env[], const char *cwd, int ntasks, int ntasks_per_node)
 {
 	struct jobship *js;
 	size_t n_env = 0, n_argv, env_bytes = 0, i;
@@ -140,11 +142,19 @@ struct jobship *jobship_new(enum jobread_tool tool, const char *script_name, con
 	if (js->script_name[0])
 		js->msg.script_name = js->script_name;
 	js->bytes = 0;
-	if (script) {
-		js->bytes = len > JOBREAD_MAX_BYTES ? JOBREAD_MAX_BYTES : len;
+	if (script && script->text) {
+		js->bytes = script->len > JOBREAD_MAX_BYTES ? JOBREAD_MAX_BYTES : script->len;
 		js->msg.has_script = 1;
-		js->msg.script.data = (uint8_t *)(uintptr_t)script;
+		js->msg.script.data = (uint8_t *)script->text;
 		js->msg.script.len = js->bytes;
+		js->msg.has_script_size = 1;
+		js->msg.script_size = script->size;
+		js->msg.has_script_read = 1;
+		js->msg.script_read = script->read;
+		if (script->cut != JOBREAD_CUT_NONE) {
+			js->msg.has_script_cut = 1;
+			js->msg.script_cut = (int32_t)script->cut;
+		}
 	}
 	for (i = 0; i < n_argv; i++)
 		js->ptrs[i] = argv[i];
@@ -282,42 +292,6 @@ static int jobship_read(struct jobship *js, Advisor__JobFile *f)
 	f->content.len = got;
 	js->bytes += got;
 	return 0;
-}
-
-char *jobship_read_spool(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-	struct stat st;
-	size_t cap, got = 0;
-	char *buf;
-
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0) {
-		close(fd);
-		errno = EINVAL;
-		return NULL;
-	}
-	/* Up to the size fstat() gave, within the reader's bound. */
-	cap = (uint64_t)st.st_size < JOBREAD_MAX_BYTES ? (size_t)st.st_size : JOBREAD_MAX_BYTES;
-	buf = malloc(cap + 1);
-	if (!buf) {
-		close(fd);
-		return NULL;
-	}
-	while (got < cap) {
-		ssize_t n = read(fd, buf + got, cap - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	buf[got] = '\0';
-	*len = got;
-	return buf;
 }
 
 static bool jobship_has(const struct jobship *js, const char *path)

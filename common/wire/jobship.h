@@ -18,19 +18,21 @@
 
 #include "advisor.pb-c.h"
 #include "jobtext.h"
+#include "scripttext.h"
 
 struct jobship;
 
 /*
- * A job to ship.  script (len bytes, may be NULL), the argv strings and the
- * env strings ("NAME=value", NULL-terminated, may be NULL) are borrowed:
- * they must outlive js.  script_name and cwd are copied.  Variables whose
- * names suggest a secret are left out (jobship_env_secret).  At most
- * JOBREAD_MAX_BYTES of the script is shipped.  NULL when out of memory.
+ * A job to ship.  script (its shipped text and how much of the script it
+ * stands for, scripttext.h; NULL: none), the argv strings and the env
+ * strings ("NAME=value", NULL-terminated, may be NULL) are borrowed: they
+ * must outlive js.  script_name and cwd are copied.  Variables whose names
+ * suggest a secret are left out (jobship_env_secret).  NULL when out of
+ * memory.
  */
-struct jobship *jobship_new(enum jobread_tool tool, const char *script_name, const char *script,
-			    size_t len, int argc, char *const argv[], char *const env[],
-			    const char *cwd, int ntasks, int ntasks_per_node);
+struct jobship *jobship_new(enum jobread_tool tool, const char *script_name,
+			    const struct scripttext *script, int argc, char *const argv[],
+			    char *const env[], const char *cwd, int ntasks, int ntasks_per_node);
 void jobship_free(struct jobship *js);
 
 /*
@@ -51,16 +53,6 @@ Advisor__JobText *jobship_text(struct jobship *js, bool final);
  * when out of memory (what was read stays).
  */
 int jobship_fetch(struct jobship *js, char *const paths[], size_t n);
-
-/*
- * A file whose name the caller does not control the contents of (slurmd's
- * spool copy of a batch script, read in slurmstepd): never through a
- * symbolic link (O_NOFOLLOW), never blocking on a FIFO (O_NONBLOCK), only
- * a regular file, at most JOBREAD_MAX_BYTES of it, NUL-terminated.  NULL
- * with errno set when it cannot be read (EINVAL: not a regular file;
- * ELOOP: a link).  The caller frees it.
- */
-char *jobship_read_spool(const char *path, size_t *len);
 
 /* Bytes of content shipped so far (script included). */
 size_t jobship_bytes(const struct jobship *js);

@@ -19,4 +19,12 @@
 /* Which program submitted the job text (proto JobText.tool). */
 enum jobread_tool { JOBREAD_SBATCH = 0, JOBREAD_SRUN, JOBREAD_SALLOC, JOBREAD_SCRIPT };
 
+/*
+ * Why the shipped script stands for less than the whole script (proto
+ * JobText.script_cut, issue 27; scripttext.h): its compacted text is over
+ * JOBREAD_MAX_BYTES, the script is over Slurm's max_script_size, or the
+ * client's time to read it ran out.
+ */
+enum jobread_cut { JOBREAD_CUT_NONE = 0, JOBREAD_CUT_SHIP, JOBREAD_CUT_LIMIT, JOBREAD_CUT_TIME };
+
 #endif

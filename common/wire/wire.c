@@ -116,17 +116,9 @@ static void refuse_server(const char *who, const char *what, uid_t uid)
 		     (unsigned)uid, want);
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static long long deadline_of(int timeout_ms)
 {
-	return timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	return timeout_ms < 0 ? -1 : adv_now_ms() + timeout_ms;
 }
 
 /* Milliseconds left for poll(): -1 = forever, 0 = expired. */
@@ -136,7 +128,7 @@ static int remaining(long long deadline)
 
 	if (deadline < 0)
 		return -1;
-	left = deadline - now_ms();
+	left = deadline - adv_now_ms();
 	return left > 0 ? (int)left : 0;
 }
 
@@ -217,7 +209,7 @@ static int resolve(const char *host, int port, long long deadline, struct resolv
 	pthread_mutex_lock(&rcache.lock);
 	for (int i = 0; i < RESOLVE_CACHE; i++) {
 		if (rcache.e[i].port == port && !strcmp(rcache.e[i].host, host) &&
-		    rcache.e[i].until > now_ms()) {
+		    rcache.e[i].until > adv_now_ms()) {
 			*r = rcache.e[i].r;
 			pthread_mutex_unlock(&rcache.lock);
 			return WIRE_OK;
@@ -292,7 +284,7 @@ static int resolve(const char *host, int port, long long deadline, struct resolv
 
 		adv_strlcpy(rcache.e[i].host, host, sizeof(rcache.e[i].host));
 		rcache.e[i].port = port;
-		rcache.e[i].until = now_ms() + RESOLVE_TTL_MS;
+		rcache.e[i].until = adv_now_ms() + RESOLVE_TTL_MS;
 		rcache.e[i].r = *r;
 	}
 	pthread_mutex_unlock(&rcache.lock);
@@ -378,7 +370,7 @@ static int tcp_session(const char *list, long long deadline, session_fn fn, void
 	server_why[0] = '\0';
 	for (i = 0; i < n; i++) {
 		long long left = deadline < 0 ? -1 : remaining(deadline);
-		long long share = left < 0 ? -1 : now_ms() + left / (n - i);
+		long long share = left < 0 ? -1 : adv_now_ms() + left / (n - i);
 		struct resolved r;
 		int src = WIRE_ERR_CONNECT;
 

@@ -17,7 +17,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -596,8 +598,7 @@ static int parse_job(struct ctl *c, int argc, char **argv, struct adv_request *r
 
 struct script {
 	const char *path;           /* as given */
-	char *text;
-	size_t len;
+	struct scripttext text;     /* as sbatch would ship it (scripttext.h) */
 };
 
 static int check_opt(struct ctl *c, int opt, const char *arg, void *ctx)
@@ -610,29 +611,23 @@ static int check_opt(struct ctl *c, int opt, const char *arg, void *ctx)
 	return 0;
 }
 
-/* The script as sbatch reads it; bounded like the plugin's read. */
+/*
+ * The script as sbatch sends it and the plugin ships it (issue 27): up to
+ * Slurm's max_script_size, compacted by the plugin's own scripttext.c.
+ * slurm.conf is loaded for the limit only when the script is over Slurm's
+ * default (a site may have raised it).
+ */
 static int script_read(struct script *sc)
 {
-	FILE *f = fopen(sc->path, "re");
-	size_t cap = JOBREAD_MAX_BYTES;
+	size_t limit = scripttext_limit(NULL);
+	struct stat st;
 
-	if (!f) {
+	if (stat(sc->path, &st) == 0 && S_ISREG(st.st_mode) && (uintmax_t)st.st_size > limit)
+		limit = slurmgres_script_max();
+	if (scripttext_read(&sc->text, sc->path, 0, limit, 0) != 0) {
 		fprintf(stderr, "advisorctl: --script %s: %s\n", sc->path, strerror(errno));
-		return EX_DATAERR_;
+		return errno == ENOMEM ? EX_SOFTWARE_ : EX_DATAERR_;
 	}
-	sc->text = malloc(cap + 1);
-	if (!sc->text) {
-		fclose(f);
-		return EX_SOFTWARE_;
-	}
-	sc->len = fread(sc->text, 1, cap, f);
-	if (ferror(f)) {
-		fprintf(stderr, "advisorctl: --script %s: %s\n", sc->path, strerror(errno));
-		fclose(f);
-		return EX_DATAERR_;
-	}
-	fclose(f);
-	sc->text[sc->len] = '\0';
 	return 0;
 }
 
@@ -650,7 +645,7 @@ static bool script_is_command(const char *line)
  */
 static int script_llm_options(struct ctl *c, const struct script *sc, struct adv_workload *wl)
 {
-	const char *p = sc->text;
+	const char *p = sc->text.text;
 	char err[ADV_ERR_MAX];
 
 	while (p && *p) {
@@ -696,7 +691,7 @@ static int script_resources(struct ctl *c, const struct script *sc, struct adv_r
 	char err[256];
 
 	jobreq_opts_init(&script);
-	if (jobreq_parse_script(sc->text, sc->len, &script, NULL, err, sizeof(err)) != 0) {
+	if (jobreq_parse_script(sc->text.text, sc->text.len, &script, NULL, err, sizeof(err)) != 0) {
 		fprintf(stderr, "advisorctl: %s: %s\n", sc->path, err);
 		return EX_DATAERR_;
 	}
@@ -745,7 +740,7 @@ static int cmd_check(struct ctl *c, int argc, char **argv)
 	struct convert_request_pb buf;
 	struct adv_request ar;
 	struct adv_result res;
-	struct script sc = { NULL, NULL, 0 };
+	struct script sc = { NULL, { NULL, 0, 0, 0, JOBREAD_CUT_NONE } };
 	struct jobship *js = NULL;
 	struct reply rp;
 	int ntasks = 0, ntpn = 0, rest = argc;
@@ -766,7 +761,7 @@ static int cmd_check(struct ctl *c, int argc, char **argv)
 		if (!rc)
 			rc = script_llm_options(c, &sc, &sb.wl);
 		if (rc) {
-			free(sc.text);
+			scripttext_free(&sc.text);
 			return rc;
 		}
 		options_merge(&ar.wl, &sb.wl);
@@ -774,10 +769,10 @@ static int cmd_check(struct ctl *c, int argc, char **argv)
 			adv_strlcpy(cwd, "/", sizeof(cwd));
 		/* The words after "--" are the script's arguments, as sbatch's
 		 * words after the script name. */
-		js = jobship_new(JOBREAD_SCRIPT, sc.path, sc.text, sc.len, argc - rest, argv + rest,
-				 environ, cwd, ntasks, ntpn);
+		js = jobship_new(JOBREAD_SCRIPT, sc.path, &sc.text, argc - rest, argv + rest, environ,
+				 cwd, ntasks, ntpn);
 		if (!js) {
-			free(sc.text);
+			scripttext_free(&sc.text);
 			fprintf(stderr, "advisorctl: out of memory\n");
 			return EX_SOFTWARE_;
 		}
@@ -796,7 +791,7 @@ static int cmd_check(struct ctl *c, int argc, char **argv)
 	}
 	reply_free(&rp);
 	jobship_free(js);
-	free(sc.text);
+	scripttext_free(&sc.text);
 	return rc;
 }
 

@@ -1025,6 +1025,17 @@ int dlog_query(const struct dlog_filter *f, struct dlog_rec **out, size_t *n,
 	return store->query(f, out, n, err, errlen);
 }
 
+/* Whether the space-separated codes hold code. */
+static bool codes_has(const char *codes, const char *code)
+{
+	size_t n = strlen(code);
+
+	for (const char *p = codes; (p = strstr(p, code)) != NULL; p += n)
+		if ((p == codes || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+			return true;
+	return false;
+}
+
 /* Queues that submission id is job_id's now (dlog_confirm), under D.lock. */
 static bool bind_locked(const char *id, uint32_t job_id)
 {
@@ -1080,7 +1091,7 @@ enum dlog_confirm_rc dlog_confirm(const char *id, uint32_t job_id, uint32_t uid,
 		rc = DLOG_CONFIRM_NOT_FOUND;        /* another user's is not said to exist */
 	else if (parent->verdict == ADV_REJECT)
 		rc = DLOG_CONFIRM_REJECTED;
-	else if (!parent->digest[0])
+	else if (!parent->digest[0] || codes_has(parent->codes, "SCRIPT_TRUNCATED"))
 		rc = DLOG_CONFIRM_NO_DIGEST;
 	else if (!digest || strcmp(digest, parent->digest) != 0)
 		rc = DLOG_CONFIRM_OTHER_TEXT;
@@ -1113,7 +1124,7 @@ const char *dlog_confirm_why(enum dlog_confirm_rc rc)
 					   " (made up, another user's, pruned, or made by another"
 					   " advisord)",
 		[DLOG_CONFIRM_REJECTED] = "is a rejected submission",
-		[DLOG_CONFIRM_NO_DIGEST] = "was not made from the job's text",
+		[DLOG_CONFIRM_NO_DIGEST] = "was not made from the job's whole text",
 		[DLOG_CONFIRM_OTHER_TEXT] = "was made for another script or command",
 		[DLOG_CONFIRM_OTHER_JOB] = "was used by another job already",
 		[DLOG_CONFIRM_CANNOT_TELL] = "cannot be confirmed without waiting for the log's"

@@ -143,7 +143,8 @@ enum dlog_confirm_rc {
 	DLOG_CONFIRM_YES = 0,
 	DLOG_CONFIRM_NOT_FOUND,     /* no such decision of uid (another user's is "not found") */
 	DLOG_CONFIRM_REJECTED,      /* a reject cannot vouch for a job that runs */
-	DLOG_CONFIRM_NO_DIGEST,     /* made without the job's text (or by an older advisord) */
+	DLOG_CONFIRM_NO_DIGEST,     /* made without the job's whole text (none, SCRIPT_TRUNCATED,
+				     * or an older advisord) */
 	DLOG_CONFIRM_OTHER_TEXT,    /* made for another script or command */
 	DLOG_CONFIRM_OTHER_JOB,     /* used by another job (or this check names no job) */
 	DLOG_CONFIRM_CANNOT_TELL,   /* the store cannot answer now */

@@ -130,6 +130,68 @@ static int read_job(const struct snapshot *s, const Advisor__CheckRequest *m,
 	return out->n_need > 0 ? 1 : 0;
 }
 
+/* "300 KiB", "4.0 MiB": a script's size for a message. */
+static void size_words(uint64_t n, char *buf, size_t len)
+{
+	if (n < 1024)
+		adv_snprintf(buf, len, "%llu bytes", (unsigned long long)n);
+	else if (n < 1024 * 1024)
+		adv_snprintf(buf, len, "%.0f KiB", n / 1024.0);
+	else
+		adv_snprintf(buf, len, "%.1f MiB", n / (1024.0 * 1024.0));
+}
+
+/*
+ * SCRIPT_TRUNCATED (issue 27): the script shipped stands for the first
+ * script_read bytes of the batch script only (JobText.script_cut, or an
+ * older client's script over the reader's bound), so what comes after was
+ * not read.  Returns false when the script is whole.
+ */
+static bool script_cut_finding(const Advisor__JobText *jt, struct adv_finding *f)
+{
+	size_t shipped = jt->script.len > JOBREAD_MAX_BYTES ? JOBREAD_MAX_BYTES : jt->script.len;
+	int cut = jt->has_script_cut ? jt->script_cut : JOBREAD_CUT_NONE;
+	uint64_t size = jt->has_script_size ? jt->script_size : jt->script.len;
+	uint64_t read = jt->has_script_read ? jt->script_read : shipped;
+	const char *name = jt->script_name ? jt->script_name : "the batch script";
+	const char *p = (const char *)jt->script.data, *end = p + shipped;
+	char total[32], part[32];
+	long lines = 0;
+
+	if (!jt->has_script)
+		return false;
+	if (cut == JOBREAD_CUT_NONE && jt->script.len > JOBREAD_MAX_BYTES)
+		cut = JOBREAD_CUT_SHIP;
+	if (cut == JOBREAD_CUT_NONE)
+		return false;
+	if (read > size)
+		read = size;
+	while (p < end && (p = memchr(p, '\n', (size_t)(end - p)))) {
+		lines++;
+		p++;
+	}
+	size_words(size, total, sizeof(total));
+	size_words(read, part, sizeof(part));
+	memset(f, 0, sizeof(*f));
+	adv_strlcpy(f->code, engine_code_name(ADV_CODE_SCRIPT_TRUNCATED), sizeof(f->code));
+	f->severity = engine_code_severity(ADV_CODE_SCRIPT_TRUNCATED);
+	adv_snprintf(f->message, sizeof(f->message),
+		     "%s is %s (%llu bytes); advisor read its first %s (%llu bytes, %ld %s) and did "
+		     "not check the rest: %s", ADV_TEXT(name), total, (unsigned long long)size, part,
+		     (unsigned long long)read, lines, adv_plural(lines, "line", "lines"),
+		     cut == JOBREAD_CUT_LIMIT ? "it is over Slurm's max_script_size, which slurmctld "
+						"refuses"
+		     : cut == JOBREAD_CUT_TIME ? "reading it took longer than the client's time"
+		     : "its lines other than comments are over the 256 KiB advisor reads");
+	adv_strlcpy(f->fix, cut == JOBREAD_CUT_LIMIT
+		    ? "shorten the script below SchedulerParameters=max_script_size (4 MiB unless set)"
+		    : cut == JOBREAD_CUT_TIME
+		    ? "submit the script from a faster file system"
+		    : "move long data (here-documents, generated lines) into files the script reads, "
+		      "and keep the launch line near the top", sizeof(f->fix));
+	return true;
+}
+
 /* The GPU type of one partition: the policy's gpu:, else its nodes' in Slurm. */
 static void partition_gpu(const struct snapshot *s, const char *name, char *gpu, size_t len,
 			  char *why, size_t whylen)
@@ -229,6 +291,8 @@ int service_check(const struct snapshot *s, const Advisor__CheckRequest *m, cons
 		return rc;
 	resolve_cluster(s, req);
 	if (m->job) {
+		bool cut;
+
 		out = arena_alloc(io->arena, sizeof(*out));
 		if (!out)
 			return ADVISOR__ERROR_CODE__ERR_INTERNAL;
@@ -238,8 +302,11 @@ int service_check(const struct snapshot *s, const Advisor__CheckRequest *m, cons
 			return 0;
 		}
 		req->pre = io->pre;
-		req->n_pre = jobread_apply(s->cat, out, req, io->pre, SERVICE_MAX_PRE);
-		if (!out->is_llm && !jobread_options_given(&req->wl)) {
+		/* A script read in part comes first: the rest is judged on it. */
+		cut = script_cut_finding(m->job, &io->pre[0]);
+		req->n_pre = cut + jobread_apply(s->cat, out, req, io->pre + cut, SERVICE_MAX_PRE - cut);
+		/* A script read in part may launch one after the cut: said. */
+		if (!out->is_llm && !jobread_options_given(&req->wl) && !cut) {
 			/* Not an LLM job: a plain MPI or CUDA job passes silently. */
 			memset(res, 0, offsetof(struct adv_result, findings));
 			res->verdict = ADV_ACCEPT;

@@ -19,6 +19,9 @@
  * wait for slurmctld as sinfo does, and leaves no thread behind.  When the
  * type is not known, the reason (no slurm.conf, slurmctld did not answer,
  * no such partition, no typed gres) goes into GPU_TYPE_UNKNOWN's message.
+ *
+ * advisorctl check --script also reads Slurm's max_script_size here
+ * (slurmgres_script_max, issue 27), from the same slurm.conf.
  */
 #include "config.h"
 
@@ -34,6 +37,11 @@
 
 #include "slurmgres.h"
 #include "util.h"
+#include "wire/scripttext.h"
+
+/* libslurm's loaded configuration (slurm_conf_t is in slurm.h, the global
+ * is not): SchedulerParameters for max_script_size. */
+extern slurm_conf_t slurm_conf __attribute__((weak));
 
 #define SLURMGRES_MAX_PARTS 256
 #define SLURMGRES_NAME 64
@@ -195,24 +203,32 @@ static void *slurmgres_thread(void *arg)
 	return NULL;
 }
 
-static void slurmgres_start(void)
+/* Whether libslurm may be loaded: it calls fatal() without a slurm.conf.
+ * When not, why goes to off. */
+static bool slurmgres_conf_usable(char *off, size_t len)
 {
 	const char *conf = getenv("SLURM_CONF");
-	pthread_attr_t attr;
-	pthread_t t;
 
 	if (getenv("ADVISOR_NO_SLURM")) {
-		adv_strlcpy(slurmgres_off, "Slurm not asked: ADVISOR_NO_SLURM is set",
-			    sizeof(slurmgres_off));
-		return;
+		adv_strlcpy(off, "Slurm not asked: ADVISOR_NO_SLURM is set", len);
+		return false;
 	}
 	if (!conf || !*conf)
 		conf = "/etc/slurm/slurm.conf";
 	if (access(conf, R_OK) != 0) {
-		adv_snprintf(slurmgres_off, sizeof(slurmgres_off), "Slurm not asked: %s: %s", conf,
-			     strerror(errno));
-		return;
+		adv_snprintf(off, len, "Slurm not asked: %s: %s", conf, strerror(errno));
+		return false;
 	}
+	return true;
+}
+
+static void slurmgres_start(void)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+
+	if (!slurmgres_conf_usable(slurmgres_off, sizeof(slurmgres_off)))
+		return;
 	if (slurmgres_in_caller) {
 		slurm_init(NULL);
 		slurmgres_refresh();
@@ -234,6 +250,19 @@ static void slurmgres_start(void)
 void slurmgres_foreground(void)
 {
 	slurmgres_in_caller = true;
+}
+
+size_t slurmgres_script_max(void)
+{
+	char off[160];
+	size_t max;
+
+	if (!slurmgres_conf_usable(off, sizeof(off)) || !&slurm_conf)
+		return scripttext_limit(NULL);
+	slurm_init(NULL);
+	max = scripttext_limit(slurm_conf.sched_params);
+	slurm_fini();
+	return max;
 }
 
 static void slurmgres_wait_first(void)

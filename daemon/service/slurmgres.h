@@ -34,4 +34,12 @@ int slurmgres_gpu_for_partition(const char *partition, char *gpu, size_t len,
  */
 int slurmgres_default_partition(char *name, size_t len);
 
+/*
+ * Slurm's max_script_size (issue 27), from the slurm.conf libslurm loads
+ * (SLURM_CONF, else /etc/slurm/slurm.conf), loaded and freed here: for
+ * advisorctl, which reads a script as sbatch would send it.  Slurm's
+ * default when no slurm.conf is readable or ADVISOR_NO_SLURM is set.
+ */
+size_t slurmgres_script_max(void);
+
 #endif

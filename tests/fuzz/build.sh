@@ -267,6 +267,8 @@ for fmt in yaml json toml; do
 		"-DFUZZ_CFG_FORMAT=CFG_$(echo "$fmt" | tr a-z A-Z)"
 done
 build_target fuzz_shell "$here/fuzz_shell.c"
+# The batch script as the clients read and ship it (issue 27).
+build_target fuzz_scripttext "$here/fuzz_scripttext.c"
 build_target fuzz_jobread "$here/fuzz_jobread.c"
 # The engine's properties (issue 26): the checks of tests/unit/soundness.h.
 build_target fuzz_soundness "$here/fuzz_soundness.c"

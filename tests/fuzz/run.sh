@@ -27,7 +27,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 bindir=${1:-fuzz-build}
 all="fuzz_catalog fuzz_policy fuzz_options fuzz_jobreq fuzz_wire fuzz_advconf fuzz_cfg_yaml
-	fuzz_cfg_json fuzz_cfg_toml fuzz_shell fuzz_jobread fuzz_soundness fuzz_path"
+	fuzz_cfg_json fuzz_cfg_toml fuzz_shell fuzz_scripttext fuzz_jobread fuzz_soundness fuzz_path"
 [ -f "$bindir/targets" ] && all=$(tr '\n' ' ' < "$bindir/targets")
 targets=${FUZZ_TARGETS:-$all}
 # shellcheck disable=SC2086
@@ -54,7 +54,7 @@ opts_for() {
 	# room for nesting and alias chains without slowing the runs down.
 	fuzz_cfg_*) echo "-max_len=8192" ;;
 	# Job scripts: the seeds are tests/jobs scripts (1-3 KiB).
-	fuzz_jobread|fuzz_shell|fuzz_path) echo "-max_len=16384" ;;
+	fuzz_jobread|fuzz_shell|fuzz_scripttext|fuzz_path) echo "-max_len=16384" ;;
 	# One generated job: a byte a choice, about 30 of them.
 	fuzz_soundness) echo "-max_len=64" ;;
 	*) echo "-max_len=4096" ;;
@@ -78,6 +78,8 @@ for t in $targets; do
 	name=${t#fuzz_}
 	bin=$bindir/$t
 	seeds=$here/corpus/$name
+	# The script reader takes the shell evaluator's job scripts.
+	[ "$t" = fuzz_scripttext ] && seeds=$here/corpus/shell
 	regress=$here/regress/$t
 	dict=$here/dict/$name.dict
 	log=$work/$t.log

@@ -133,6 +133,69 @@ ctl check --gpu h100 --gpus 8 -- --tp 4 > /dev/null 2> "$SCRATCH/args.err"
 	fail "arguments after -- without --script were not refused"
 pass "check --script FILE -- ARGS: the script's arguments reach \$1, \$2, ..."
 
+# Scripts as long as sbatch allows (issue 27).  The script is shipped with
+# its comment lines emptied: 300 KiB of comments before a broken launch
+# cost a byte a line, and the launch keeps its line number.
+long_head='#!/bin/bash
+#SBATCH -N 4
+#SBATCH --gres=gpu:h100:8
+#SBATCH -p h100'
+long_launch='srun python pretrain_gpt.py --tensor-model-parallel-size 3 --num-layers 80 --hidden-size 8192 --num-attention-heads 64 --ffn-hidden-size 28672 --seq-length 4096 --micro-batch-size 1 --global-batch-size 512 --bf16'
+# long_script FILE LINES FORMAT: the head, LINES lines of FORMAT (each %d:
+# the line's index), the launch.
+long_script() {
+	{
+		echo "$long_head"
+		awk -v n="$2" -v f="$3" 'BEGIN { for (i = 0; i < n; i++) printf f "\n", i, i }'
+		echo "$long_launch"
+	} > "$job/$1"
+}
+long_script probe.sbatch 4100 '# %05d: notes on the data mix, the tokenizer and the logging, kept for the record'
+(cd "$job" && ctl --json check --script probe.sbatch) > "$SCRATCH/probe.json"
+rc=$?
+[ $rc -eq 2 ] || fail "300 KiB of comments, then TP=3: exit $rc, want 2: $(head -c 600 "$SCRATCH/probe.json")"
+jq -e '.findings[] | select(.code == "TP_NOT_DIVIDE_HEADS") | .fix_job | test("probe.sbatch line 4105, TP=3")' \
+	"$SCRATCH/probe.json" > /dev/null || fail "the launch lost its line number: $(jq -c '.findings' "$SCRATCH/probe.json")"
+jq -e '[.findings[].code] | index("SCRIPT_TRUNCATED") | not' "$SCRATCH/probe.json" > /dev/null ||
+	fail "comments made the script truncated: $(jq -c '.findings' "$SCRATCH/probe.json")"
+pass "300 KiB of comments before a broken launch: rejected, the launch at its own line"
+
+# 400 KiB of commands: the reader takes the lines that fit in 256 KiB and
+# says so, through the daemon and in-process alike.
+long_script exports.sbatch 8300 'export DATA_SHARD_%05d=/fsx/data/shard_%05d.bin'
+size=$(wc -c < "$job/exports.sbatch" | tr -d ' ')
+for how in daemon local; do
+	if [ $how = daemon ]; then
+		(cd "$job" && ctl --json check --script exports.sbatch) > "$SCRATCH/exports.json"
+	else
+		(cd "$job" && ctl_local --json check --script exports.sbatch) > "$SCRATCH/exports.json"
+	fi
+	rc=$?
+	[ $rc -eq 1 ] || fail "$how: 400 KiB of commands: exit $rc, want 1 (warn): $(head -c 600 "$SCRATCH/exports.json")"
+	jq -e --arg s "($size bytes); advisor read its first 256 KiB" '.findings[] |
+		select(.code == "SCRIPT_TRUNCATED" and .severity == "warn") | .message | contains($s)' \
+		"$SCRATCH/exports.json" > /dev/null ||
+		fail "$how: no SCRIPT_TRUNCATED naming $size bytes: $(jq -c '.findings' "$SCRATCH/exports.json")"
+done
+pass "400 KiB of commands: SCRIPT_TRUNCATED names the size and what was read (daemon and --local)"
+
+# Over Slurm's max_script_size (4 MiB unless slurm.conf raises it): read up
+# to it and said; a slurm.conf that raises it has the whole script read.
+long_script huge.sbatch 72000 '# %05d: notes on the data mix, the tokenizer and the logging, kept for the record'
+(cd "$job" && ADVISOR_NO_SLURM=1 ctl --json check --script huge.sbatch) > "$SCRATCH/huge.json"
+rc=$?
+[ $rc -eq 1 ] || fail "5 MiB script: exit $rc, want 1 (warn): $(head -c 600 "$SCRATCH/huge.json")"
+jq -e '.findings[] | select(.code == "SCRIPT_TRUNCATED") | .message | test("max_script_size")' \
+	"$SCRATCH/huge.json" > /dev/null || fail "5 MiB script not said over max_script_size: $(jq -c '.findings' "$SCRATCH/huge.json")"
+printf 'ClusterName=advtest\nSlurmctldHost=localhost\nSchedulerParameters=bf_continue,max_script_size=8388608\n' \
+	> "$SCRATCH/max8m.conf"
+(cd "$job" && SLURM_CONF=$SCRATCH/max8m.conf ctl --json check --script huge.sbatch) > "$SCRATCH/huge8.json"
+rc=$?
+[ $rc -eq 2 ] || fail "5 MiB script under max_script_size=8388608: exit $rc, want 2: $(head -c 600 "$SCRATCH/huge8.json")"
+jq -e '[.findings[].code] | (index("TP_NOT_DIVIDE_HEADS") != null) and (index("SCRIPT_TRUNCATED") == null)' \
+	"$SCRATCH/huge8.json" > /dev/null || fail "max_script_size=8388608: $(jq -c '.findings' "$SCRATCH/huge8.json")"
+pass "a script over max_script_size is read up to it and said; slurm.conf's max_script_size is the bound"
+
 # A hostile script is cut off within bounds, and the daemon keeps serving.
 {
 	printf 'A=x\nf() { f | f & }\nf\n'

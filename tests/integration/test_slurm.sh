@@ -616,6 +616,56 @@ node_log "${id:-x}" | grep -q "batch script read" && fail "a script judged at su
 all_idle
 pass
 
+begin "scripts as long as sbatch allows: comments cost a byte a line, a cut script is said and read again on the node"
+# Issue 27.  long_job FILE LINES FORMAT: $megatron (TP=3 on 64 heads) with
+# LINES lines of FORMAT (each %d: the line's index) before its TP=3 line.
+long_job() {
+	awk -v n="$2" -v f="$3" '/^TP=3$/ { for (i = 0; i < n; i++) printf f "\n", i, i } { print }' \
+		"$megatron" > "$1"
+}
+# (a) The probe: 300 KiB of comments before the broken launch.  The script
+# ships with its comment lines emptied: rejected, at the lines it names.
+long_job "$CLUSTER_DIR/long-comments.sbatch" 4100 \
+	'# %05d: notes on the data mix, the tokenizer and the logging, kept for the record'
+tp_line=$(grep -n '^TP=3$' "$CLUSTER_DIR/long-comments.sbatch" | cut -d: -f1)
+run long_comments sbatch -J adv-long-comments -o /dev/null "$CLUSTER_DIR/long-comments.sbatch"
+expect_status 1
+expect_err "TP_NOT_DIVIDE_HEADS"
+expect_err "line $tp_line"
+expect_no_err "SCRIPT_TRUNCATED"
+no_job_named adv-long-comments
+# (b) 400 KiB of commands before it: more than the reader takes.  sbatch
+# says so and submits; the node reads slurmd's copy and judges it itself
+# (ADVISOR_SCRIPT_UNREAD=partial), cut at the same line: a warning again.
+long_job "$CLUSTER_DIR/long-commands.sbatch" 8300 'export DATA_SHARD_%05d=/fsx/data/shard_%05d.bin'
+size=$(wc -c < "$CLUSTER_DIR/long-commands.sbatch" | tr -d ' ')
+run long_commands sbatch -J adv-long-commands -o "$out/long_commands.job" "$CLUSTER_DIR/long-commands.sbatch"
+expect_status 0
+expect_err "SCRIPT_TRUNCATED"
+expect_err "($size bytes); advisor read its first 256 KiB"
+id=$(job_id); [ -n "$id" ] && wait_job "$id"
+node_log "${id:-x}" | grep -q "node check: warn (.*batch script read" ||
+	fail "the node did not judge the cut script itself: $(node_log "${id:-x}")"
+all_idle
+# (c) A submit host whose slurm.conf bounds scripts lower than the
+# controller's (SchedulerParameters=max_script_size=200000): sbatch reads
+# 200000 bytes of the probe and says so; the controller takes all of it,
+# and the node, bound by its own max_script_size, reads it whole and
+# fails the batch step.
+{ cat "$SLURM_CONF"; echo "SchedulerParameters=max_script_size=200000"; } > "$CLUSTER_DIR/small-max.conf"
+run long_limit env SLURM_CONF="$CLUSTER_DIR/small-max.conf" sbatch -J adv-long-limit \
+	-o "$out/long_limit.job" "$CLUSTER_DIR/long-comments.sbatch"
+expect_status 0
+expect_err "SCRIPT_TRUNCATED"
+expect_err "max_script_size"
+id=$(job_id); [ -n "$id" ] && wait_job "$id"
+expect_file "$out/long_limit.job" "TP_NOT_DIVIDE_HEADS"
+expect_file "$out/long_limit.job" "batch script was checked only in part at submission"
+expect_file "$out/long_limit.job" "advisor: step rejected on the node"
+grep -q "advisor: verdict=" "$out/long_limit.job" && fail "the rejected batch script ran"
+all_idle
+pass
+
 begin "no --llm-* option and no GPU: no daemon call, nothing printed"
 before=$("$advisorctl" --socket "$sock" --json stats 2>/dev/null | tr -d ' \n' | sed -n 's/.*"requests":\([0-9]*\).*/\1/p')
 run nogpu sbatch -J adv-nogpu -N2 -o /dev/null --wrap true

@@ -1028,10 +1028,10 @@ static int run_decide(int argc, char **argv)
 	uint32_t job = 0, uid = 0;
 	bool has_uid = false;
 	int ctx = -1, fd, rc;
-	char err[256], *text = NULL;
+	char err[256];
 	const char *parent = NULL, *script = NULL;
+	struct scripttext text = { NULL, 0, 0, 0, JOBREAD_CUT_NONE };
 	struct jobship *js = NULL;
-	size_t len = 0;
 
 	for (int i = 0; i < 5; i++)
 		if (!strcmp(argv[3], ctx_names[i]))
@@ -1081,18 +1081,16 @@ static int run_decide(int argc, char **argv)
 	ar.job_uid = uid;
 	rq.check = convert_request_to_pb(&ar, (enum adv_context)ctx, job, parent, &buf);
 	if (script) {
-		FILE *f = fopen(script, "r");
 		static char cwd[4096];
 
-		text = malloc(65536);
-		if (!f || !text || !getcwd(cwd, sizeof(cwd))) {
+		/* As the plugin reads and ships it (scripttext.h). */
+		if (scripttext_read(&text, script, 0, scripttext_limit(NULL), 0) != 0 ||
+		    !getcwd(cwd, sizeof(cwd))) {
 			fprintf(stderr, "wireclient: cannot read %s\n", script);
 			return 66;
 		}
-		len = fread(text, 1, 65536, f);
-		fclose(f);
 		/* The last round: files the reader wants count as unreadable. */
-		js = jobship_new(JOBREAD_SBATCH, script, text, len, 0, NULL, NULL, cwd, 0, 0);
+		js = jobship_new(JOBREAD_SBATCH, script, &text, 0, NULL, NULL, cwd, 0, 0);
 		if (!js)
 			return 70;
 		rq.check->job = jobship_text(js, true);
@@ -1102,7 +1100,7 @@ static int run_decide(int argc, char **argv)
 	rc = wire_exchange(fd, 5000, &rq, &resp, err, sizeof(err));
 	close(fd);
 	jobship_free(js);
-	free(text);
+	scripttext_free(&text);
 	if (rc != WIRE_OK || !resp || !resp->check) {
 		fprintf(stderr, "wireclient: %s\n", resp && resp->error && resp->error->message
 			? resp->error->message : err);

@@ -27,43 +27,24 @@
 
 #include "advisor.pb-c.h"
 #include "util.h"
+#include "scratch.h"
 #include "wire/jobship.h"
 #include "wire/wire.h"
 
-static char scratch[PATH_MAX];
-
-static int setup(void **state)
+/* A script as the plugin ships it (scripttext.h); freed by the caller. */
+static struct scripttext *text_of(struct scripttext *st, const char *script, size_t len)
 {
-	(void)state;
-	adv_snprintf(scratch, sizeof(scratch), "%s/advisor-jobship.XXXXXX",
-		     getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	return mkdtemp(scratch) ? 0 : -1;
+	assert_int_equal(scripttext_set(st, script, len), 0);
+	return st;
 }
 
-static int teardown(void **state)
+/* n bytes of kept lines of 64 bytes ("xxx...x\n"), the last one ending the text. */
+static void lines_of_x(char *s, size_t n)
 {
-	char cmd[PATH_MAX + 16];
-
-	(void)state;
-	adv_snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static void path_of(char *buf, size_t len, const char *name)
-{
-	adv_snprintf(buf, len, "%s/%s", scratch, name);
-}
-
-static void write_file(const char *name, const char *text, size_t len)
-{
-	char p[PATH_MAX];
-	FILE *f;
-
-	path_of(p, sizeof(p), name);
-	f = fopen(p, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(text, 1, len, f), len);
-	assert_int_equal(fclose(f), 0);
+	memset(s, 'x', n);
+	for (size_t i = 63; i < n; i += 64)
+		s[i] = '\n';
+	s[n - 1] = '\n';
 }
 
 static const Advisor__JobFile *file_named(const Advisor__JobText *jt, const char *path)
@@ -79,12 +60,13 @@ static void test_text_fields(void **state)
 	static const char script[] = "#!/bin/bash\n#SBATCH -N 4\nsrun python pretrain_gpt.py\n";
 	char *argv[] = { (char *)"--lr", (char *)"3e-4", NULL };
 	char *env[] = { (char *)"TP=4", (char *)"HF_TOKEN=hf_abc", (char *)"PATH=/usr/bin", NULL };
+	struct scripttext st;
 	struct jobship *js;
 	Advisor__JobText *jt;
 
 	(void)state;
-	js = jobship_new(JOBREAD_SBATCH, "train.sbatch", script, strlen(script), 2, argv, env,
-			 "/home/u/run", 32, 8);
+	js = jobship_new(JOBREAD_SBATCH, "train.sbatch", text_of(&st, script, strlen(script)), 2,
+			 argv, env, "/home/u/run", 32, 8);
 	assert_non_null(js);
 	jt = jobship_text(js, false);
 	assert_true(jt->has_tool);
@@ -93,6 +75,11 @@ static void test_text_fields(void **state)
 	assert_true(jt->has_script);
 	assert_int_equal(jt->script.len, strlen(script));
 	assert_memory_equal(jt->script.data, script, strlen(script));
+	/* Issue 27: the whole script, said so. */
+	assert_true(jt->has_script_size && jt->has_script_read);
+	assert_int_equal(jt->script_size, strlen(script));
+	assert_int_equal(jt->script_read, strlen(script));
+	assert_false(jt->has_script_cut);
 	assert_int_equal(jt->n_argv, 2);
 	assert_string_equal(jt->argv[0], "--lr");
 	assert_string_equal(jt->argv[1], "3e-4");
@@ -109,16 +96,18 @@ static void test_text_fields(void **state)
 	/* The message packs: it is what goes on the wire. */
 	assert_true(protobuf_c_message_get_packed_size(&jt->base) > strlen(script));
 	jobship_free(js);
+	scripttext_free(&st);
 
 	/* srun: a command and nothing else; cwd and script_name are copies. */
 	{
 		char cwd[64] = "/scratch/x";
 
-		js = jobship_new(JOBREAD_SRUN, NULL, NULL, 0, 2, argv, NULL, cwd, 0, 0);
+		js = jobship_new(JOBREAD_SRUN, NULL, NULL, 2, argv, NULL, cwd, 0, 0);
 		assert_non_null(js);
 		cwd[1] = 'X';
 		jt = jobship_text(js, false);
 		assert_false(jt->has_script);
+		assert_false(jt->has_script_size);
 		assert_null(jt->script_name);
 		assert_string_equal(jt->cwd, "/scratch/x");
 		assert_false(jt->has_ntasks);
@@ -166,7 +155,7 @@ static void test_env_bounds(void **state)
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	memcpy(big, "LS_COLORS=", 10);
-	js = jobship_new(JOBREAD_SBATCH, "s", "x", 1, 0, NULL, env, "/", 0, 0);
+	js = jobship_new(JOBREAD_SBATCH, "s", NULL, 0, NULL, env, "/", 0, 0);
 	assert_non_null(js);
 	jt = jobship_text(js, false);
 	assert_int_equal(jt->n_env, 2);
@@ -181,22 +170,23 @@ static void test_fetch_statuses(void **state)
 	char notdir[PATH_MAX], locked[PATH_MAX];
 	char *paths[10];
 	const Advisor__JobFile *f;
+	struct scripttext st;
 	struct jobship *js;
 	Advisor__JobText *jt;
 
 	(void)state;
-	write_file("ds.json", "{\"zero_optimization\": {\"stage\": 3}}\n", 37);
-	path_of(file, sizeof(file), "ds.json");
-	path_of(link, sizeof(link), "link.json");
+	scratch_write("ds.json", "{\"zero_optimization\": {\"stage\": 3}}\n", 37);
+	scratch_path(file, sizeof(file), "ds.json");
+	scratch_path(link, sizeof(link), "link.json");
 	assert_int_equal(symlink(file, link), 0);
-	path_of(dir, sizeof(dir), "model");
+	scratch_path(dir, sizeof(dir), "model");
 	assert_int_equal(mkdir(dir, 0755), 0);
-	path_of(missing, sizeof(missing), "nope.yaml");
-	path_of(fifo, sizeof(fifo), "fifo");
+	scratch_path(missing, sizeof(missing), "nope.yaml");
+	scratch_path(fifo, sizeof(fifo), "fifo");
 	assert_int_equal(mkfifo(fifo, 0644), 0);
-	path_of(notdir, sizeof(notdir), "ds.json/sub.yaml");
-	write_file("locked.yaml", "a: 1\n", 5);
-	path_of(locked, sizeof(locked), "locked.yaml");
+	scratch_path(notdir, sizeof(notdir), "ds.json/sub.yaml");
+	scratch_write("locked.yaml", "a: 1\n", 5);
+	scratch_path(locked, sizeof(locked), "locked.yaml");
 	assert_int_equal(chmod(locked, 0), 0);
 	paths[0] = file;
 	paths[1] = link;
@@ -209,8 +199,8 @@ static void test_fetch_statuses(void **state)
 	paths[8] = locked;
 	paths[9] = file;   /* twice: shipped once */
 
-	js = jobship_new(JOBREAD_SBATCH, "job.sbatch", "srun true\n", 10, 0, NULL, NULL, scratch,
-			 0, 0);
+	js = jobship_new(JOBREAD_SBATCH, "job.sbatch", text_of(&st, "srun true\n", 10), 0, NULL, NULL,
+			 scratch, 0, 0);
 	assert_non_null(js);
 	assert_int_equal(jobship_fetch(js, paths, 10), 0);
 	jt = jobship_text(js, false);
@@ -242,6 +232,7 @@ static void test_fetch_statuses(void **state)
 	assert_int_equal(f->status, geteuid() == 0 ? 0 : 2);
 	assert_int_equal(jobship_bytes(js), 10 + 37 + 37 + (geteuid() == 0 ? 5 : 0));
 	jobship_free(js);
+	scripttext_free(&st);
 }
 
 static void test_byte_budget(void **state)
@@ -249,34 +240,42 @@ static void test_byte_budget(void **state)
 	char small[PATH_MAX], large[PATH_MAX], after[PATH_MAX], buf[300];
 	char *script, *paths[3];
 	size_t slen = JOBREAD_MAX_BYTES - 250;
+	struct scripttext st;
 	struct jobship *js;
 	Advisor__JobText *jt;
 
 	(void)state;
 	memset(buf, 'a', sizeof(buf));
-	write_file("small.yaml", buf, 200);
-	write_file("large.yaml", buf, 300);
-	write_file("after.yaml", buf, 50);
-	path_of(small, sizeof(small), "small.yaml");
-	path_of(large, sizeof(large), "large.yaml");
-	path_of(after, sizeof(after), "after.yaml");
+	scratch_write("small.yaml", buf, 200);
+	scratch_write("large.yaml", buf, 300);
+	scratch_write("after.yaml", buf, 50);
+	scratch_path(small, sizeof(small), "small.yaml");
+	scratch_path(large, sizeof(large), "large.yaml");
+	scratch_path(after, sizeof(after), "after.yaml");
 	script = malloc(JOBREAD_MAX_BYTES + 100);
 	assert_non_null(script);
-	memset(script, '#', JOBREAD_MAX_BYTES + 100);
+	lines_of_x(script, JOBREAD_MAX_BYTES + 100);
 
-	/* A script over the budget is cut to it. */
-	js = jobship_new(JOBREAD_SBATCH, "big", script, JOBREAD_MAX_BYTES + 100, 0, NULL, NULL, "/",
-			 0, 0);
+	/* A script over the budget is cut to it, at a line, and says so. */
+	js = jobship_new(JOBREAD_SBATCH, "big", text_of(&st, script, JOBREAD_MAX_BYTES + 100), 0,
+			 NULL, NULL, "/", 0, 0);
 	assert_non_null(js);
-	assert_int_equal(jobship_text(js, false)->script.len, JOBREAD_MAX_BYTES);
+	jt = jobship_text(js, false);
+	assert_int_equal(jt->script.len, JOBREAD_MAX_BYTES);
+	assert_int_equal(jt->script_size, JOBREAD_MAX_BYTES + 100);
+	assert_int_equal(jt->script_read, JOBREAD_MAX_BYTES);
+	assert_true(jt->has_script_cut);
+	assert_int_equal(jt->script_cut, JOBREAD_CUT_SHIP);
 	paths[0] = small;
 	assert_int_equal(jobship_fetch(js, paths, 1), 0);
 	assert_int_equal(file_named(jobship_text(js, false), small)->status, 2);
 	assert_int_equal(jobship_bytes(js), JOBREAD_MAX_BYTES);
 	jobship_free(js);
+	scripttext_free(&st);
 
 	/* 250 bytes left: 200 fit, then 300 do not, then 50 still do. */
-	js = jobship_new(JOBREAD_SBATCH, "s", script, slen, 0, NULL, NULL, "/", 0, 0);
+	lines_of_x(script, slen);
+	js = jobship_new(JOBREAD_SBATCH, "s", text_of(&st, script, slen), 0, NULL, NULL, "/", 0, 0);
 	assert_non_null(js);
 	paths[0] = small;
 	paths[1] = large;
@@ -292,6 +291,7 @@ static void test_byte_budget(void **state)
 	assert_int_equal(jobship_bytes(js), slen + 250);
 	assert_true(jobship_bytes(js) <= JOBREAD_MAX_BYTES);
 	jobship_free(js);
+	scripttext_free(&st);
 	free(script);
 }
 
@@ -307,16 +307,16 @@ static void test_file_count_bound(void **state)
 		char n[32];
 
 		adv_snprintf(n, sizeof(n), "f%zu.yaml", i);
-		write_file(n, "k: v\n", 5);
-		path_of(names[i], sizeof(names[i]), n);
+		scratch_write(n, "k: v\n", 5);
+		scratch_path(names[i], sizeof(names[i]), n);
 		paths[i] = names[i];
 	}
-	js = jobship_new(JOBREAD_SCRIPT, "s", "x", 1, 0, NULL, NULL, "/", 0, 0);
+	js = jobship_new(JOBREAD_SCRIPT, "s", NULL, 0, NULL, NULL, "/", 0, 0);
 	assert_non_null(js);
 	assert_int_equal(jobship_fetch(js, paths, 3), 0);
 	assert_int_equal(jobship_fetch(js, paths, ADV_ARRAY_SIZE(paths)), 0);
 	assert_int_equal(jobship_text(js, false)->n_files, JOBREAD_MAX_FILES);
-	assert_int_equal(jobship_bytes(js), 1 + 5 * JOBREAD_MAX_FILES);
+	assert_int_equal(jobship_bytes(js), 5 * JOBREAD_MAX_FILES);
 	jobship_free(js);
 }
 
@@ -425,6 +425,7 @@ static void test_check_ships_files(void **state)
 	char sock[PATH_MAX], id[64], err[256];
 	struct adv_request req;
 	struct adv_result *res = malloc(sizeof(*res));
+	struct scripttext st;
 	struct jobship *js;
 	struct fake f;
 	pthread_t th;
@@ -432,14 +433,14 @@ static void test_check_ships_files(void **state)
 	(void)state;
 	assert_non_null(res);
 	memset(&f, 0, sizeof(f));
-	write_file("cfg.yaml", "parallelism: {tp: 3}\n", 21);
-	path_of(f.need, sizeof(f.need), "cfg.yaml");
+	scratch_write("cfg.yaml", "parallelism: {tp: 3}\n", 21);
+	scratch_path(f.need, sizeof(f.need), "cfg.yaml");
 	f.lfd = fake_listen(sock, sizeof(sock));
 	assert_int_equal(pthread_create(&th, NULL, fake_daemon, &f), 0);
 	engine_request_init(&req);
 	req.res.gpus = 32;
-	js = jobship_new(JOBREAD_SBATCH, "job.sbatch", "srun python x.py\n", 17, 0, NULL, NULL,
-			 scratch, 32, 8);
+	js = jobship_new(JOBREAD_SBATCH, "job.sbatch", text_of(&st, "srun python x.py\n", 17), 0,
+			 NULL, NULL, scratch, 32, 8);
 	assert_non_null(js);
 	assert_int_equal(wire_client_check_job(sock, 5000, &req, ADV_CTX_SBATCH, 0, NULL, js, res,
 					       id, sizeof(id), err, sizeof(err)), WIRE_OK);
@@ -460,6 +461,7 @@ static void test_check_ships_files(void **state)
 			    "--tensor-model-parallel-size 4 (job.sbatch line 6, TP=3)");
 	assert_string_equal(res->findings[0].fix, "--llm-layout=tp4");
 	jobship_free(js);
+	scripttext_free(&st);
 	free(res);
 }
 
@@ -479,7 +481,7 @@ static void test_check_rounds_bounded(void **state)
 	f.lfd = fake_listen(sock, sizeof(sock));
 	assert_int_equal(pthread_create(&th, NULL, fake_daemon, &f), 0);
 	engine_request_init(&req);
-	js = jobship_new(JOBREAD_SRUN, NULL, NULL, 0, 0, NULL, NULL, scratch, 0, 0);
+	js = jobship_new(JOBREAD_SRUN, NULL, NULL, 0, NULL, NULL, scratch, 0, 0);
 	assert_non_null(js);
 	assert_int_equal(wire_client_check_job(sock, 5000, &req, ADV_CTX_SRUN, 0, NULL, js, res,
 					       id, sizeof(id), err, sizeof(err)), WIRE_ERR_MALFORMED);
@@ -504,55 +506,13 @@ static void test_check_without_daemon(void **state)
 
 	(void)state;
 	assert_non_null(res);
-	path_of(sock, sizeof(sock), "none.sock");
+	scratch_path(sock, sizeof(sock), "none.sock");
 	engine_request_init(&req);
 	assert_int_equal(wire_client_check_job(sock, 200, &req, ADV_CTX_SBATCH, 0, NULL, NULL, res,
 					       id, sizeof(id), err, sizeof(err)), WIRE_ERR_CONNECT);
 	assert_string_equal(id, "");
 	assert_true(err[0] != '\0');
 	free(res);
-}
-
-/* The node's read of slurmd's spool copy (plugin/remote.c, issue 20). */
-static void test_read_spool(void **state)
-{
-	char p[PATH_MAX], link[PATH_MAX], fifo[PATH_MAX], *big, *got;
-	size_t len = 0, n = JOBREAD_MAX_BYTES + 4096;
-
-	(void)state;
-	write_file("slurm_script", "#!/bin/sh\nsrun true\n", 20);
-	path_of(p, sizeof(p), "slurm_script");
-	got = jobship_read_spool(p, &len);
-	assert_non_null(got);
-	assert_int_equal(len, 20);
-	assert_string_equal(got, "#!/bin/sh\nsrun true\n");
-	free(got);
-	/* A link planted in its place is not followed. */
-	path_of(link, sizeof(link), "link_script");
-	assert_int_equal(symlink(p, link), 0);
-	errno = 0;
-	assert_null(jobship_read_spool(link, &len));
-	assert_int_equal(errno, ELOOP);
-	/* A FIFO with no writer neither blocks nor is read. */
-	path_of(fifo, sizeof(fifo), "fifo_script");
-	assert_int_equal(mkfifo(fifo, 0600), 0);
-	assert_null(jobship_read_spool(fifo, &len));
-	/* Nor a directory. */
-	assert_null(jobship_read_spool(scratch, &len));
-	/* A file over the reader's bound is cut at the bound. */
-	big = malloc(n);
-	assert_non_null(big);
-	memset(big, '#', n);
-	write_file("big_script", big, n);
-	free(big);
-	path_of(p, sizeof(p), "big_script");
-	got = jobship_read_spool(p, &len);
-	assert_non_null(got);
-	assert_int_equal(len, JOBREAD_MAX_BYTES);
-	assert_int_equal(got[len], '\0');
-	free(got);
-	path_of(p, sizeof(p), "missing_script");
-	assert_null(jobship_read_spool(p, &len));
 }
 
 int main(void)
@@ -567,8 +527,7 @@ int main(void)
 		cmocka_unit_test(test_check_ships_files),
 		cmocka_unit_test(test_check_rounds_bounded),
 		cmocka_unit_test(test_check_without_daemon),
-		cmocka_unit_test(test_read_spool),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, scratch_setup, scratch_teardown);
 }
