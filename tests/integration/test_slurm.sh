@@ -585,7 +585,13 @@ run unchecked_own_reject env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" ADVISOR_D
 expect_status 0
 id=$(job_id); [ -n "$id" ] && wait_job "$id"
 expect_file "$out/unchecked_own.job" "advisor: step rejected on the node"
-expect_file "$out/unchecked_own.job" "is a rejected submission"
+# Why the id did not count is a note of the node's decision (advisorctl show).
+node_said() {   # JOBFILE TEXT: the node decision named in JOBFILE says TEXT
+	_nd=$(sed -n 's/.*step rejected on the node (decision \(d-[^)]*\)).*/\1/p' "$1" | head -n 1)
+	"$advisorctl" --socket "$sock" show "$_nd" 2>&1 | grep -q "$2" ||
+		fail "decision $_nd of $1 does not say '$2': $("$advisorctl" --socket "$sock" show "$_nd" 2>&1 | grep PARENT)"
+}
+node_said "$out/unchecked_own.job" "is a rejected submission"
 grep -q "advisor: verdict=" "$out/unchecked_own.job" && fail "a rejected job ran with its own decision id"
 all_idle
 run unchecked_good_sub sbatch -J adv-unchecked-good -o /dev/null "$CLUSTER_DIR/good.sbatch"
@@ -597,7 +603,7 @@ run unchecked_other_accept env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" ADVISOR
 expect_status 0
 id=$(job_id); [ -n "$id" ] && wait_job "$id"
 expect_file "$out/unchecked_other.job" "advisor: step rejected on the node"
-expect_file "$out/unchecked_other.job" "was made for another script"
+node_said "$out/unchecked_other.job" "was made for another script"
 all_idle
 plugstack timeout_ms=2000 on_unchecked=allow
 run unchecked_allow env SLURM_CONF="$CLUSTER_DIR/user-slurm.conf" \
