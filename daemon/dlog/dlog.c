@@ -136,9 +136,10 @@ static struct {
 	.idle = PTHREAD_COND_INITIALIZER,
 };
 
-/* A user's new rows this minute (issue 27). */
+/* A user's new rows this minute (issue 27): decisions and what-if queries apart. */
 struct share_slot {
 	uint32_t uid;
+	bool query;
 	uint32_t rows;
 	int64_t minute;              /* unix minute; a slot of another minute is free */
 };
@@ -639,15 +640,17 @@ static void append_locked(const struct dlog_rec *rec)
 }
 
 /*
- * Under D.lock: whether uid may add a row this minute, counting it if so.
+ * Under D.lock: whether uid may add a row this minute (a decision, or a
+ * what-if query: each has the share, so that a user's queries never fold
+ * their submissions), counting it if so.
  * A user the table has no room for (4096 others wrote this minute) is
  * let through: the size bound still holds.
  */
-static bool share_take(uint32_t uid, int64_t now)
+static bool share_take(uint32_t uid, bool query, int64_t now)
 {
 	int64_t minute = now / 60;
 	int limit = atomic_load(&D.user_rows_per_min);
-	size_t i = (uid * 2654435761u) & (SHARE_SLOTS - 1);
+	size_t i = ((uid * 2u + query) * 2654435761u) & (SHARE_SLOTS - 1);
 
 	if (limit <= 0)
 		return true;
@@ -656,10 +659,11 @@ static bool share_take(uint32_t uid, int64_t now)
 	for (size_t n = 0; n < SHARE_SLOTS; n++, i = (i + 1) & (SHARE_SLOTS - 1)) {
 		struct share_slot *sl = &D.share[i];
 
-		if (sl->minute == minute && sl->uid != uid)
+		if (sl->minute == minute && (sl->uid != uid || sl->query != query))
 			continue;
 		if (sl->minute != minute) {
 			sl->uid = uid;
+			sl->query = query;
 			sl->minute = minute;
 			sl->rows = 0;
 		}
@@ -675,7 +679,7 @@ void dlog_append(const struct dlog_rec *rec)
 {
 	pthread_mutex_lock(&D.lock);
 	/* A what-if query beyond its user's share is answered, not logged. */
-	if (rec->query && D.running && !rec->exempt && !share_take(rec->uid, rec->time))
+	if (rec->query && D.running && !rec->exempt && !share_take(rec->uid, true, rec->time))
 		atomic_fetch_add(&D.shed, 1);
 	else
 		append_locked(rec);
@@ -856,7 +860,7 @@ static bool new_row_locked(struct dlog_rec *rec, int64_t now)
 	struct agg_slot *s, *room;
 	struct hash2 k;
 
-	if (rec->exempt || share_take(rec->uid, now)) {
+	if (rec->exempt || share_take(rec->uid, false, now)) {
 		append_locked(rec);
 		return false;
 	}

@@ -612,17 +612,19 @@ static bool top_user(const char *table, char *top, size_t len)
 #define TOP_ROUNDS 8
 #define TOP_CALL_CHUNKS 16
 static long prune_top_down_to(const char *table, double target, double *used, char *who,
-			      size_t wholen)
+			      size_t wholen, bool *more)
 {
 	long total = 0, k = 0;
 	char user[64] = "";
+	int i;
 
-	for (int i = 0; i < TOP_CALL_CHUNKS && *used > target; i++) {
+	*more = false;
+	for (i = 0; i < TOP_CALL_CHUNKS && *used > target; i++) {
 		if (i % TOP_ROUNDS == 0 && !top_user(table, user, sizeof(user)))
-			break;
+			return total;
 		if ((k = delete_oldest_of(table, user, INT64_MAX, SIZE_CHUNK)) <= 0) {
 			if (k < 0)
-				break;
+				return total;
 			user[0] = '\0';
 			i = ((i / TOP_ROUNDS) + 1) * TOP_ROUNDS - 1;   /* look the top up again */
 			continue;
@@ -632,6 +634,8 @@ static long prune_top_down_to(const char *table, double target, double *used, ch
 		total += k;
 		*used = used_bytes();
 	}
+	/* Stopped by the call's bound with rows left over the target: the next batch goes on. */
+	*more = *used > target && i >= TOP_CALL_CHUNKS;
 	return total;
 }
 
@@ -659,6 +663,7 @@ static void enforce_size(int mb, int days)
 	double max = mb * DLOG_MIB, used, before;
 	long q, d = 0, r = 0;
 	char who_q[64] = "", who_d[64] = "";
+	bool more;
 
 	if (!D.db)
 		return;
@@ -667,12 +672,15 @@ static void enforce_size(int mb, int days)
 	if (mb <= 0 || (used = used_bytes()) <= DLOG_PRUNE_HIGH * max)
 		return;
 	before = used;
-	q = prune_top_down_to("queries", DLOG_PRUNE_LOW * max, &used, who_q, sizeof(who_q));
-	if (days > 0)
+	q = prune_top_down_to("queries", DLOG_PRUNE_LOW * max, &used, who_q, sizeof(who_q), &more);
+	/* Queries left (the call's bound): decisions wait for the next batch. */
+	if (!more && days > 0)
 		d = prune_down_to("decisions", (int64_t)now - (int64_t)days * 86400,
 				  DLOG_PRUNE_LOW * max, &used);
 	/* A hard bound (issue 27): the recent decisions of the user with the most go next. */
-	r = prune_top_down_to("decisions", DLOG_PRUNE_LOW * max, &used, who_d, sizeof(who_d));
+	if (!more)
+		r = prune_top_down_to("decisions", DLOG_PRUNE_LOW * max, &used, who_d,
+				      sizeof(who_d), &more);
 	if (d + r > 0)
 		prune_digests();
 	if (now >= F.prune_warned + DLOG_PRUNE_WARN_EVERY_S) {
