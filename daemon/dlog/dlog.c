@@ -823,21 +823,32 @@ static void agg_compact(int64_t now)
 	free(old);
 }
 
+/* Under D.lock: a zeroed entry of the next batch's repeats for row id, or NULL. */
+static struct dlog_repeat *pending_new(const char *id)
+{
+	struct dlog_repeat *e;
+
+	if (D.n_pending == D.cap_pending) {
+		size_t cap = D.cap_pending ? D.cap_pending * 2 : 16;
+		struct dlog_repeat *p = realloc(D.pending, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		D.pending = p;
+		D.cap_pending = cap;
+	}
+	e = &D.pending[D.n_pending];
+	memset(e, 0, sizeof(*e));
+	adv_strlcpy(e->id, id, DLOG_ID_MAX);
+	return e;
+}
+
 /* Counts one more repeat of s for the writer's next batch. */
 static bool agg_repeat(struct agg_slot *s)
 {
 	if (s->gen != D.pending_gen) {
-		if (D.n_pending == D.cap_pending) {
-			size_t cap = D.cap_pending ? D.cap_pending * 2 : 16;
-			struct dlog_repeat *p = realloc(D.pending, cap * sizeof(*p));
-
-			if (!p)
-				return false;
-			D.pending = p;
-			D.cap_pending = cap;
-		}
-		memset(&D.pending[D.n_pending], 0, sizeof(D.pending[0]));
-		adv_strlcpy(D.pending[D.n_pending].id, s->id, DLOG_ID_MAX);
+		if (!pending_new(s->id))
+			return false;
 		s->gen = D.pending_gen;
 		s->pending_idx = (uint32_t)D.n_pending++;
 		if (D.n_pending == 1 && D.n == 0 && !D.leaders)
@@ -1043,18 +1054,11 @@ static bool codes_has(const char *codes, const char *code)
 /* Queues that submission id is job_id's now (dlog_confirm), under D.lock. */
 static bool bind_locked(const char *id, uint32_t job_id)
 {
-	if (D.n_pending == D.cap_pending) {
-		size_t cap = D.cap_pending ? D.cap_pending * 2 : 16;
-		struct dlog_repeat *p = realloc(D.pending, cap * sizeof(*p));
+	struct dlog_repeat *e = pending_new(id);
 
-		if (!p)
-			return false;
-		D.pending = p;
-		D.cap_pending = cap;
-	}
-	memset(&D.pending[D.n_pending], 0, sizeof(D.pending[0]));
-	adv_strlcpy(D.pending[D.n_pending].id, id, DLOG_ID_MAX);
-	D.pending[D.n_pending].bind_job = job_id;
+	if (!e)
+		return false;
+	e->bind_job = job_id;
 	D.n_pending++;
 	++D.seq_queued;
 	pthread_cond_signal(&D.wake);
