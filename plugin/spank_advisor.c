@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
@@ -141,6 +142,21 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	(void)av;
 	if (spank_context() == S_CTX_REMOTE && !advisor_options_bad)
 		remote_check(sp, &advisor_state);
+	return 0;
+}
+
+/* A step whose user_init never ran (none to check there after all) leaves
+ * the node check's connection open: it is closed here, not at the
+ * daemon's idle timeout. */
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	(void)sp;
+	(void)ac;
+	(void)av;
+	if (advisor_state.remote_fd >= 0) {
+		close(advisor_state.remote_fd);
+		advisor_state.remote_fd = -1;
+	}
 	return 0;
 }
 
