@@ -154,7 +154,8 @@ static bool script_cut_finding(const Advisor__JobText *jt, struct adv_finding *f
 	uint64_t size = jt->has_script_size ? jt->script_size : jt->script.len;
 	uint64_t read = jt->has_script_read ? jt->script_read : shipped;
 	const char *name = jt->script_name ? jt->script_name : "the batch script";
-	const char *p = (const char *)jt->script.data, *end = p + shipped;
+	/* An empty script may come with no data at all: no arithmetic on NULL. */
+	const char *p = (const char *)jt->script.data, *end = p ? p + shipped : p;
 	char total[32], part[32];
 	long lines = 0;
 

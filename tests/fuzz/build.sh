@@ -197,8 +197,8 @@ update "$gen/config.h"
 
 # ---- the library --------------------------------------------------------------
 
-deps_cflags=$(pkg-config --cflags yaml-0.1 libprotobuf-c sqlite3 json-c munge libmariadb)
-deps_libs="$(pkg-config --libs yaml-0.1 libprotobuf-c sqlite3 json-c munge libmariadb) -lslurm -lpthread -lm"
+deps_cflags=$(pkg-config --cflags yaml-0.1 libprotobuf-c sqlite3 json-c munge libmariadb libcrypto)
+deps_libs="$(pkg-config --libs yaml-0.1 libprotobuf-c sqlite3 json-c munge libmariadb libcrypto) -lslurm -lpthread -lm"
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 # The flags are expanded unquoted, so the quotes of the -D strings stay.
 # shellcheck disable=SC2089

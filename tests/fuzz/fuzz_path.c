@@ -64,6 +64,7 @@
 #include "wire/convert.h"
 #include "wire/jobreq.h"
 #include "wire/jobship.h"
+#include "wire/scripttext.h"
 
 #ifndef FUZZ_TOP_SRCDIR
 #define FUZZ_TOP_SRCDIR "."
@@ -243,10 +244,14 @@ static bool check_rounds(const struct job *j, struct adv_request *ar, int ntasks
 	static struct shipped sh;
 	struct convert_request_pb buf;
 	Advisor__CheckRequest *m = convert_request_to_pb(ar, ADV_CTX_ADVISORCTL, 0, NULL, &buf);
-	struct jobship *js = jobship_new(JOBREAD_SCRIPT, SCRIPT_NAME, j->script, j->len, j->n_args,
-					 j->args, env, CWD, ntasks, ntpn);
+	struct scripttext st = { 0 };
+	struct jobship *js;
 	bool ok = true;
 
+	/* Shipped as every client ships a script (scripttext.h: compacted, cut). */
+	FUZZ_ASSERT(scripttext_set(&st, j->script, j->len) == 0);
+	js = jobship_new(JOBREAD_SCRIPT, SCRIPT_NAME, &st, j->n_args, j->args, env, CWD, ntasks,
+			 ntpn);
 	FUZZ_ASSERT(js);
 	sh.n = 0;
 	*last = NULL;
@@ -263,8 +268,8 @@ static bool check_rounds(const struct job *j, struct adv_request *ar, int ntasks
 		if (*last)
 			advisor__check_request__free_unpacked(*last, NULL);
 		*last = (Advisor__CheckRequest *)over_wire(&m->base);
-		FUZZ_ASSERT(!(*last)->job->has_script || (*last)->job->script.len ==
-			    (j->len < JOBREAD_MAX_BYTES ? j->len : JOBREAD_MAX_BYTES));
+		/* What crossed the wire is the compacted text, whole. */
+		FUZZ_ASSERT(!(*last)->job->has_script || (*last)->job->script.len == st.len);
 		for (size_t k = 0; k < (*last)->job->n_env; k++)
 			FUZZ_ASSERT(!jobship_env_secret((*last)->job->env[k]));
 		if (service_check(snap, *last, "fuzz", &req, res, &io, err, sizeof(err)) != 0) {
@@ -278,6 +283,7 @@ static bool check_rounds(const struct job *j, struct adv_request *ar, int ntasks
 			ship(&sh, io.need[i], j);
 	}
 	jobship_free(js);
+	scripttext_free(&st);
 	return ok;
 }
 
