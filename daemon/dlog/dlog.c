@@ -592,7 +592,24 @@ void dlog_close(void)
 	pthread_cond_signal(&D.wake);
 	pthread_mutex_unlock(&D.lock);
 	pthread_join(D.thread, NULL);
+	/* A leader still committing keeps the store until it is done; none after. */
+	pthread_mutex_lock(&D.lock);
+	store_take_locked();
+	if (queued_locked()) {
+		/* Queued by a worker after the writer's last batch: committed here. */
+		struct batch b;
+
+		batch_take_locked(&b);
+		pthread_mutex_unlock(&D.lock);
+		store->write(b.recs, b.n, b.reps, b.n_reps);
+		pthread_mutex_lock(&D.lock);
+		committed_locked(b.upto);
+		batch_done_locked(&b);
+		store_take_locked();
+	}
 	D.running = false;
+	store_give_locked();
+	pthread_mutex_unlock(&D.lock);
 	store->close();
 	store = &dlog_sqlite_ops;
 	buf_free(D.queue, D.cap);
