@@ -41,6 +41,7 @@ struct plugin_state {
 	int n_llm;                /* how many --llm-* options were given */
 	bool remote_reject;       /* task_init must fail the step */
 	int remote_fd;            /* the node check's connection, made as root; -1 none */
+	int remote_rc;            /* how making it went (enum wire_err) */
 	struct plugin_lines remote_lines;
 	size_t script_max;        /* Slurm's max_script_size (issue 27) */
 };

@@ -198,6 +198,7 @@ void remote_connect(spank_t sp, struct plugin_state *st)
 	if (remote_request(sp, st, &req, &job_id, &parent, &env) != 0)
 		return;
 	rc = wire_open(st->args.socket, st->args.timeout_ms, &st->remote_fd, err, sizeof(err));
+	st->remote_rc = rc;
 	if (rc != WIRE_OK) {
 		st->remote_fd = -1;
 		slurm_info("advisor: job %u: cannot reach advisord at %s as root (%s); the node "
@@ -239,7 +240,9 @@ void remote_check(spank_t sp, struct plugin_state *st)
 	memset(&script, 0, sizeof(script));
 	if (!st->args.allow_unchecked)
 		js = remote_ship(sp, st, env, &script);
-	rc = WIRE_ERR_CONNECT;
+	/* A daemon that did not answer root within timeout_ms is not asked
+	 * again: the step would wait twice the budget. */
+	rc = st->remote_rc == WIRE_ERR_TIMEOUT ? WIRE_ERR_TIMEOUT : WIRE_ERR_CONNECT;
 	if (st->remote_fd >= 0) {
 		rc = wire_client_check_job_on(st->remote_fd, st->args.timeout_ms, &req, ADV_CTX_STEP,
 					      job_id, parent, js, &res, id, sizeof(id), err,

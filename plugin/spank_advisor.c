@@ -90,6 +90,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 	advisor_state.n_llm = 0;
 	advisor_state.remote_reject = false;
 	advisor_state.remote_fd = -1;
+	advisor_state.remote_rc = WIRE_ERR_CONNECT;
 	advisor_state.remote_lines.n = 0;
 	/* The batch script as sbatch may send it: Slurm's own bound. */
 	advisor_state.script_max = scripttext_limit(&slurm_conf ? slurm_conf.sched_params : NULL);
