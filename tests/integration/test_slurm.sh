@@ -972,13 +972,26 @@ begin "login and compute nodes served over MUNGE-authenticated TCP: plugstack se
 # A second advisord on its own socket and log, serving TCP on loopback; the
 # plugin's socket= names nothing, and its server= list starts with a port
 # nobody listens on (failover within timeout_ms).
+# Ports picked now, not with the cluster's block minutes ago: a port of
+# the ephemeral range may have been taken since by any connection (a CI
+# run saw "Address already in use"); a start that loses the race picks
+# another pair.
 tcp_port=$((CLUSTER_PORT + 8))
-dead_port=$((CLUSTER_PORT + 9))
-spawn "$advisord" -f -c "$top_srcdir/etc/catalog.yaml" -p "$CLUSTER_DIR/policy.yaml" \
-	-s "$CLUSTER_DIR/tcp.sock" -d "$CLUSTER_DIR/tcp.db" --listen "127.0.0.1:$tcp_port" \
-	>> "$CLUSTER_DIR/advisord-tcp.log" 2>&1
-tcp_pid=$!
 tcp_answers() { "$advisorctl" --server "127.0.0.1:$tcp_port" status > /dev/null 2>&1; }
+for _try in 1 2 3 4 5; do
+	while ! port_free "$tcp_port"; do tcp_port=$((tcp_port + 10)); done
+	dead_port=$((tcp_port + 1))
+	: > "$CLUSTER_DIR/advisord-tcp.log"
+	spawn "$advisord" -f -c "$top_srcdir/etc/catalog.yaml" -p "$CLUSTER_DIR/policy.yaml" \
+		-s "$CLUSTER_DIR/tcp.sock" -d "$CLUSTER_DIR/tcp.db" --listen "127.0.0.1:$tcp_port" \
+		>> "$CLUSTER_DIR/advisord-tcp.log" 2>&1
+	tcp_pid=$!
+	tcp_up_or_gone() { tcp_answers || ! kill -0 "$tcp_pid" 2> /dev/null; }
+	wait_until 10 "the TCP advisord to answer or end" tcp_up_or_gone
+	grep -q "Address already in use" "$CLUSTER_DIR/advisord-tcp.log" || break
+	wait "$tcp_pid" 2> /dev/null || :
+	tcp_port=$((tcp_port + 10))
+done
 wait_until -p "$tcp_pid" -s 'tail -n 5 "$CLUSTER_DIR/advisord-tcp.log"' 10 "the TCP advisord to answer" tcp_answers
 printf 'required %s socket=%s/nothing.sock server=127.0.0.1:%s,127.0.0.1:%s timeout_ms=3000\n' \
 	"$plugin" "$CLUSTER_DIR" "$dead_port" "$tcp_port" > "$CLUSTER_DIR/plugstack.conf"
