@@ -361,7 +361,7 @@ static void batch_take_locked(struct batch *b)
 	b->upto = D.seq_queued;
 }
 
-/* Under D.lock, after store->write and committed_locked: the buffer is kept for the next, the store given back. */
+/* Under D.lock, after store->write and committed_locked: the buffer is kept for the next. */
 static void batch_done_locked(struct batch *b)
 {
 	free(b->reps);
@@ -372,12 +372,30 @@ static void batch_done_locked(struct batch *b)
 	} else {
 		buf_free(b->recs, b->cap);
 	}
-	store_give_locked();
 }
 
 static bool queued_locked(void)
 {
 	return D.n > 0 || D.n_pending > 0;
+}
+
+/*
+ * Under D.lock, the store taken, something queued: commits the queue
+ * (the lock released meanwhile) and releases the answers held for it.
+ * The caller still has the store.  Every committer goes through here:
+ * the writer, a leading worker, dlog_close.
+ */
+static void commit_queue_locked(void)
+{
+	struct batch b;
+
+	batch_take_locked(&b);
+	pthread_mutex_unlock(&D.lock);
+	/* Committed (or spooled): either way it survives the daemon from here. */
+	store->write(b.recs, b.n, b.reps, b.n_reps);
+	pthread_mutex_lock(&D.lock);
+	committed_locked(b.upto);
+	batch_done_locked(&b);
 }
 
 /* Writer thread, D.lock held: runs fn with the store to itself (lock released meanwhile). */
@@ -407,7 +425,6 @@ static void maintain(void)
 static void *writer_main(void *arg)
 {
 	time_t next_prune = 0;
-	struct batch b;
 
 	(void)arg;
 	pthread_mutex_lock(&D.lock);
@@ -432,29 +449,20 @@ static void *writer_main(void *arg)
 		maint = D.maint_due;
 		D.maint_due = false;
 		store_take_locked();
-		if (!queued_locked()) {
-			if (maint) {
-				pthread_mutex_unlock(&D.lock);
-				maintain();
-				pthread_mutex_lock(&D.lock);
-			}
-			store_give_locked();
-			if (D.stop && !queued_locked())
-				break;
-			continue;
+		/* No batch window: answers wait for this commit (group commit);
+		 * they go before any pruning. */
+		if (queued_locked()) {
+			commit_queue_locked();
+			maint = true;
 		}
-		/* No batch window: answers wait for this commit (group commit). */
-		batch_take_locked(&b);
-		pthread_mutex_unlock(&D.lock);
-		/* Committed (or spooled): either way it survives the daemon from here. */
-		store->write(b.recs, b.n, b.reps, b.n_reps);
-		/* The answers held for it go now, before any pruning. */
-		pthread_mutex_lock(&D.lock);
-		committed_locked(b.upto);
-		pthread_mutex_unlock(&D.lock);
-		maintain();
-		pthread_mutex_lock(&D.lock);
-		batch_done_locked(&b);
+		if (maint) {
+			pthread_mutex_unlock(&D.lock);
+			maintain();
+			pthread_mutex_lock(&D.lock);
+		}
+		store_give_locked();
+		if (D.stop && !queued_locked())
+			break;
 	}
 	committed_locked(D.seq_queued);
 	pthread_mutex_unlock(&D.lock);
@@ -472,7 +480,6 @@ static void *writer_main(void *arg)
  */
 bool dlog_lead(void)
 {
-	struct batch b;
 	bool maint;
 
 	pthread_mutex_lock(&D.lock);
@@ -481,12 +488,8 @@ bool dlog_lead(void)
 		return false;
 	}
 	D.committing = true;
-	batch_take_locked(&b);
-	pthread_mutex_unlock(&D.lock);
-	store->write(b.recs, b.n, b.reps, b.n_reps);
-	pthread_mutex_lock(&D.lock);
-	committed_locked(b.upto);
-	batch_done_locked(&b);
+	commit_queue_locked();
+	store_give_locked();
 	/* Pruning and the disk reserve are the writer's, ten times a second at most. */
 	maint = time_ms() >= D.maint_at;
 	if (maint) {
@@ -595,18 +598,9 @@ void dlog_close(void)
 	/* A leader still committing keeps the store until it is done; none after. */
 	pthread_mutex_lock(&D.lock);
 	store_take_locked();
-	if (queued_locked()) {
-		/* Queued by a worker after the writer's last batch: committed here. */
-		struct batch b;
-
-		batch_take_locked(&b);
-		pthread_mutex_unlock(&D.lock);
-		store->write(b.recs, b.n, b.reps, b.n_reps);
-		pthread_mutex_lock(&D.lock);
-		committed_locked(b.upto);
-		batch_done_locked(&b);
-		store_take_locked();
-	}
+	/* Queued by a worker after the writer's last batch: committed here. */
+	if (queued_locked())
+		commit_queue_locked();
 	D.running = false;
 	store_give_locked();
 	pthread_mutex_unlock(&D.lock);
