@@ -658,6 +658,19 @@ int wire_write_message(int fd, const struct ProtobufCMessage *msg, int timeout_m
 	return rc;
 }
 
+/* The fields every request carries, set before its size is measured or sent. */
+static void fill_header(struct Advisor__Request *req)
+{
+	if (!req->has_version) {
+		req->has_version = 1;
+		req->version = WIRE_VERSION;
+	}
+	if (!req->has_id) {
+		req->has_id = 1;
+		req->id = 1;
+	}
+}
+
 int wire_exchange(int fd, int timeout_ms, struct Advisor__Request *req,
 		  struct Advisor__Response **resp, char *err, size_t errlen)
 {
@@ -670,14 +683,7 @@ int wire_exchange(int fd, int timeout_ms, struct Advisor__Request *req,
 	*resp = NULL;
 	if (err && errlen)
 		err[0] = '\0';
-	if (!req->has_version) {
-		req->has_version = 1;
-		req->version = WIRE_VERSION;
-	}
-	if (!req->has_id) {
-		req->has_id = 1;
-		req->id = 1;
-	}
+	fill_header(req);
 	rc = wire_write_message(fd, &req->base, remaining(deadline));
 	if (rc != WIRE_OK)
 		return rc;
@@ -838,7 +844,10 @@ static int hello_if_big(int fd, long long deadline, Advisor__Request *req, char 
 	Advisor__Response *resp = NULL;
 	int rc;
 
-	/* A TCP connection is the caller's once connected (login). */
+	/* A TCP connection is the caller's once connected (login).  The size
+	 * is the frame's as sent: with the version and id wire_exchange adds
+	 * (a 4093-byte request went out as 4099 bytes and was refused). */
+	fill_header(req);
 	if (protobuf_c_message_get_packed_size(&req->base) <= WIRE_FIRST_FRAME_MAX || is_tcp(fd))
 		return WIRE_OK;
 	h.body_case = ADVISOR__REQUEST__BODY_STATUS;
