@@ -103,7 +103,11 @@
 	X(PARTITION_GPUS_DIFFER, WARN, \
 	  "The partitions of a -p list have different GPU types: the job is judged on the first listed partition's.") \
 	X(PARENT_UNCONFIRMED, INFO, \
-	  "On the node: advisord's log does not vouch for the job's ADVISOR_DECISION_ID (not the user's, a rejected submission, made for another script, or used by another job), so its script was judged on the node.")
+	  "On the node: advisord's log does not vouch for the job's ADVISOR_DECISION_ID (not the user's, a rejected submission, made for another script, or used by another job), so its script was judged on the node.") \
+	X(PROGRAM_NOT_READ, INFO, \
+	  "The job runs a program of its own that the reader could not read or found nothing in: its workload is unknown, not checked.") \
+	X(RANK_EXPANDED_ONCE, REJECT, \
+	  "The batch shell expands a rank or node rank once, so every node or task of the launch starts as the same rank.")
 
 enum adv_code {
 #define ADV_CODE_ENUM(name, sev, meaning) ADV_CODE_##name,
