@@ -384,7 +384,7 @@ static bool record(const struct peer *p, const char *user, const Advisor__CheckR
 	r.exempt = exempt;
 	adv_strlcpy(r.model, res->model[0] ? res->model : req->wl.model, sizeof(r.model));
 	if (res->has_layout)
-		engine_layout_string(&res->layout, r.layout, sizeof(r.layout));
+		engine_layout_string_from(&res->layout, res->from, r.layout, sizeof(r.layout));
 	if (req->wl.ckpt.given)
 		options_format_duration(req->wl.ckpt.interval_s, ck, sizeof(ck));
 	if (req->wl.ckpt.off)

@@ -61,7 +61,7 @@ static void report_summary(const struct adv_result *res, const struct adv_reques
 	char what[160], layout[96] = "", mode[ADV_NAME_MAX * 2 + 80] = "";
 
 	if (res->has_layout)
-		engine_layout_string(&res->layout, layout, sizeof(layout));
+		engine_layout_string_from(&res->layout, res->from, layout, sizeof(layout));
 	adv_snprintf(what, sizeof(what), "%s%s%d %s%s%s%s",
 		     model, model[0] ? " on " : "",
 		     res->has_layout ? res->layout.gpus : req->res.gpus,
@@ -116,7 +116,7 @@ void annotate_vars(const struct adv_result *res, const char *decision_id,
 	adv_snprintf(values[REPORT_VERDICT], 64, "%s", engine_verdict_name(res->verdict));
 	values[REPORT_LAYOUT][0] = '\0';
 	if (res->has_layout)
-		engine_layout_string(&res->layout, values[REPORT_LAYOUT], 64);
+		engine_layout_string_from(&res->layout, res->from, values[REPORT_LAYOUT], 64);
 	values[REPORT_MEM_GIB][0] = '\0';
 	if (res->has_memory)
 		adv_snprintf(values[REPORT_MEM_GIB], 64, "%.1f", res->memory.per_gpu_gib);

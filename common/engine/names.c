@@ -65,5 +65,29 @@ const char *engine_context_name(enum adv_context c)
 
 void engine_layout_string(const struct adv_layout_out *l, char *buf, size_t len)
 {
-	adv_snprintf(buf, len, "tp%d.pp%d.cp%d.ep%d.dp%d", l->tp, l->pp, l->cp, l->ep, l->dp);
+	engine_layout_string_from(l, NULL, buf, len);
+}
+
+/* One size, or "?" when only the engine assumed it (issue 28: a value the
+ * job does not state is never shown as the job's). */
+static void size_or_unknown(char *buf, size_t len, const char *name, int v,
+			    const unsigned char *from, enum adv_field f)
+{
+	if (from && from[f] == ADV_FROM_ASSUMED)
+		adv_snprintf(buf, len, "%s?", name);
+	else
+		adv_snprintf(buf, len, "%s%d", name, v);
+}
+
+void engine_layout_string_from(const struct adv_layout_out *l, const unsigned char *from,
+			       char *buf, size_t len)
+{
+	char s[5][24];
+
+	size_or_unknown(s[0], sizeof(s[0]), "tp", l->tp, from, ADV_F_TP);
+	size_or_unknown(s[1], sizeof(s[1]), "pp", l->pp, from, ADV_F_PP);
+	size_or_unknown(s[2], sizeof(s[2]), "cp", l->cp, from, ADV_F_CP);
+	size_or_unknown(s[3], sizeof(s[3]), "ep", l->ep, from, ADV_F_EP);
+	size_or_unknown(s[4], sizeof(s[4]), "dp", l->dp, from, ADV_F_DP);
+	adv_snprintf(buf, len, "%s.%s.%s.%s.%s", s[0], s[1], s[2], s[3], s[4]);
 }

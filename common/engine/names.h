@@ -19,5 +19,10 @@ const char *engine_attention_name(int a);
 const char *engine_context_name(enum adv_context c);
 /* "tp8.pp4.cp1.ep1.dp16" (ADVISOR_LAYOUT) */
 void engine_layout_string(const struct adv_layout_out *l, char *buf, size_t len);
+/* The same as shown to people: "tp?" for a size only the engine assumed
+ * (from: a result's origins, enum adv_origin by enum adv_field; NULL for
+ * none), so that no made-up size reads as the job's. */
+void engine_layout_string_from(const struct adv_layout_out *l, const unsigned char *from,
+			       char *buf, size_t len);
 
 #endif

@@ -120,13 +120,15 @@ bool provenance_is_set(const struct adv_workload *wl, enum adv_field f)
  * vllm/config/model.py _get_and_verify_dtype: the config's torch_dtype,
  * bf16 for every catalog checkpoint that names no other weights_dtype).
  * A layout the job's own config file holds but the reader could not open
- * (SCRIPT_NOT_FOLLOWED, SCRIPT_CONFIG_ERROR) is unknown, not 1.
+ * (SCRIPT_NOT_FOLLOWED, SCRIPT_CONFIG_ERROR), or that a program of the
+ * job's own sets (PROGRAM_NOT_READ), is unknown, not 1.
  */
 static bool layout_unread(const struct adv_request *req)
 {
 	for (int i = 0; i < req->n_pre && req->pre; i++)
 		if (engine_finding_is(&req->pre[i], ADV_CODE_SCRIPT_NOT_FOLLOWED) ||
-		    engine_finding_is(&req->pre[i], ADV_CODE_SCRIPT_CONFIG_ERROR))
+		    engine_finding_is(&req->pre[i], ADV_CODE_SCRIPT_CONFIG_ERROR) ||
+		    engine_finding_is(&req->pre[i], ADV_CODE_PROGRAM_NOT_READ))
 			return true;
 	return false;
 }

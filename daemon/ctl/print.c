@@ -162,23 +162,162 @@ static json_object *findings_json(const struct adv_finding *fs, int n,
 	return a;
 }
 
-static json_object *layout_json(const struct adv_layout_out *l)
+/*
+ * Issue 28: a value only the engine assumed (ADV_FROM_ASSUMED: advisor's
+ * sequence, micro-batch, recompute, a layout the reader could not read) is
+ * never shown as the job's.  JSON gives it as null where the job's values
+ * are, and under "assumed" with the value the estimates used; the text
+ * prints "?" and lists the assumptions on a line of their own.
+ */
+static bool is_assumed(const struct adv_result *res, enum adv_field f)
+{
+	return res && res->from[f] == ADV_FROM_ASSUMED;
+}
+
+/* The value the engine used for f as text; false where f has no single
+ * value in a check's result (model, checkpoint, world, gradients). */
+static bool field_text(const struct adv_result *res, enum adv_field f, char *buf, size_t len)
+{
+	const struct adv_layout_out *l = &res->layout;
+	const char *name = NULL;
+	int v = 0;
+
+	switch (f) {
+	case ADV_F_TP: v = l->tp; break;
+	case ADV_F_PP: v = l->pp; break;
+	case ADV_F_CP: v = l->cp; break;
+	case ADV_F_EP: v = l->ep; break;
+	case ADV_F_ETP: v = l->etp; break;
+	case ADV_F_VPP: v = l->vpp; break;
+	case ADV_F_DP: v = l->dp; break;
+	case ADV_F_ZERO: v = l->zero; break;
+	case ADV_F_SEQ: v = res->seq; break;
+	case ADV_F_MBS: v = res->mbs; break;
+	case ADV_F_GBS: v = res->gbs; break;
+	case ADV_F_SP: name = l->sp ? "on" : "off"; break;
+	case ADV_F_PRECISION: name = engine_precision_name(res->precision); break;
+	case ADV_F_RECOMPUTE: name = engine_recompute_name(res->recompute); break;
+	case ADV_F_TASK: name = engine_task_name(res->task); break;
+	case ADV_F_FRAMEWORK: name = engine_framework_name(res->framework); break;
+	case ADV_F_ATTENTION: name = engine_attention_name(res->attention); break;
+	default: return false;
+	}
+	if (name)
+		adv_snprintf(buf, len, "%s", name);
+	else
+		adv_snprintf(buf, len, "%d", v);
+	return true;
+}
+
+/* The value as the job's, or "?" where only the engine assumed it. */
+static const char *shown(const struct adv_result *res, enum adv_field f, char *buf, size_t len)
+{
+	if (is_assumed(res, f) || !field_text(res, f, buf, len))
+		adv_snprintf(buf, len, "?");
+	return buf;
+}
+
+/* An int, or null where only the engine assumed it. */
+static json_object *jint_known(const struct adv_result *res, enum adv_field f, int v)
+{
+	return is_assumed(res, f) ? NULL : json_object_new_int(v);
+}
+
+/* A name, or null where only the engine assumed it. */
+static json_object *jstr_known(const struct adv_result *res, enum adv_field f, const char *v)
+{
+	return is_assumed(res, f) ? NULL : jstr(v);
+}
+
+/* A plan's layout (res NULL: the planner's own values) or a check's. */
+static json_object *layout_json(const struct adv_layout_out *l, const struct adv_result *res)
 {
 	json_object *o = json_object_new_object();
 
 	put(o, "gpus", json_object_new_int(l->gpus));
 	put(o, "nodes", json_object_new_int(l->nodes));
 	put(o, "gpus_per_node", json_object_new_int(l->gpus_per_node));
-	put(o, "tp", json_object_new_int(l->tp));
-	put(o, "pp", json_object_new_int(l->pp));
-	put(o, "cp", json_object_new_int(l->cp));
-	put(o, "ep", json_object_new_int(l->ep));
-	put(o, "etp", json_object_new_int(l->etp));
-	put(o, "vpp", json_object_new_int(l->vpp));
-	put(o, "dp", json_object_new_int(l->dp));
-	put(o, "zero", json_object_new_int(l->zero));
-	put(o, "sp", json_object_new_boolean(l->sp));
+	put(o, "tp", jint_known(res, ADV_F_TP, l->tp));
+	put(o, "pp", jint_known(res, ADV_F_PP, l->pp));
+	put(o, "cp", jint_known(res, ADV_F_CP, l->cp));
+	put(o, "ep", jint_known(res, ADV_F_EP, l->ep));
+	put(o, "etp", jint_known(res, ADV_F_ETP, l->etp));
+	put(o, "vpp", jint_known(res, ADV_F_VPP, l->vpp));
+	put(o, "dp", jint_known(res, ADV_F_DP, l->dp));
+	put(o, "zero", jint_known(res, ADV_F_ZERO, l->zero));
+	put(o, "sp", is_assumed(res, ADV_F_SP) ? NULL : json_object_new_boolean(l->sp));
 	return o;
+}
+
+/* {"seq": 4096, "recompute": "selective"}: what the estimates used where the
+ * job says nothing; NULL when nothing was assumed. */
+static json_object *assumed_json(const struct adv_result *res)
+{
+	json_object *o = NULL;
+	char v[32];
+
+	for (int f = 0; f < ADV_F_COUNT; f++) {
+		char *end;
+		long n;
+
+		if (!is_assumed(res, (enum adv_field)f) || !field_text(res, (enum adv_field)f, v, sizeof(v)))
+			continue;
+		if (!o)
+			o = json_object_new_object();
+		n = strtol(v, &end, 10);
+		put(o, provenance_field_name((enum adv_field)f),
+		    *end || end == v ? jstr(v) : json_object_new_int((int)n));
+	}
+	return o;
+}
+
+/* {"tp": "job", "seq": "assumed", ...}: the origin of every resolved value. */
+static json_object *origins_json(const struct adv_result *res)
+{
+	json_object *o = json_object_new_object();
+
+	for (int f = 0; f < ADV_F_COUNT; f++)
+		if (res->from[f] != ADV_FROM_UNSET)
+			put(o, provenance_field_name((enum adv_field)f),
+			    jstr(provenance_origin_name((enum adv_origin)res->from[f])));
+	return o;
+}
+
+/* "assumed: seq 4096, mbs 1 (...)": the values only the engine chose, and
+ * the options that state them; nothing when there are none. */
+static void print_assumed(FILE *f, const struct adv_result *res)
+{
+	char vals[512] = "", opts[256] = "", line[256], v[32];
+	size_t nv = 0, no = 0;
+
+	for (int i = 0; i < ADV_F_COUNT; i++) {
+		enum adv_field fl = (enum adv_field)i;
+		const char *opt = provenance_option(fl);
+		char flag[48];
+
+		if (!is_assumed(res, fl) || !field_text(res, fl, v, sizeof(v)))
+			continue;
+		nv += (size_t)snprintf(vals + nv, nv < sizeof(vals) ? sizeof(vals) - nv : 0, "%s%s %s",
+				       nv ? ", " : "", provenance_field_name(fl), v);
+		if (nv >= sizeof(vals))
+			nv = sizeof(vals) - 1;
+		if (!opt[0])
+			continue;
+		adv_snprintf(flag, sizeof(flag), "--llm-%s", opt);
+		if (strstr(opts, flag))
+			continue;
+		no += (size_t)snprintf(opts + no, no < sizeof(opts) ? sizeof(opts) - no : 0, "%s%s",
+				       no ? " " : "", flag);
+		if (no >= sizeof(opts))
+			no = sizeof(opts) - 1;
+	}
+	if (!nv)
+		return;
+	/* advisorctl's spelling of the options (--layout, not --llm-layout=). */
+	options_ctl_spelling(opts, line, sizeof(line));
+	fprintf(f, "assumed: %s\n         (the job does not state these: advisor's assumptions, "
+		"for the estimates only; %s state%s them)\n", vals, line,
+		strchr(line, ' ') ? "" : "s");
 }
 
 static json_object *memory_json(const struct adv_memory *m, bool infer)
@@ -512,16 +651,22 @@ void print_check(FILE *f, const struct adv_result *res, const char *decision_id,
 		put(o, "mode", jstr(policy_mode_name(res->mode)));
 		put(o, "mode_partition", res->mode_partition[0] ? jstr(res->mode_partition) : NULL);
 		put(o, "decision_id", jstr(decision_id));
-		put(o, "layout", res->has_layout ? layout_json(&res->layout) : NULL);
-		put(w, "precision", jstr(engine_precision_name(res->precision)));
-		put(w, "recompute", jstr(engine_recompute_name(res->recompute)));
-		put(w, "task", jstr(engine_task_name(res->task)));
-		put(w, "framework", jstr(engine_framework_name(res->framework)));
-		put(w, "seq", json_object_new_int(res->seq));
-		put(w, "mbs", json_object_new_int(res->mbs));
-		put(w, "gbs", json_object_new_int(res->gbs));
-		put(w, "attention", jstr(engine_attention_name(res->attention)));
+		put(o, "layout", res->has_layout ? layout_json(&res->layout, res) : NULL);
+		put(w, "precision", jstr_known(res, ADV_F_PRECISION,
+					       engine_precision_name(res->precision)));
+		put(w, "recompute", jstr_known(res, ADV_F_RECOMPUTE,
+					       engine_recompute_name(res->recompute)));
+		put(w, "task", jstr_known(res, ADV_F_TASK, engine_task_name(res->task)));
+		put(w, "framework", jstr_known(res, ADV_F_FRAMEWORK,
+					       engine_framework_name(res->framework)));
+		put(w, "seq", jint_known(res, ADV_F_SEQ, res->seq));
+		put(w, "mbs", jint_known(res, ADV_F_MBS, res->mbs));
+		put(w, "gbs", jint_known(res, ADV_F_GBS, res->gbs));
+		put(w, "attention", jstr_known(res, ADV_F_ATTENTION,
+					       engine_attention_name(res->attention)));
 		put(o, "workload", w);
+		put(o, "assumed", assumed_json(res));
+		put(o, "from", origins_json(res));
 		put(o, "memory", res->has_memory ? memory_json(&res->memory, infer) : NULL);
 		put(o, "checkpoint", res->has_checkpoint ? checkpoint_json(&res->checkpoint, false)
 							 : NULL);
@@ -552,26 +697,36 @@ void print_check(FILE *f, const struct adv_result *res, const char *decision_id,
 		fprintf(f, "   decision %s", ADV_TEXT(decision_id));
 	fprintf(f, "\n");
 	if (res->has_layout) {
-		char l[96];
+		char l[96], b[7][32];
 
-		engine_layout_string(&res->layout, l, sizeof(l));
+		engine_layout_string_from(&res->layout, res->from, l, sizeof(l));
 		if (infer)
-			fprintf(f, "layout: %s  (%d %s = %d %s x %d; %s %s, seq %d, "
-				"%d %s at once)\n", l, res->layout.gpus,
+			fprintf(f, "layout: %s  (%d %s = %d %s x %d; %s%s%s, seq %s, "
+				"%s %s at once)\n", l, res->layout.gpus,
 				adv_plural(res->layout.gpus, "GPU", "GPUs"), res->layout.nodes,
 				adv_plural(res->layout.nodes, "node", "nodes"),
 				res->layout.gpus_per_node, engine_task_name(res->task),
-				engine_precision_name(res->precision), res->seq, res->mbs,
+				is_assumed(res, ADV_F_PRECISION) ? ", precision " : " ",
+				shown(res, ADV_F_PRECISION, b[0], sizeof(b[0])),
+				shown(res, ADV_F_SEQ, b[1], sizeof(b[1])),
+				shown(res, ADV_F_MBS, b[2], sizeof(b[2])),
 				adv_plural(res->mbs, "sequence", "sequences"));
 		else
-			fprintf(f, "layout: %s  (%d %s = %d %s x %d; ZeRO-%d%s; %s %s, seq %d, "
-				"mbs %d, gbs %d, recompute %s, %s attention)\n", l, res->layout.gpus,
+			fprintf(f, "layout: %s  (%d %s = %d %s x %d; ZeRO-%s%s; %s%s%s, seq %s, "
+				"mbs %s, gbs %s, recompute %s, %s attention)\n", l, res->layout.gpus,
 				adv_plural(res->layout.gpus, "GPU", "GPUs"), res->layout.nodes,
-				adv_plural(res->layout.nodes, "node", "nodes"), res->layout.gpus_per_node, res->layout.zero,
-				res->layout.sp ? "; sequence parallel" : "",
-				engine_task_name(res->task), engine_precision_name(res->precision),
-				res->seq, res->mbs, res->gbs, engine_recompute_name(res->recompute),
-				engine_attention_name(res->attention));
+				adv_plural(res->layout.nodes, "node", "nodes"), res->layout.gpus_per_node,
+				shown(res, ADV_F_ZERO, b[0], sizeof(b[0])),
+				res->layout.sp && !is_assumed(res, ADV_F_SP) ? "; sequence parallel" : "",
+				engine_task_name(res->task),
+				is_assumed(res, ADV_F_PRECISION) ? ", precision " : " ",
+				shown(res, ADV_F_PRECISION, b[1], sizeof(b[1])),
+				shown(res, ADV_F_SEQ, b[2], sizeof(b[2])),
+				shown(res, ADV_F_MBS, b[3], sizeof(b[3])),
+				shown(res, ADV_F_GBS, b[4], sizeof(b[4])),
+				shown(res, ADV_F_RECOMPUTE, b[5], sizeof(b[5])),
+				shown(res, ADV_F_ATTENTION, b[6], sizeof(b[6])));
+		print_assumed(f, res);
 	}
 	if (res->model[0])
 		fprintf(f, "model: %s\n", ADV_TEXT(res->model));
@@ -662,7 +817,7 @@ void print_plan(FILE *f, const Advisor__PlanResponse *r, bool json)
 			convert_layout_from_pb(p->layout, &l);
 			convert_memory_from_pb(p->memory, &m);
 			convert_estimate_from_pb(p->estimate, &e);
-			put(x, "layout", layout_json(&l));
+			put(x, "layout", layout_json(&l, NULL));
 			put(w, "mbs", json_object_new_int(p->workload ? p->workload->mbs : 1));
 			put(w, "recompute", jstr(engine_recompute_name(p->workload ? p->workload->recompute : 0)));
 			put(w, "precision", jstr(engine_precision_name(p->workload ? p->workload->precision : 0)));
