@@ -139,6 +139,8 @@ struct adv_result {
 	unsigned char from[ADV_F_COUNT];
 	/* The job reader's part (filled by the caller after the engine). */
 	bool llm_job;                  /* a launcher, trainer or --llm-* option */
+	/* When not: why, as the reader found it (issue 28); "" otherwise. */
+	char not_llm_why[256];
 	/* Issue 27: the job's text was read for this answer (a node check:
 	 * its parent did not vouch for it). */
 	bool text_read;

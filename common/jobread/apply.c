@@ -1065,6 +1065,9 @@ void jobread_annotate(const struct jobread_out *out, const struct adv_request *r
 		      struct adv_result *res)
 {
 	res->llm_job = (out && out->is_llm) || jobread_options_given(&req->wl);
+	res->not_llm_why[0] = '\0';
+	if (!res->llm_job && out)
+		adv_strlcpy(res->not_llm_why, out->not_llm_why, sizeof(res->not_llm_why));
 	if (req->wl.model[0])
 		adv_strlcpy(res->model, req->wl.model, sizeof(res->model));
 	else if (req->wl.has_arch)

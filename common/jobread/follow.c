@@ -20,23 +20,67 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ctx.h"
+#include "engine/findings.h"
 #include "follow.h"
 #include "util.h"
 
 /* A line longer than this is looked at only this far. */
 #define FOLLOW_LINE_MAX 4096
 
-/* Words that start a launcher or trainer, matched at a word's start. */
+/* Words that start an LLM trainer, server or evaluator, matched at a
+ * word's start: a line with one names an LLM job by itself. */
 static const char *const launch_words[] = {
-	"torchrun", "torch.distributed.run", "torch.distributed.launch", "deepspeed",
-	"accelerate launch", "accelerate-launch", "vllm serve", "vllm.entrypoints",
+	"vllm serve", "vllm.entrypoints",
 	"sglang.launch_server", "pretrain_gpt", "pretrain_llama", "pretrain_t5",
 	"pretrain_bert", "pretrain_mamba", "tune run", "axolotl", "deepy.py", "torchtitan",
 	"nanotron", "run_train.py", "llamafactory-cli", "megatron", "nemo_launcher",
 	"trl sft", "trl grpo", "trl dpo", "lighteval", "levanter",
+};
+
+/* Launchers that start any program (PyTorch's, DeepSpeed's, accelerate's):
+ * a line with one is an LLM job only with evidence (issue 28: a diffusion
+ * model, a BERT classifier or a weather model is launched the same way). */
+static const char *const generic_words[] = {
+	"torchrun", "torch.distributed.run", "torch.distributed.launch", "deepspeed",
+	"accelerate launch", "accelerate-launch",
+};
+
+/*
+ * Evidence that a job trains, serves or evaluates an LLM (issue 28), matched
+ * without case at a word's start anywhere in the script, its #SBATCH lines
+ * and comments included (a job name, a model id, a path).  Strong: an LLM
+ * family's name as Hugging Face ids and model cards spell it, or an LLM
+ * framework's.  Weak: what LLM jobs use but others can too (a tokenizer, a
+ * vocabulary, LoRA): evidence only where no word says the job is something
+ * else (the counter-evidence below: BERT-style encoders, vision, diffusion,
+ * science codes).
+ */
+static const char *const llm_strong[] = {
+	"llama", "codellama", "tinyllama", "mistral", "mixtral", "qwen", "gemma", "deepseek",
+	"falcon", "bloom", "gpt2", "gpt-2", "gpt-j", "gpt-neo", "gpt_neox", "gpt-oss", "gpt_oss",
+	"gpt3", "gpt-3", "opt-", "olmo", "pythia", "starcoder", "phi-2", "phi-3", "phi3", "phi-4",
+	"phi4", "smollm", "vicuna", "baichuan", "internlm", "chatglm", "mpt-", "dbrx", "jamba",
+	"nemotron", "granite", "command-r", "yi-", "glm-", "kimi", "minimax",
+	"causal_lm", "llm", "llms", "language model", "language_model", "megatron",
+	"vllm", "sglang", "trtllm", "tensorrt_llm", "text-generation", "lm_eval", "lm-eval",
+	"nanogpt", "llm.c",
+};
+static const char *const llm_weak[] = {
+	"tokenizer", "vocab", "sentencepiece", "tiktoken", "lora", "qlora", "loraconfig", "peft",
+	"sft",
+	"instruct", "rlhf", "grpo", "dpo", "pretrain", "finetune", "fine-tune", "seq_length",
+	"seq-length", "seq_len", "seq-len", "max_seq_len", "max-seq-len", "context_length",
+	"context-length", "block_size",
+};
+static const char *const not_llm[] = {
+	"bert", "roberta", "deberta", "electra", "vit", "resnet", "convnext", "efficientnet",
+	"unet", "diffusion", "diffusers", "stable-diffusion", "sdxl", "dit-", "imagenet", "cifar",
+	"coco", "detectron", "yolo", "segment", "segmentation", "weather", "era5", "climate", "fourcastnet",
+	"graphcast", "alphafold", "openfold", "lammps", "gromacs", "namd", "molecular", "nbody",
 };
 
 static bool word_start(const char *line, const char *p)
@@ -59,16 +103,98 @@ static bool has_word(const char *line, const char *w)
 	return false;
 }
 
-/* The first launch word of a line, or NULL. */
-static const char *launch_word(const char *line)
+/* Evidence inside a CamelCase name (AutoModelForCausalLM), matched anywhere. */
+static const char *const llm_inside[] = { "causallm" };
+
+/*
+ * w (lower case) at a word's start in lower (a lower-cased line), followed
+ * by anything but a letter: "llama" in "Meta-Llama-3", "llama3" and
+ * "llama_7b", not in "llamas"; "bert" not in "bertopic".
+ */
+static bool has_evidence_word(const char *lower, const char *w)
 {
-	for (size_t k = 0; k < ADV_ARRAY_SIZE(launch_words); k++)
-		if (has_word(line, launch_words[k]))
-			return launch_words[k];
-	/* srun (or mpirun) starting a Python program. */
-	if (has_word(line, "python") && (has_word(line, "srun") || has_word(line, "mpirun")))
-		return "srun ... python";
+	size_t n = strlen(w);
+
+	for (const char *p = strstr(lower, w); p; p = strstr(p + 1, w))
+		if (word_start(lower, p) && !isalpha((unsigned char)p[n]))
+			return true;
+	return false;
+}
+
+/* The first word of words[] in lower, or NULL. */
+static const char *evidence_in(const char *lower, const char *const *words, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if (has_evidence_word(lower, words[k]))
+			return words[k];
 	return NULL;
+}
+
+/* The evidence a script gives, by kind, with the first line of each. */
+struct evidence {
+	const char *strong, *weak, *against, *launch;
+	int strong_line, weak_line, against_line, launch_line;
+};
+
+static void evidence_of_line(struct evidence *e, const char *line, int lineno, bool comment)
+{
+	char lower[FOLLOW_LINE_MAX];
+	const char *w;
+	size_t i;
+
+	for (i = 0; line[i] && i < sizeof(lower) - 1; i++)
+		lower[i] = (char)tolower((unsigned char)line[i]);
+	lower[i] = '\0';
+	if (!e->strong) {
+		w = evidence_in(lower, llm_strong, ADV_ARRAY_SIZE(llm_strong));
+		/* An LLM trainer's, server's or evaluator's own launch word. */
+		if (!w)
+			w = evidence_in(lower, launch_words, ADV_ARRAY_SIZE(launch_words));
+		for (size_t k = 0; !w && k < ADV_ARRAY_SIZE(llm_inside); k++)
+			if (strstr(lower, llm_inside[k]))
+				w = llm_inside[k];
+		if (w) {
+			e->strong = w;
+			e->strong_line = lineno;
+		}
+	}
+	/* A comment is strong evidence only (a job name, a model card's
+	 * name): "# tokenizer" in a comment says little. */
+	if (!comment && !e->weak && (w = evidence_in(lower, llm_weak, ADV_ARRAY_SIZE(llm_weak)))) {
+		e->weak = w;
+		e->weak_line = lineno;
+	}
+	if (!e->against && (w = evidence_in(lower, not_llm, ADV_ARRAY_SIZE(not_llm)))) {
+		e->against = w;
+		e->against_line = lineno;
+	}
+}
+
+/* Strong evidence, or weak evidence with nothing against it. */
+static bool is_evidence(const struct evidence *e)
+{
+	return e->strong || (e->weak && !e->against);
+}
+
+/* The first launch word of a line, or NULL; *generic: a launcher that
+ * starts any program (an LLM job only with evidence). */
+static const char *launch_word(const char *line, bool *generic)
+{
+	const char *llm = NULL, *any = NULL;
+
+	for (size_t k = 0; !llm && k < ADV_ARRAY_SIZE(launch_words); k++)
+		if (has_word(line, launch_words[k]))
+			llm = launch_words[k];
+	for (size_t k = 0; !any && k < ADV_ARRAY_SIZE(generic_words); k++)
+		if (has_word(line, generic_words[k]))
+			any = generic_words[k];
+	/* srun (or mpirun) starting a Python program. */
+	if (!any && has_word(line, "python") && (has_word(line, "srun") || has_word(line, "mpirun")))
+		any = "srun ... python";
+	/* The launcher names the line (torchrun ... pretrain_gpt.py); the
+	 * LLM word makes it an LLM job's. */
+	*generic = !llm;
+	return any ? any : llm;
 }
 
 /* The line's first word, if it is "exit" (top-level or not: a hint only). */
@@ -112,16 +238,75 @@ static bool any_unknown(const struct sh_cmd *c)
 	return false;
 }
 
+/* The first command the job runs through srun or mpirun, as the reader
+ * recorded it: what a job that is not an LLM job runs, for the reason. */
+static const struct sh_cmd *first_step(const sh_t *sh, const char *name)
+{
+	for (const struct sh_cmd *c = sh_commands(sh); c; c = c->next)
+		if (c->argc > 0 && c->argv[0] && c->file && !strcmp(c->file, name) &&
+		    (!strcmp(c->argv[0], "srun") || !strcmp(c->argv[0], "mpirun") ||
+		     !strcmp(c->argv[0], "mpiexec")))
+			return c;
+	return NULL;
+}
+
+/* "srun ./my_cuda_app --bodies ...": a command's first words, escaped. */
+static void command_text(const struct sh_cmd *c, char *buf, size_t len)
+{
+	char raw[128];
+	size_t n = 0;
+
+	raw[0] = '\0';
+	for (int i = 0; i < c->argc && i < 4 && n < sizeof(raw) - 1; i++)
+		n += (size_t)snprintf(raw + n, sizeof(raw) - n, "%s%s", i ? " " : "",
+				      c->argv[i] ? c->argv[i] : "");
+	if (n >= sizeof(raw) - 1 || c->argc > 4)
+		adv_strlcpy(raw + (n < sizeof(raw) - 5 ? n : sizeof(raw) - 5), " ...", 5);
+	adv_escape_text(buf, len, raw);
+}
+
+/* Why the reader did not follow the command at line hit (SCRIPT_NOT_FOLLOWED). */
+static void not_followed_why(const sh_t *sh, const char *name, int hit, int rc, int exit_line,
+			     int fn_line, const char *fn, char *why, size_t len)
+{
+	const struct sh_cmd *c = recorded_at(sh, name, hit);
+	const char *syn_file = NULL;
+	int syn_line = 0;
+	bool syn_nested = false;
+
+	if (c && any_unknown(c))
+		adv_strlcpy(why, "its command is not known before it runs (a command "
+			    "substitution or a value set at run time)", len);
+	else if (c)
+		adv_strlcpy(why, "the command was reached but is not one the reader follows "
+			    "(a wrapper or a launcher it does not know)", len);
+	else if (rc != SH_OK)
+		adv_snprintf(why, len, "the reader stopped before it (%s)", sh_strerror(rc));
+	else if (sh_syntax_error(sh, &syn_file, &syn_line, &syn_nested) && !syn_nested &&
+		 syn_line < hit)
+		adv_snprintf(why, len, "bash stops the script at the syntax error on line %d",
+			     syn_line);
+	else if (exit_line > 0 && exit_line < hit)
+		adv_snprintf(why, len, "it comes after the exit on line %d", exit_line);
+	else if (fn_line > 0 && fn_line < hit)
+		adv_snprintf(why, len, "it sits in the function %s (line %d), which the reader "
+			     "did not see called", fn, fn_line);
+	else
+		adv_strlcpy(why, "the reader did not reach it (a branch or loop it did not take)",
+			    len);
+}
+
 void follow_scan(struct jr_ctx *cx, const sh_t *sh, const char *name, const char *text,
 		 size_t len, int rc, struct jobread_out *out)
 {
-	char line[FOLLOW_LINE_MAX], fn[64] = "", why[ADV_MSG_MAX / 2];
-	const char *word = NULL;
+	char line[FOLLOW_LINE_MAX], fn[64] = "", why[ADV_MSG_MAX / 2], said[160] = "";
+	const char *word = NULL, *gword = NULL;
+	struct evidence ev = { 0 };
 	size_t i = 0;
-	int lineno = 0, start = 0, hit = 0, exit_line = 0, fn_line = 0, more = 0;
-	bool cont = false, srun = false, syn_nested = false;
-	const char *syn_file = NULL;
-	int syn_line = 0;
+	int lineno = 0, start = 0, hit = 0, ghit = 0, exit_line = 0, fn_line = 0, more = 0;
+	int exit_before = 0, fn_before = 0;
+	bool cont = false, srun = false, generic;
+	const struct sh_cmd *step;
 
 	if (out->is_llm || !text)
 		return;
@@ -130,6 +315,7 @@ void follow_scan(struct jr_ctx *cx, const sh_t *sh, const char *name, const char
 	while (i < len) {
 		size_t n = 0, eol = i;
 		const char *w;
+		bool comment;
 
 		while (eol < len && text[eol] != '\n')
 			eol++;
@@ -143,7 +329,10 @@ void follow_scan(struct jr_ctx *cx, const sh_t *sh, const char *name, const char
 			srun = false;
 		}
 		cont = n > 0 && line[n - 1] == '\\';
-		if (line[strspn(line, " \t")] == '#')
+		comment = line[strspn(line, " \t")] == '#';
+		if (lineno > 1 || strncmp(line, "#!", 2))
+			evidence_of_line(&ev, line, lineno, comment && strncmp(line, "#SBATCH", 7));
+		if (comment)
 			continue;
 		/* srun on one line of a command continued with backslashes, python
 		 * on a later one (srun \ OPTIONS \ wrapper \ python train.py). */
@@ -152,11 +341,23 @@ void follow_scan(struct jr_ctx *cx, const sh_t *sh, const char *name, const char
 			exit_line = lineno;
 		if (!hit && is_function(line, fn, sizeof(fn)))
 			fn_line = lineno;
-		w = launch_word(line);
-		if (!w && srun && has_word(line, "python"))
+		w = launch_word(line, &generic);
+		if (!w && srun && has_word(line, "python")) {
 			w = "srun ... python";
+			generic = true;
+		}
 		if (!w)
 			continue;
+		if (generic) {
+			/* The first generic launch, kept in case no LLM one follows. */
+			if (!ghit) {
+				ghit = start;
+				gword = w;
+				exit_before = exit_line;
+				fn_before = fn_line;
+			}
+			continue;
+		}
 		if (hit) {
 			more++;
 			continue;
@@ -164,38 +365,157 @@ void follow_scan(struct jr_ctx *cx, const sh_t *sh, const char *name, const char
 		hit = start;
 		word = w;
 	}
-	if (!hit)
-		return;
-	{
-		const struct sh_cmd *c = recorded_at(sh, name, hit);
-
-		if (c && any_unknown(c))
-			adv_strlcpy(why, "its command is not known before it runs (a command "
-				    "substitution or a value set at run time)", sizeof(why));
-		else if (c)
-			adv_strlcpy(why, "the command was reached but is not one the reader follows "
-				    "(a wrapper or a launcher it does not know)", sizeof(why));
-		else if (rc != SH_OK)
-			adv_snprintf(why, sizeof(why), "the reader stopped before it (%s)",
-				     sh_strerror(rc));
-		else if (sh_syntax_error(sh, &syn_file, &syn_line, &syn_nested) && !syn_nested &&
-			 syn_line < hit)
-			adv_snprintf(why, sizeof(why), "bash stops the script at the syntax error "
-				     "on line %d", syn_line);
-		else if (exit_line > 0 && exit_line < hit)
-			adv_snprintf(why, sizeof(why), "it comes after the exit on line %d",
-				     exit_line);
-		else if (fn_line > 0 && fn_line < hit)
-			adv_snprintf(why, sizeof(why), "it sits in the function %s (line %d), "
-				     "which the reader did not see called", fn, fn_line);
+	/* An LLM word at a launch names an LLM job; a generic launcher does
+	 * only with evidence in the job (issue 28). */
+	if (!hit && ghit && is_evidence(&ev)) {
+		hit = ghit;
+		word = gword;
+		exit_line = exit_before;
+		fn_line = fn_before;
+		if (ev.strong)
+			adv_snprintf(said, sizeof(said), " (line %d names '%s')", ev.strong_line,
+				     ev.strong);
 		else
-			adv_strlcpy(why, "the reader did not reach it (a branch or loop it did "
-				    "not take)", sizeof(why));
+			adv_snprintf(said, sizeof(said), " (line %d names '%s')", ev.weak_line,
+				     ev.weak);
 	}
+	/* No launch line at all, but a step the reader did not follow and a
+	 * job that names an LLM: a trainer behind a wrapper (srun ./run.sh). */
+	step = first_step(sh, name);
+	if (!hit && !ghit && ev.strong && step && step->argc > 1) {
+		hit = step->line;
+		word = "srun";
+		adv_snprintf(said, sizeof(said), " (line %d names '%s')", ev.strong_line,
+			     ev.strong);
+	}
+	if (!hit) {
+		char cmd[160];
+
+		/* Not an LLM job: say why (sbatch -v, advisorctl check). */
+		if (ghit)
+			adv_snprintf(out->not_llm_why, sizeof(out->not_llm_why),
+				     "line %d starts %s, but nothing in the job names an LLM (a "
+				     "model, tokenizer, or LLM trainer or server)%s%s%s%s", ghit,
+				     gword, ev.against ? "; it names '" : "",
+				     ev.against ? ev.against : "", ev.against ? "'" : "",
+				     ev.against ? ", not an LLM" : "");
+		else if (step) {
+			command_text(step, cmd, sizeof(cmd));
+			adv_snprintf(out->not_llm_why, sizeof(out->not_llm_why),
+				     "line %d runs '%s', not a launcher, trainer or server advisor "
+				     "knows, and nothing in the job names an LLM", step->line, cmd);
+		} else
+			adv_strlcpy(out->not_llm_why, "no command of the job starts a launcher, "
+				    "trainer or server advisor knows, and nothing in it names an LLM",
+				    sizeof(out->not_llm_why));
+		return;
+	}
+	not_followed_why(sh, name, hit, rc, exit_line, fn_line, fn, why, sizeof(why));
 	jr_note(cx, ADV_CODE_SCRIPT_NOT_FOLLOWED,
 		"--llm-model=NAME --llm-layout=LIST (or make the launch line one the reader follows)",
-		"%s:%d names %s, but the reader did not follow it: %s%s; the job is not judged "
-		"as what it launches", name, hit, word, why,
+		"%s:%d names %s%s, but the reader did not follow it: %s%s; the job is not judged "
+		"as what it launches", name, hit, word, said, why,
 		more ? " (more such lines follow)" : "");
 	out->is_llm = true;
 }
+
+/* The evidence of a whole script (its first line's #! aside). */
+static void evidence_scan(const char *text, size_t len, struct evidence *ev)
+{
+	char line[FOLLOW_LINE_MAX];
+	size_t i = 0;
+	int lineno = 0;
+	bool generic;
+
+	if (len > JOBREAD_MAX_BYTES)
+		len = JOBREAD_MAX_BYTES;
+	while (i < len) {
+		size_t n, eol = i;
+		bool comment;
+
+		while (eol < len && text[eol] != '\n')
+			eol++;
+		n = eol - i < sizeof(line) - 1 ? eol - i : sizeof(line) - 1;
+		memcpy(line, text + i, n);
+		line[n] = '\0';
+		i = eol + 1;
+		lineno++;
+		comment = line[strspn(line, " \t")] == '#';
+		if (lineno > 1 || strncmp(line, "#!", 2))
+			evidence_of_line(ev, line, lineno, comment && strncmp(line, "#SBATCH", 7));
+		if (!comment && !ev->launch && (ev->launch = launch_word(line, &generic)))
+			ev->launch_line = lineno;
+	}
+}
+
+static bool noted(const struct jobread_out *out, enum adv_code code)
+{
+	for (int i = 0; i < out->n_notes && i < JOBREAD_MAX_NOTES; i++)
+		if (!strcmp(out->notes[i].code, engine_code_name(code)))
+			return true;
+	return false;
+}
+
+/* Not an LLM job after all: what was read and said of it is dropped, and
+ * the reason kept. */
+static void drop_llm(struct jobread_out *out)
+{
+	out->is_llm = false;
+	out->n_notes = 0;
+	out->launch_uncertain = false;
+	out->step_nodes = 0;
+	memset(out->v, 0, sizeof(out->v));
+}
+
+void follow_gate(const char *text, size_t len, struct jobread_out *out)
+{
+	struct evidence ev = { 0 };
+	const struct jobread_value *model = &out->v[JR_MODEL];
+	char lower[sizeof(model->s)];
+	const char *against = NULL;
+	size_t i;
+
+	if (!out->is_llm || !text || noted(out, ADV_CODE_PROGRAM_NOT_READ))
+		return;
+	evidence_scan(text, len, &ev);
+	if (ev.strong)
+		return;
+	/* A model the job names that is not an LLM (an encoder, a vision
+	 * model) read by a trainer that takes any model (the HF Trainer). */
+	if (model->set && !model->unknown && model->s[0]) {
+		for (i = 0; model->s[i] && i < sizeof(lower) - 1; i++)
+			lower[i] = (char)tolower((unsigned char)model->s[i]);
+		lower[i] = '\0';
+		against = evidence_in(lower, not_llm, ADV_ARRAY_SIZE(not_llm));
+		if (against && (!strcmp(out->trainer, "hf") || !strcmp(out->trainer, "trl") ||
+				!out->trainer[0])) {
+			char m[128], where[96];
+
+			adv_escape_text(m, sizeof(m), model->s);
+			adv_snprintf(where, sizeof(where), "%s:%d", model->src.file,
+				     model->src.line);
+			drop_llm(out);
+			adv_snprintf(out->not_llm_why, sizeof(out->not_llm_why),
+				     "the model '%s' (%s) is not an LLM ('%s'), and nothing in the job "
+				     "names one", m, where, against);
+			return;
+		}
+	}
+	/* A launcher that starts any program, no trainer read, and nothing
+	 * that names an LLM: a launcher alone is no evidence. */
+	if (!out->trainer[0] && !is_evidence(&ev)) {
+		char l[64];
+
+		if (ev.launch)
+			adv_snprintf(l, sizeof(l), "line %d starts %s", ev.launch_line, ev.launch);
+		else
+			adv_snprintf(l, sizeof(l), "it starts %s", out->launcher[0] ? out->launcher
+									    : "a launcher");
+		drop_llm(out);
+		adv_snprintf(out->not_llm_why, sizeof(out->not_llm_why),
+			     "%s, but nothing in the job names an LLM (a model, tokenizer, or LLM "
+			     "trainer or server)%s%s%s", l, ev.against ? "; it names '" : "",
+			     ev.against ? ev.against : "", ev.against ? "', not an LLM" : "");
+	}
+}
+

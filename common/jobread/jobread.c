@@ -675,6 +675,7 @@ void jobread_read(const catalog_t *cat, const struct jobread_input *in, struct j
 	/* Never pass an LLM job silently: a launcher on a line the walk
 	 * did not reach or follow is said (follow.c). */
 	follow_scan(cx, sh, name, text, len, rc, out);
+	follow_gate(text, len, out);
 done:
 	jr_ctx_free(cx);
 	if (sh)

@@ -114,9 +114,15 @@ struct jobread_note {
 
 #define JOBREAD_MAX_NOTES 12
 
+/* The reason a job is not an LLM job, as one line (adv_result's). */
+#define JOBREAD_WHY_MAX 256
+
 /* What the reader found. */
 struct jobread_out {
 	bool is_llm;                  /* a launcher or trainer was recognised */
+	/* Why the job was judged not to be an LLM job (issue 28: sbatch -v,
+	 * advisorctl): the command it runs and the evidence not found. */
+	char not_llm_why[JOBREAD_WHY_MAX];
 	char launcher[32];            /* "srun", "torchrun", "deepspeed", ... or "" */
 	char trainer[32];             /* "megatron", "nemo", "torchtitan", "vllm", ... or "" */
 	/* The launch read runs only under a condition the reader cannot

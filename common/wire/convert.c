@@ -479,6 +479,7 @@ Advisor__CheckResponse *convert_result_to_pb(const struct adv_result *res,
 	m->llm_job = res->llm_job;
 	m->has_text_read = res->text_read;
 	m->text_read = res->text_read;
+	m->not_llm_why = res->llm_job ? NULL : pb_str(res->not_llm_why);
 	if (res->model[0])
 		m->model = pb_str(res->model);
 	n = res->n_sources < 0 ? 0 : res->n_sources > ADV_MAX_SOURCES ? ADV_MAX_SOURCES : res->n_sources;
@@ -546,6 +547,9 @@ void convert_result_from_pb(const Advisor__CheckResponse *m, struct adv_result *
 	/* An old daemon does not say: every job it judged was an LLM job. */
 	res->llm_job = m->has_llm_job ? m->llm_job : true;
 	res->text_read = m->has_text_read && m->text_read;
+	res->not_llm_why[0] = '\0';
+	if (!res->llm_job)
+		copy_name(res->not_llm_why, sizeof(res->not_llm_why), m->not_llm_why);
 	copy_name(res->model, sizeof(res->model), m->model);
 	n = m->n_sources < ADV_MAX_SOURCES ? m->n_sources : ADV_MAX_SOURCES;
 	for (size_t i = 0; i < n; i++) {

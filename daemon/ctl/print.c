@@ -674,6 +674,8 @@ void print_check(FILE *f, const struct adv_result *res, const char *decision_id,
 		put(o, "serving", res->has_serving ? serving_json(&res->serving) : NULL);
 		put(o, "findings", findings_json(res->findings, res->n_findings, res));
 		put(o, "llm_job", json_object_new_boolean(res->llm_job));
+		put(o, "not_llm_why", !res->llm_job && res->not_llm_why[0] ? jstr(res->not_llm_why)
+									      : NULL);
 		put(o, "model", res->model[0] ? jstr(res->model) : NULL);
 		put(o, "sources", sources_json(res));
 		put(o, "unknown", unknown_json(res));
@@ -681,8 +683,15 @@ void print_check(FILE *f, const struct adv_result *res, const char *decision_id,
 		return;
 	}
 	if (!res->llm_job && res->n_findings == 0 && !res->has_layout) {
-		fprintf(f, "verdict: %s   (not an LLM job: no launcher, trainer or --llm-* option "
-			"recognised; nothing to check)\n", engine_verdict_name(res->verdict));
+		/* Issue 28: why, as the reader found it (the command the job
+		 * runs, the evidence not found), escaped: it quotes the job. */
+		if (res->not_llm_why[0])
+			fprintf(f, "verdict: %s   (not an LLM job: %s; nothing to check)\n",
+				engine_verdict_name(res->verdict), ADV_TEXT(res->not_llm_why));
+		else
+			fprintf(f, "verdict: %s   (not an LLM job: no launcher, trainer or --llm-* "
+				"option recognised; nothing to check)\n",
+				engine_verdict_name(res->verdict));
 		return;
 	}
 	fprintf(f, "verdict: %s", engine_verdict_name(res->verdict));
