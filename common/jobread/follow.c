@@ -238,14 +238,29 @@ static bool any_unknown(const struct sh_cmd *c)
 	return false;
 }
 
-/* The first command the job runs through srun or mpirun, as the reader
- * recorded it: what a job that is not an LLM job runs, for the reason. */
+/* A command that runs a program of the job's own: a Slurm or MPI step,
+ * a script run by bash or sh, a program by its path (not a system tool's). */
+static bool runs_program(const struct sh_cmd *c)
+{
+	const char *p = c->argv[0];
+
+	if (!strcmp(p, "srun") || !strcmp(p, "mpirun") || !strcmp(p, "mpiexec"))
+		return true;
+	if ((!strcmp(p, "bash") || !strcmp(p, "sh")) && c->argc > 1 && c->argv[1] &&
+	    c->argv[1][0] != '-')
+		return true;
+	return (p[0] == '.' && p[1] == '/') ||
+	       (p[0] == '/' && strncmp(p, "/usr/", 5) && strncmp(p, "/bin/", 5));
+}
+
+/* The first command the job runs that starts a program of its own, as the
+ * reader recorded it (the script's own lines): what a job runs, for the
+ * reason, and the step a trainer behind a wrapper hides in. */
 static const struct sh_cmd *first_step(const sh_t *sh, const char *name)
 {
 	for (const struct sh_cmd *c = sh_commands(sh); c; c = c->next)
 		if (c->argc > 0 && c->argv[0] && c->file && !strcmp(c->file, name) &&
-		    (!strcmp(c->argv[0], "srun") || !strcmp(c->argv[0], "mpirun") ||
-		     !strcmp(c->argv[0], "mpiexec")))
+		    runs_program(c))
 			return c;
 	return NULL;
 }
@@ -382,9 +397,9 @@ void follow_scan(struct jr_ctx *cx, const sh_t *sh, const char *name, const char
 	/* No launch line at all, but a step the reader did not follow and a
 	 * job that names an LLM: a trainer behind a wrapper (srun ./run.sh). */
 	step = first_step(sh, name);
-	if (!hit && !ghit && ev.strong && step && step->argc > 1) {
+	if (!hit && !ghit && ev.strong && step) {
 		hit = step->line;
-		word = "srun";
+		word = step->argv[0];
 		adv_snprintf(said, sizeof(said), " (line %d names '%s')", ev.strong_line,
 			     ev.strong);
 	}
