@@ -386,6 +386,7 @@ static int local_request(const struct plugin_state *st, enum jobreq_tool tool,
 	req->res.nodes = r.nodes;
 	req->res.gpus_per_node = r.gpus_per_node;
 	adv_strlcpy(req->res.partition, r.partition, sizeof(req->res.partition));
+	adv_strlcpy(req->res.constraint, r.opt.constraint, sizeof(req->res.constraint));
 	/* The policy's exempt accounts (issue 20); "" when the job names none. */
 	adv_strlcpy(req->account, r.opt.account, sizeof(req->account));
 	annotate_user_name((unsigned)getuid(), req->user, sizeof(req->user));

@@ -12,6 +12,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -734,14 +735,49 @@ const struct adv_model *catalog_model_at(const catalog_t *cat, size_t i)
 	return cat && i < cat->n_models ? cat->models[i] : NULL;
 }
 
+/*
+ * A GPU name as sites and drivers spell it, for comparing: lower case, the
+ * vendor's prefix dropped and '_' or ' ' as '-' ("nvidia_h200",
+ * "NVIDIA-H100" and "h100" alike: slurm.conf's Gres=gpu:nvidia_h200:8 is
+ * the type AutoDetect=nvml names from the device, gres.conf(5)).
+ */
+static void gpu_key(const char *s, char *out, size_t len)
+{
+	static const char *const vendors[] = { "nvidia", "amd", "intel" };
+	size_t n = 0;
+
+	for (size_t k = 0; k < ADV_ARRAY_SIZE(vendors); k++) {
+		size_t vl = strlen(vendors[k]);
+
+		if (!strncasecmp(s, vendors[k], vl) && s[vl] && strchr("_- ", s[vl])) {
+			s += vl + 1;
+			break;
+		}
+	}
+	for (; *s && n + 1 < len; s++)
+		out[n++] = *s == '_' || *s == ' ' ? '-' : (char)tolower((unsigned char)*s);
+	out[n] = '\0';
+}
+
 const struct adv_gpu *catalog_find_gpu(const catalog_t *cat, const char *name)
 {
 	const struct catalog_name *n;
+	char want[ADV_NAME_MAX * 2], have[ADV_NAME_MAX * 2];
 
 	if (!cat || !name)
 		return NULL;
 	n = catalog_name_find(&cat->gpu_names, name);
-	return n ? n->entry : NULL;
+	if (n)
+		return n->entry;
+	gpu_key(name, want, sizeof(want));
+	if (!want[0])
+		return NULL;
+	for (size_t i = 0; i < cat->gpu_names.n; i++) {
+		gpu_key(cat->gpu_names.v[i].name, have, sizeof(have));
+		if (!strcmp(have, want))
+			return cat->gpu_names.v[i].entry;
+	}
+	return NULL;
 }
 
 const struct adv_model *catalog_find_model(const catalog_t *cat, const char *name)

@@ -12,6 +12,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
@@ -91,12 +92,60 @@ static void suggest_models(const catalog_t *cat, const char *name, char *fix, si
 				     k ? " or " : "", best[k]);
 }
 
+/*
+ * The GPU type a constraint names (sbatch -C h100, "h100&ib", "[h100*2]"):
+ * the one catalog GPU its features name, NULL when none does or when it
+ * allows several ("h100|a100": Slurm may pick either; *several is set).
+ * Features are the site's names (slurm.conf Features=); one that is a
+ * catalog GPU's name or alias is that GPU's, as sites name them.
+ */
+static const struct adv_gpu *constraint_gpu(const catalog_t *cat, const char *c, bool *several)
+{
+	const struct adv_gpu *found = NULL;
+	char tok[ADV_NAME_MAX];
+	size_t n = 0;
+
+	*several = false;
+	for (const char *p = c;; p++) {
+		if (*p && !strchr("&|,[]()*: ", *p)) {
+			if (n < sizeof(tok) - 1)
+				tok[n++] = *p;
+			continue;
+		}
+		tok[n] = '\0';
+		if (n && !isdigit((unsigned char)tok[0])) {
+			const struct adv_gpu *g = catalog_find_gpu(cat, tok);
+
+			if (g && found && g != found)
+				*several = true;
+			if (g && !found)
+				found = g;
+		}
+		n = 0;
+		if (!*p)
+			break;
+	}
+	return *several ? NULL : found;
+}
+
 static const struct adv_gpu *resolve_gpu(const catalog_t *cat, const struct adv_request *req,
 					 const struct adv_partition *part, struct adv_result *res)
 {
 	const char *name = req->res.gpu[0] ? req->res.gpu : part && part->gpu[0] ? part->gpu : "";
 	const struct adv_gpu *gpu = name[0] ? catalog_find_gpu(cat, name) : NULL;
+	bool several = false;
 
+	if (!name[0] && req->res.constraint[0]) {
+		gpu = constraint_gpu(cat, req->res.constraint, &several);
+		if (gpu)
+			return gpu;
+		if (several) {
+			engine_add_finding(res, ADV_CODE_GPU_TYPE_UNKNOWN, NULL,
+					   "the constraint '%s' allows more than one GPU type; memory "
+					   "and estimates are not checked", req->res.constraint);
+			return NULL;
+		}
+	}
 	if (!gpu && name[0])
 		engine_add_finding(res, ADV_CODE_GPU_TYPE_UNKNOWN, NULL,
 				   "GPU type '%s' is not in the catalog; memory and estimates are not checked",

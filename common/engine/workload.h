@@ -90,6 +90,9 @@ struct adv_resources {
 	int nodes;
 	int gpus_per_node;
 	char partition[ADV_NAME_MAX];
+	/* sbatch -C/--constraint as given (node features): a feature that is a
+	 * catalog GPU's name names the GPU type where nothing else does. */
+	char constraint[ADV_NAME_MAX * 2];
 	/* Why the GPU type is not known where the cluster was asked for it
 	 * (daemon/service/slurmgres.c), for GPU_TYPE_UNKNOWN; "" otherwise.
 	 * Filled after decoding, never on the wire. */

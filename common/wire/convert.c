@@ -57,6 +57,7 @@ Advisor__Resources *convert_resources_to_pb(const struct adv_resources *r,
 		m->gpus_per_node = r->gpus_per_node;
 	}
 	m->partition = pb_str(r->partition);
+	m->constraint = pb_str(r->constraint);
 	return m;
 }
 
@@ -162,6 +163,7 @@ void convert_resources_from_pb(const Advisor__Resources *m, struct adv_resources
 	if (m->has_gpus_per_node)
 		r->gpus_per_node = m->gpus_per_node;
 	copy_name(r->partition, sizeof(r->partition), m->partition);
+	copy_name(r->constraint, sizeof(r->constraint), m->constraint);
 }
 
 #define GET_INT(msg, field, dst) do { if ((msg)->has_##field) (dst) = (msg)->field; } while (0)
@@ -235,8 +237,9 @@ static int validate(const Advisor__CheckRequest *m, const struct adv_request *r,
 	const struct adv_workload *w = &r->wl;
 
 	if (m->resources && (!str_fits(m->resources->gpu, sizeof(r->res.gpu)) ||
-			     !str_fits(m->resources->partition, sizeof(r->res.partition))))
-		return bad(err, errlen, "gpu or partition name too long");
+			     !str_fits(m->resources->partition, sizeof(r->res.partition)) ||
+			     !str_fits(m->resources->constraint, sizeof(r->res.constraint))))
+		return bad(err, errlen, "gpu, partition or constraint too long");
 	if (m->workload && !str_fits(m->workload->model, sizeof(r->wl.model)))
 		return bad(err, errlen, "model name too long");
 	if (!str_fits(m->account, sizeof(r->account)))

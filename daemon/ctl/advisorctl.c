@@ -406,6 +406,7 @@ static void job_resources(const struct ctl *c, const struct jobreq_opts *script,
 	if (!c->gpu_set)
 		adv_strlcpy(req->res.gpu, r.gpu_type, sizeof(req->res.gpu));
 	adv_strlcpy(req->res.partition, r.partition, sizeof(req->res.partition));
+	adv_strlcpy(req->res.constraint, r.opt.constraint, sizeof(req->res.constraint));
 	req->res.gpus = r.gpus;
 	req->res.nodes = r.nodes;
 	req->res.gpus_per_node = r.gpus_per_node;

@@ -186,6 +186,15 @@ static void test_lookup_case_insensitive(void **st)
 	assert_ptr_equal(catalog_find_gpu(s->cat, "nvidia h100 80gb hbm3"), g);
 	assert_ptr_equal(catalog_find_gpu(s->cat, "H100-SXM"), g);
 	assert_null(catalog_find_gpu(s->cat, "h100-sx"));
+	/* As slurm.conf and gres.conf spell types (issue 28): the vendor's
+	 * prefix and '_' for '-'; never a prefix or another size. */
+	assert_ptr_equal(catalog_find_gpu(s->cat, "nvidia_h100"), g);
+	assert_ptr_equal(catalog_find_gpu(s->cat, "NVIDIA_H100_SXM"), g);
+	assert_ptr_equal(catalog_find_gpu(s->cat, "nvidia_h200"), catalog_find_gpu(s->cat, "h200"));
+	assert_ptr_equal(catalog_find_gpu(s->cat, "a100_80gb"), catalog_find_gpu(s->cat, "a100-80gb"));
+	assert_null(catalog_find_gpu(s->cat, "nvidia_h10"));
+	assert_null(catalog_find_gpu(s->cat, "nvidia_"));
+	assert_null(catalog_find_gpu(s->cat, "nvidia"));
 	assert_null(catalog_find_gpu(s->cat, ""));
 	assert_null(catalog_find_gpu(s->cat, NULL));
 	/* Models and GPUs are separate name spaces. */
