@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -17,13 +18,31 @@
 #include "reader.h"
 #include "util.h"
 
+/*
+ * A whole number as the trainers' parsers take it: Python's int() (argparse
+ * type=int, PEP 515) and PyYAML's int both allow '_' between digits
+ * ("32_000"); anywhere else it is not a number.
+ */
 bool jr_parse_ll(const char *s, long long *out)
 {
-	char *end;
+	char digits[32], *end;
 	long long v;
+	size_t n = 0;
 
 	if (!s || !*s)
 		return false;
+	for (const char *p = s; *p; p++) {
+		if (*p == '_') {
+			if (p == s || !isdigit((unsigned char)p[-1]) || !isdigit((unsigned char)p[1]))
+				return false;
+			continue;
+		}
+		if (n + 1 >= sizeof(digits))
+			return false;
+		digits[n++] = *p;
+	}
+	digits[n] = '\0';
+	s = digits;
 	errno = 0;
 	v = strtoll(s, &end, 10);
 	if (errno || end == s || *end)
