@@ -610,6 +610,7 @@ static const struct trainer_caps {
 	{ "hf", CAN(ZERO) | CAN(RECOMPUTE), true, false },
 	{ "trl", CAN(ZERO) | CAN(RECOMPUTE), true, false },
 	{ "axolotl", CAN(ZERO) | CAN(RECOMPUTE), true, false },
+	{ "llamafactory", CAN(ZERO) | CAN(RECOMPUTE), true, false },
 	{ "torchtitan", CAN(TP) | CAN(PP) | CAN(CP) | CAN(EP) | CAN(ZERO) | CAN(RECOMPUTE),
 	  false, false },
 	{ "torchtune", CAN(RECOMPUTE), false, false },
