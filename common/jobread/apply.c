@@ -611,6 +611,7 @@ static const struct trainer_caps {
 	{ "trl", CAN(ZERO) | CAN(RECOMPUTE), true, false },
 	{ "axolotl", CAN(ZERO) | CAN(RECOMPUTE), true, false },
 	{ "llamafactory", CAN(ZERO) | CAN(RECOMPUTE), true, false },
+	{ "openrlhf", CAN(ZERO) | CAN(RECOMPUTE), false, false },
 	{ "torchtitan", CAN(TP) | CAN(PP) | CAN(CP) | CAN(EP) | CAN(ZERO) | CAN(RECOMPUTE),
 	  false, false },
 	{ "torchtune", CAN(RECOMPUTE), false, false },

@@ -102,6 +102,7 @@ bool jr_fw_neox(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
 bool jr_fw_torchtune(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
 bool jr_fw_axolotl(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
 bool jr_fw_llamafactory(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
+bool jr_fw_openrlhf(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
 bool jr_fw_vllm(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
 bool jr_fw_sglang(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
 bool jr_fw_hf(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);       /* HF Trainer, TRL, run_clm.py ... */
