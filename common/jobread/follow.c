@@ -197,6 +197,21 @@ static const char *launch_word(const char *line, bool *generic)
 	return any ? any : llm;
 }
 
+/* The line of text at *i (its first FOLLOW_LINE_MAX - 1 bytes) into line,
+ * *i moved past it; its length. */
+static size_t next_line(const char *text, size_t len, size_t *i, char line[FOLLOW_LINE_MAX])
+{
+	size_t n, eol = *i;
+
+	while (eol < len && text[eol] != '\n')
+		eol++;
+	n = eol - *i < FOLLOW_LINE_MAX - 1 ? eol - *i : FOLLOW_LINE_MAX - 1;
+	memcpy(line, text + *i, n);
+	line[n] = '\0';
+	*i = eol + 1;
+	return n;
+}
+
 /* The line's first word, if it is "exit" (top-level or not: a hint only). */
 static bool is_exit(const char *line)
 {
@@ -328,16 +343,10 @@ void follow_scan(struct jr_ctx *cx, const sh_t *sh, const char *name, const char
 	if (len > JOBREAD_MAX_BYTES)
 		len = JOBREAD_MAX_BYTES;
 	while (i < len) {
-		size_t n = 0, eol = i;
+		size_t n = next_line(text, len, &i, line);
 		const char *w;
 		bool comment;
 
-		while (eol < len && text[eol] != '\n')
-			eol++;
-		n = eol - i < sizeof(line) - 1 ? eol - i : sizeof(line) - 1;
-		memcpy(line, text + i, n);
-		line[n] = '\0';
-		i = eol + 1;
 		lineno++;
 		if (!cont) {
 			start = lineno;
@@ -445,15 +454,9 @@ static void evidence_scan(const char *text, size_t len, struct evidence *ev)
 	if (len > JOBREAD_MAX_BYTES)
 		len = JOBREAD_MAX_BYTES;
 	while (i < len) {
-		size_t n, eol = i;
 		bool comment;
 
-		while (eol < len && text[eol] != '\n')
-			eol++;
-		n = eol - i < sizeof(line) - 1 ? eol - i : sizeof(line) - 1;
-		memcpy(line, text + i, n);
-		line[n] = '\0';
-		i = eol + 1;
+		next_line(text, len, &i, line);
 		lineno++;
 		comment = line[strspn(line, " \t")] == '#';
 		if (lineno > 1 || strncmp(line, "#!", 2))
