@@ -194,10 +194,25 @@ static void sharding(const struct hf *h)
 	struct hfval v;
 
 	if (get(h, NAMES("--deepspeed"), &v)) {
-		if (v.unknown || !v.text)
+		struct hfval z;
+		long long n;
+
+		if (v.unknown)
 			jr_set_unknown(h->cx, JR_ZERO, &v.src, "a DeepSpeed config named at run time");
-		else
+		else if (v.text)
 			jr_read_ds_config(h->cx, v.text);
+		/* A bare --deepspeed is DeepSpeed's own switch
+		 * (deepspeed.add_config_arguments: --deepspeed, then
+		 * --deepspeed_config FILE), which programs such as
+		 * DeepSpeed-Chat's main.py pair with a --zero_stage N of their
+		 * own that builds the config. */
+		else if (get(h, NAMES("--deepspeed_config"), &z) && z.text && !z.unknown)
+			jr_read_ds_config(h->cx, z.text);
+		else if (get(h, NAMES("--zero_stage", "--zero-stage"), &z) && z.text && !z.unknown &&
+			 jr_parse_ll(z.text, &n) && n >= 0 && n <= 3)
+			jr_set_int(h->cx, JR_ZERO, n, &z.src);
+		else
+			jr_set_unknown(h->cx, JR_ZERO, &v.src, "the program builds its DeepSpeed config");
 		jr_set_int(h->cx, JR_FRAMEWORK, ADV_FW_DEEPSPEED, &v.src);
 	}
 	if (get(h, NAMES("--fsdp"), &v) && !v.unknown && v.text && v.text[0] &&
@@ -326,7 +341,7 @@ bool jr_fw_hf(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 	count(&h, JR_MBS, NAMES("--per_device_train_batch_size", "--per_gpu_train_batch_size"));
 	count(&h, JR_GAS, NAMES("--gradient_accumulation_steps"));
 	count(&h, JR_SEQ, NAMES("--max_seq_length", "--max_length", "--block_size",
-				"--model_max_length", "--cutoff_len"));
+				"--model_max_length", "--cutoff_len", "--max_seq_len", "--max_len"));
 	if (get(&h, NAMES("--gradient_checkpointing"), &v) && !v.unknown && truth(&v) >= 0)
 		jr_set_int(cx, JR_RECOMPUTE, truth(&v) ? ADV_RECOMPUTE_FULL : ADV_RECOMPUTE_NONE, &v.src);
 	precision(&h);
