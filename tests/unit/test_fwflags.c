@@ -760,7 +760,8 @@ static void test_srun_nodelist_unknown(void **st)
 	static const char script[] =
 		"#!/bin/bash\n"
 		"HOSTS=$(scontrol show hostnames | head -2 | paste -sd,)\n"
-		"srun --nodelist=\"$HOSTS\" torchrun --nnodes 2 --nproc_per_node 8 train.py\n";
+		"srun --nodelist=\"$HOSTS\" torchrun --nnodes 2 --nproc_per_node 8 train.py "
+		"--model meta-llama/Llama-3.1-8B\n";
 	struct job j = { script, NULL, 4, 8, 0, 1, NULL, 0 };
 	struct jobread_out out;
 
@@ -1329,21 +1330,32 @@ static void test_not_followed(void **st)
 			 NULL, 1, 8, 0, 0, NULL, 0 };
 	struct jobread_out out;
 
-	not_followed(st, "#!/bin/bash\necho dry\nexit 0\ntorchrun --nproc_per_node 8 train.py\n",
-		     "torchrun", 4, "after the exit on line 3");
+	/* torchrun and deepspeed start any program: an LLM job's only with
+	 * evidence in the job (issue 28), here a model family's name. */
+	not_followed(st, "#!/bin/bash\necho dry\nexit 0\ntorchrun --nproc_per_node 8 train.py\n"
+		     "# pretrains a llama model\n", "torchrun", 4, "after the exit on line 3");
 	not_followed(st, "#!/bin/bash\nfunction go {\n  deepspeed train.py \\\n"
-		     "    --deepspeed ds.json\n}\n", "deepspeed", 3, "in the function go (line 2)");
+		     "    --deepspeed ds.json --model_name Qwen/Qwen2.5-7B\n}\n", "deepspeed", 3,
+		     "in the function go (line 2)");
 	not_followed(st, "#!/bin/bash\nif [ -n \"$RUN\" ]; then\n  vllm serve m --port 1\nfi\n",
 		     "vllm serve", 3, "did not reach it");
 	/* A continued line is reported where its command starts. */
-	not_followed(st, "#!/bin/bash\necho start\nsrun -n 8 \\\n  $(which torchrun) train.py\n",
-		     "torchrun", 3, "not known before it runs");
+	not_followed(st, "#!/bin/bash\necho start\nsrun -n 8 \\\n  $(which torchrun) train.py\n"
+		     "# tokenizer: gpt2\n", "torchrun", 3, "not known before it runs");
 	not_followed(st, "#!/bin/bash\nf() { f; }\nf\npython -m sglang.launch_server --tp 8\n",
 		     "sglang.launch_server", 4, "the reader stopped before it (nested too deeply");
 	/* Launch words in comments, or as part of other words: nothing. */
 	read_job(st, &j, &out);
 	assert_false(out.is_llm);
 	assert_int_equal(out.n_notes, 0);
+	/* A generic launcher not followed, and nothing that names an LLM: not
+	 * an LLM job, and the reason says which line and what is missing. */
+	j.script = "#!/bin/bash\necho dry\nexit 0\ntorchrun --nproc_per_node 8 train_unet.py\n";
+	read_job(st, &j, &out);
+	assert_false(out.is_llm);
+	assert_int_equal(out.n_notes, 0);
+	assert_non_null(strstr(out.not_llm_why, "line 4 starts torchrun"));
+	assert_non_null(strstr(out.not_llm_why, "nothing in the job names an LLM"));
 }
 
 /* Megatron-DeepSpeed in bf16 with --zero-stage 0 runs DeepSpeed's
