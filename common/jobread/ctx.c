@@ -29,6 +29,7 @@
 #include "ctx.h"
 #include "engine/findings.h"
 #include "jobread/shell/shell.h"
+#include "reader.h"
 #include "util.h"
 
 /* Files the readers of one job may load (each once: cached). */
@@ -200,6 +201,140 @@ void jr_note(struct jr_ctx *cx, enum adv_code code, const char *fix, const char 
 }
 
 /* ---- sources ----------------------------------------------------------------- */
+
+/* ---- the program's environment ------------------------------------------------- */
+
+/* Words of cmd's recorded command before its program; 0 when cmd is not
+ * a view into it. */
+static int words_before(const struct jr_cmd *cmd)
+{
+	const struct sh_cmd *r = cmd->rec;
+
+	if (!r || !r->argv || !cmd->argv)
+		return 0;
+	for (int k = 0; k <= r->argc && k < 4096; k++)
+		if ((char *const *)r->argv + k == cmd->argv)
+			return k;
+	return 0;
+}
+
+bool jr_cmd_after(const struct jr_cmd *cmd, const char *w)
+{
+	int n = cmd ? words_before(cmd) : 0;
+
+	for (int k = 0; k < n; k++)
+		if (cmd->rec->argv[k] && !strcmp(jr_basename(cmd->rec->argv[k]), w))
+			return true;
+	return false;
+}
+
+/* "NAME=V" (w, n bytes) for name: the value, else NULL. */
+static const char *assign_of(const char *w, size_t n, const char *name)
+{
+	size_t l = strlen(name);
+
+	return n > l && !strncmp(w, name, l) && w[l] == '=' ? w + l + 1 : NULL;
+}
+
+static void env_src(struct jobread_src *src, const char *name, const char *file, int line)
+{
+	if (!src)
+		return;
+	memset(src, 0, sizeof(*src));
+	adv_strlcpy(src->file, file ? file : "", sizeof(src->file));
+	src->line = file && !strcmp(file, JR_CMDLINE_FILE) ? 0 : line;
+	adv_strlcpy(src->key, name, sizeof(src->key));
+	src->style = JR_STYLE_ENV;
+}
+
+/* A value the evaluator could not know keeps its placeholder text
+ * ("$(...)", "${NAME}"): prefix assignments carry no unknown marks. */
+static bool placeholder(const char *v)
+{
+	return strstr(v, "$(") || strstr(v, "${") || strchr(v, '`');
+}
+
+bool jr_cmd_env(const struct jr_cmd *cmd, const char *name, char *buf, size_t len, bool *unknown,
+		struct jobread_src *src)
+{
+	const struct sh_cmd *r = cmd ? cmd->rec : NULL;
+	const char *v;
+	size_t vl = 0;
+	int n = cmd ? words_before(cmd) : 0, at = -1;
+	bool docker = false, found = false;
+
+	if (unknown)
+		*unknown = false;
+	if (!cmd || !name || !name[0] || !buf || !len)
+		return false;
+	/* The wrappers' words, in order: the last setting wins. */
+	for (int k = 0; k < n; k++) {
+		const char *w = r->argv[k], *e = w;
+
+		if (!w)
+			continue;
+		if (!strcmp(jr_basename(w), "docker") || !strcmp(jr_basename(w), "podman"))
+			docker = true;
+		if (!strncmp(w, "--env=", 6))
+			e = w + 6;
+		else if ((!strcmp(w, "-e") || !strcmp(w, "--env")) && k + 1 < n)
+			e = r->argv[++k];
+		if (!strncmp(w, "--export=", 9)) {
+			/* srun --export=ALL,NAME=V,... (commas split the list). */
+			for (const char *p = w + 9; p && *p;) {
+				const char *c = strchr(p, ',');
+				size_t l = c ? (size_t)(c - p) : strlen(p);
+
+				if ((v = assign_of(p, l, name))) {
+					vl = l - (size_t)(v - p);
+					found = true;
+					at = k;
+					adv_snprintf(buf, len, "%.*s", (int)vl, v);
+				}
+				p = c ? c + 1 : NULL;
+			}
+			continue;
+		}
+		if (e && (v = assign_of(e, strlen(e), name))) {
+			adv_strlcpy(buf, v, len);
+			found = true;
+			at = k;
+		}
+	}
+	if (found) {
+		if (unknown)
+			*unknown = (r->unknown && r->unknown[at]) || placeholder(buf);
+		env_src(src, name, r->word_file && r->word_file[at] ? r->word_file[at] : r->file,
+			r->word_line && r->word_line[at] > 0 ? r->word_line[at] : r->line);
+		return true;
+	}
+	for (int k = 0; r && r->assign && k < r->n_assign; k++)
+		if (r->assign[k] && (v = assign_of(r->assign[k], strlen(r->assign[k]), name))) {
+			adv_strlcpy(buf, v, len);
+			found = true;
+			env_src(src, name, r->file, r->line);
+		}
+	if (found) {
+		if (unknown)
+			*unknown = placeholder(buf);
+		return true;
+	}
+	if (!docker && cmd->sh) {
+		const char *file = NULL;
+		int line = 0;
+		bool unk = false;
+
+		v = sh_getenv(cmd->sh, name, &unk, &line, &file);
+		if (v) {
+			adv_strlcpy(buf, v, len);
+			if (unknown)
+				*unknown = unk;
+			env_src(src, name, file ? file : "the submission environment", line);
+			return true;
+		}
+	}
+	return false;
+}
 
 void jr_src_word(struct jobread_src *s, const struct jr_cmd *cmd, int i, const char *key,
 		 enum jobread_style style)

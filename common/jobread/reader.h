@@ -103,6 +103,14 @@ bool jr_fw_torchtune(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_modul
 bool jr_fw_axolotl(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
 bool jr_fw_vllm(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
 bool jr_fw_sglang(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
+/* TensorRT-LLM trtllm-serve, TGI, LMDeploy, llama.cpp, ollama, Basaran (fw_serve.c's table). */
+bool jr_fw_server(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
+/* lm-evaluation-harness: lm_eval --model hf|vllm --model_args K=V,... (fw_lighteval.c). */
+bool jr_fw_lmeval(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
+/* true when a container image's entrypoint is a server a reader knows
+ * (text-generation-inference, vllm-openai, ollama, ...): `docker run
+ * IMAGE --flags` runs it with the flags (launch.c). */
+bool jr_image_entry(const char *image);
 bool jr_fw_hf(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);       /* HF Trainer, TRL, run_clm.py ... */
 bool jr_fw_olmo(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);     /* OLMo scripts/train.py */
 bool jr_fw_llamacookbook(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module); /* finetuning.py */
