@@ -147,7 +147,7 @@ static bool candidate(const struct sh_cmd *c)
 		"srun", "torchrun", "torch.distributed", "deepspeed", "accelerate", "mpirun",
 		"mpiexec", "python", "vllm", "sglang", "tune", "axolotl", "deepy", ".py", "trl",
 		"nemo", "torchtitan", "nanotron", "run_train", ".sh", "text-generation", "lmdeploy",
-		"llama-server", "ollama", "lm_eval", "lm-eval",
+		"llama-server", "ollama", "lm_eval", "lm-eval", "trtllm", "basaran",
 	};
 
 	/* Wrappers (time nohup stdbuf taskset uv run ...) come first: look

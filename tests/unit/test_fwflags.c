@@ -753,6 +753,166 @@ static void test_serve_local_model_path(void **st)
 	}
 }
 
+/* TGI reads every flag from its upper-case variable too (clap's env): an
+ * exported variable, a prefix assignment, env's NAME=V and docker's -e,
+ * the last of which a container sees alone.  No --num-shard: one shard per
+ * GPU of CUDA_VISIBLE_DEVICES, as the job sets it or Slurm does. */
+static void test_tgi_env(void **st)
+{
+	static const char script[] =
+		"#!/bin/bash\n"
+		"export MODEL_ID=meta-llama/Meta-Llama-3-70B-Instruct\n"
+		"PLAIN_ONLY=7\n"
+		"MAX_TOTAL_TOKENS=4096 text-generation-launcher --max-batch-size 16 &\n"
+		"env CUDA_VISIBLE_DEVICES=0,1 NUM_SHARD=$PLAIN_ONLY text-generation-launcher\n";
+	struct job j = { script, NULL, 1, 8, 0, 1, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.trainer, "tgi");
+	assert_string_equal(out.v[JR_MODEL].s, "meta-llama/Meta-Llama-3-70B-Instruct");
+	assert_string_equal(out.v[JR_MODEL].src.key, "MODEL_ID");
+	assert_int_equal(out.v[JR_MODEL].src.line, 2);
+	assert_int_equal(out.v[JR_MODEL].src.style, JR_STYLE_ENV);
+	CHECK(&out, JR_SEQ, 4096, S, 4, "MAX_TOTAL_TOKENS");
+	CHECK(&out, JR_MAX_SEQS, 16, S, 4, "--max-batch-size");
+	/* Slurm's 8 GPUs of the node: TGI's default, said as one. */
+	assert_int_equal(out.v[JR_TP].i, 8);
+	assert_true(out.v[JR_TP].src.fw_default);
+	CHECK(&out, JR_WORLD, 8, S, 4, "");
+	/* --cuda-memory-fraction's default 1.0. */
+	assert_int_equal(out.v[JR_MEM_SHARE].i, 1000);
+	{
+		static const char docker[] =
+			"#!/bin/bash\n"
+			"export NUM_SHARD=8\n"
+			"docker run --gpus all -e NUM_SHARD=2 -e MODEL_ID=Qwen/Qwen2.5-72B-Instruct \\\n"
+			"  ghcr.io/huggingface/text-generation-inference:3.0 --dtype bfloat16\n";
+		struct job d = { docker, NULL, 1, 8, 0, 1, NULL, 0 };
+
+		read_job(st, &d, &out);
+		assert_string_equal(out.trainer, "tgi");
+		assert_string_equal(out.v[JR_MODEL].s, "Qwen/Qwen2.5-72B-Instruct");
+		CHECK(&out, JR_TP, 2, S, 3, "NUM_SHARD");
+		CHECK(&out, JR_PRECISION, ADV_PREC_BF16, S, 4, "--dtype");
+	}
+	{
+		/* In a container, without --num-shard: docker's --gpus decides. */
+		static const char docker[] =
+			"#!/bin/bash\n"
+			"docker run --gpus all ghcr.io/huggingface/text-generation-inference \\\n"
+			"  --model-id Qwen/Qwen2.5-72B-Instruct\n";
+		struct job d = { docker, NULL, 1, 8, 0, 1, NULL, 0 };
+
+		read_job(st, &d, &out);
+		UNKNOWN(&out, JR_TP);
+		UNKNOWN(&out, JR_WORLD);
+	}
+}
+
+/* trtllm-serve: it starts tp x pp x cp workers itself, unless
+ * trtllm-llmapi-launch runs it in each of srun's tasks; its YAML overrides
+ * the flags. */
+static void test_trtllm_serve(void **st)
+{
+	static const struct vfile files[] = {
+		{ CWD "/extra.yml", "tensor_parallel_size: 8\nkv_cache_config:\n  dtype: fp8\n" },
+		{ NULL, NULL },
+	};
+	static const char script[] =
+		"#!/bin/bash\n"
+		"trtllm-serve meta-llama/Meta-Llama-3-70B-Instruct --tp_size 4 --pp_size 2 \\\n"
+		"  --max_batch_size 64 --extra_llm_api_options extra.yml\n";
+	static const char launched[] =
+		"#!/bin/bash\n"
+		"srun --ntasks-per-node=8 trtllm-llmapi-launch trtllm-serve serve \\\n"
+		"  meta-llama/Meta-Llama-3-70B-Instruct --tp_size 4\n";
+	struct job j = { script, files, 1, 8, 0, 1, NULL, 0 };
+	struct job l = { launched, NULL, 1, 8, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.trainer, "trtllm");
+	assert_int_equal(out.v[JR_MODEL].src.line, 2);
+	CHECK(&out, JR_TP, 8, "extra.yml", 1, "tensor_parallel_size");
+	CHECK(&out, JR_PP, 2, S, 2, "--pp_size");
+	CHECK(&out, JR_MAX_SEQS, 64, S, 3, "--max_batch_size");
+	assert_true(out.kv_fp8);
+	CHECK(&out, JR_WORLD, 16, S, 2, "");
+	assert_true(has_note(&out, "SCRIPT_ASSUMED", "--kv_cache_free_gpu_memory_fraction"));
+	read_job(st, &l, &out);
+	assert_string_equal(out.trainer, "trtllm");
+	CHECK(&out, JR_TP, 4, S, 3, "--tp_size");
+	/* srun's 8 tasks are the workers. */
+	assert_int_equal(out.v[JR_WORLD].i, 8);
+	assert_false(out.v[JR_WORLD].src.fw_default);
+}
+
+/* llama-server: the GPUs its one process uses: every visible one, split
+ * by layer (pipeline) or by row (tensor); --tensor-split's zero shares
+ * leave devices out; -sm none is one GPU. */
+static void test_llama_server(void **st)
+{
+	static const struct {
+		const char *flags;
+		enum jobread_field f;
+		long long gpus;
+	} cases[] = {
+		{ "", JR_PP, 4 },
+		{ "-sm row", JR_TP, 4 },
+		{ "--tensor-split 3,0,1,0", JR_PP, 2 },
+		{ "--split-mode none", JR_PP, 1 },
+	};
+	char script[256];
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct job j = { script, NULL, 1, 4, 0, 1, NULL, 0 };
+		struct jobread_out out;
+
+		snprintf(script, sizeof(script), "#!/bin/bash\nllama-server -m /m/x.gguf -ngl 99 %s\n",
+			 cases[k].flags);
+		read_job(st, &j, &out);
+		assert_string_equal(out.trainer, "llama.cpp");
+		UNKNOWN(&out, JR_MODEL);
+		UNKNOWN(&out, JR_WEIGHTS);
+		assert_int_equal(out.v[JR_WORLD].i, cases[k].gpus);
+		if (cases[k].gpus > 1)
+			assert_int_equal(out.v[cases[k].f].i, cases[k].gpus);
+		else
+			UNSET(&out, JR_PP);
+	}
+}
+
+/* lm_eval --model hf without a launcher or parallelize: one process on one
+ * GPU (HFLM's device cuda), said as the default; an API model runs
+ * elsewhere. */
+static void test_lm_eval_hf(void **st)
+{
+	static const char script[] =
+		"#!/bin/bash\n"
+		"lm_eval --model hf --model_args pretrained=meta-llama/Meta-Llama-3-8B,dtype=float16 \\\n"
+		"  --tasks arc_easy --batch_size 8\n";
+	static const char api[] =
+		"#!/bin/bash\n"
+		"lm-eval run --model local-completions --model_args model=x,base_url=http://h/v1\n";
+	struct job j = { script, NULL, 1, 4, 0, 1, NULL, 0 };
+	struct job a = { api, NULL, 1, 4, 0, 1, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.trainer, "lm-eval");
+	assert_string_equal(out.v[JR_MODEL].s, "meta-llama/Meta-Llama-3-8B");
+	CHECK(&out, JR_PRECISION, ADV_PREC_FP16, S, 2, "dtype");
+	CHECK(&out, JR_MAX_SEQS, 8, S, 3, "--batch_size");
+	assert_int_equal(out.v[JR_WORLD].i, 1);
+	assert_true(out.v[JR_WORLD].src.fw_default);
+	CHECK(&out, JR_TASK, ADV_TASK_INFER, S, 2, NULL);
+	read_job(st, &a, &out);
+	assert_true(out.is_llm);
+	UNKNOWN(&out, JR_MODEL);
+	UNSET(&out, JR_WORLD);
+}
+
 /* srun -w "$HOSTS" without -N: a part of the job whose size is known only
  * at run time. */
 static void test_srun_nodelist_unknown(void **st)
@@ -1382,6 +1542,10 @@ int main(void)
 		cmocka_unit_test(test_hf_recipe_fsdp),
 		cmocka_unit_test(test_hf_fsdp_flag),
 		cmocka_unit_test(test_vllm_serve),
+		cmocka_unit_test(test_tgi_env),
+		cmocka_unit_test(test_trtllm_serve),
+		cmocka_unit_test(test_llama_server),
+		cmocka_unit_test(test_lm_eval_hf),
 		cmocka_unit_test(test_vllm_api_server_srun),
 		cmocka_unit_test(test_sglang),
 		cmocka_unit_test(test_trl_vllm_serve),
