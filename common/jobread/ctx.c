@@ -258,7 +258,7 @@ bool jr_cmd_env(const struct jr_cmd *cmd, const char *name, char *buf, size_t le
 		struct jobread_src *src)
 {
 	const struct sh_cmd *r = cmd ? cmd->rec : NULL;
-	const char *v;
+	const char *v, *cur = NULL;
 	size_t vl = 0;
 	int n = cmd ? words_before(cmd) : 0, at = -1;
 	bool docker = false, found = false;
@@ -267,14 +267,37 @@ bool jr_cmd_env(const struct jr_cmd *cmd, const char *name, char *buf, size_t le
 		*unknown = false;
 	if (!cmd || !name || !name[0] || !buf || !len)
 		return false;
-	/* The wrappers' words, in order: the last setting wins. */
+	/* The wrappers' words, in order: the last setting wins.  cur: the
+	 * wrapper whose options these are, as far as its name was seen. */
 	for (int k = 0; k < n; k++) {
-		const char *w = r->argv[k], *e = w;
+		const char *w = r->argv[k], *e = w, *b;
 
 		if (!w)
 			continue;
-		if (!strcmp(jr_basename(w), "docker") || !strcmp(jr_basename(w), "podman"))
+		b = jr_basename(w);
+		if (!strcmp(b, "docker") || !strcmp(b, "podman")) {
+			/* A container with only -e's variables. */
 			docker = true;
+			found = false;
+		}
+		if (!strcmp(b, "docker") || !strcmp(b, "podman") || !strcmp(b, "singularity") ||
+		    !strcmp(b, "apptainer") || !strcmp(b, "env") || !strcmp(b, "srun"))
+			cur = b;
+		/* A clean environment: env -i, apptainer -e/--cleanenv and
+		 * -C/--containall, srun --export=NONE. */
+		if ((cur && !strcmp(cur, "env") && (!strcmp(w, "-i") || !strcmp(w, "--ignore-environment"))) ||
+		    (cur && (!strcmp(cur, "singularity") || !strcmp(cur, "apptainer")) &&
+		     (!strcmp(w, "-e") || !strcmp(w, "--cleanenv") || !strcmp(w, "-C") ||
+		      !strcmp(w, "--containall"))) ||
+		    !strcmp(w, "--export=NONE")) {
+			docker = true;
+			found = false;   /* what the wrappers before set is gone too */
+			continue;
+		}
+		if (!strncmp(w, "--export=NONE,", 14)) {
+			docker = true;
+			found = false;
+		}
 		if (!strncmp(w, "--env=", 6))
 			e = w + 6;
 		else if ((!strcmp(w, "-e") || !strcmp(w, "--env")) && k + 1 < n)

@@ -123,7 +123,8 @@ bool jr_unreadable(const struct jr_ctx *cx, const char *path);
  * --export=...,NAME=V among the words before the program, else the
  * command's prefix assignments, else an exported variable of the script
  * (not inside docker/podman run, whose container starts with only the
- * variables -e gives).  The value is copied to buf (cut to len); false
+ * variables -e gives, nor after env -i, apptainer --cleanenv/--containall
+ * or srun --export=NONE).  The value is copied to buf (cut to len); false
  * when the variable is not set.  *unknown: the value is not known
  * statically; src (may be NULL): where it was set, under key name, style
  * JR_STYLE_ENV.

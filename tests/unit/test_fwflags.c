@@ -797,6 +797,31 @@ static void test_tgi_env(void **st)
 		CHECK(&out, JR_PRECISION, ADV_PREC_BF16, S, 4, "--dtype");
 	}
 	{
+		/* A clean environment: apptainer --cleanenv passes none of the
+		 * script's variables, nor srun's, only its own --env ones;
+		 * srun --export=ALL,NAME=V adds one. */
+		static const char clean[] =
+			"#!/bin/bash\n"
+			"export MODEL_ID=meta-llama/Meta-Llama-3-70B-Instruct\n"
+			"srun --export=ALL,NUM_SHARD=4 apptainer exec --nv --cleanenv \\\n"
+			"  --env MAX_BATCH_SIZE=8 tgi.sif text-generation-launcher\n";
+		static const char exported[] =
+			"#!/bin/bash\n"
+			"export MODEL_ID=meta-llama/Meta-Llama-3-70B-Instruct\n"
+			"srun --export=ALL,NUM_SHARD=4 text-generation-launcher\n";
+		struct job c = { clean, NULL, 1, 8, 0, 1, NULL, 0 };
+		struct job e = { exported, NULL, 1, 8, 0, 1, NULL, 0 };
+
+		read_job(st, &c, &out);
+		assert_string_equal(out.trainer, "tgi");
+		UNKNOWN(&out, JR_MODEL);
+		CHECK(&out, JR_MAX_SEQS, 8, S, 4, "MAX_BATCH_SIZE");
+		assert_int_equal(out.v[JR_TP].i, 8);   /* not srun's NUM_SHARD */
+		read_job(st, &e, &out);
+		assert_string_equal(out.v[JR_MODEL].s, "meta-llama/Meta-Llama-3-70B-Instruct");
+		CHECK(&out, JR_TP, 4, S, 3, "NUM_SHARD");
+	}
+	{
 		/* In a container, without --num-shard: docker's --gpus decides. */
 		static const char docker[] =
 			"#!/bin/bash\n"
@@ -846,6 +871,22 @@ static void test_trtllm_serve(void **st)
 	/* srun's 8 tasks are the workers. */
 	assert_int_equal(out.v[JR_WORLD].i, 8);
 	assert_false(out.v[JR_WORLD].src.fw_default);
+	{
+		/* click takes options before the operand; a disaggregated
+		 * server is not read (said by follow.c instead). */
+		struct job o = { "#!/bin/bash\ntrtllm-serve --tp_size 2 --trust_remote_code "
+				 "meta-llama/Meta-Llama-3-8B-Instruct --port 8000\n", NULL, 1, 8, 0, 1,
+				 NULL, 0 };
+		struct job d = { "#!/bin/bash\ntrtllm-serve disaggregated -c disagg.yaml\n", NULL, 1,
+				 8, 0, 1, NULL, 0 };
+
+		read_job(st, &o, &out);
+		assert_string_equal(out.v[JR_MODEL].s, "meta-llama/Meta-Llama-3-8B-Instruct");
+		CHECK(&out, JR_WORLD, 2, S, 2, "");
+		read_job(st, &d, &out);
+		assert_string_not_equal(out.trainer, "trtllm");
+		assert_true(has_note(&out, "SCRIPT_NOT_FOLLOWED", "trtllm-serve"));
+	}
 }
 
 /* llama-server: the GPUs its one process uses: every visible one, split

@@ -615,7 +615,8 @@ struct server {
 	bool sub_optional;      /* `trtllm-serve MODEL` is `trtllm-serve serve MODEL` */
 	const char *module;     /* python -m MODULE, or NULL */
 	const char *image;      /* the container image that runs it, or NULL */
-	bool model_word;        /* the first word after the program is the model */
+	bool model_word;        /* the first operand after the program is the model */
+	const char *const *bools;   /* its options that take no value (the rest take one) */
 	const char *model_flags[4];
 	const char *model_env;
 	struct srv_opt opts[8];
@@ -623,9 +624,22 @@ struct server {
 
 #define OPT(f, env, conv, ...) { f, { __VA_ARGS__, NULL }, env, conv }
 
+/* trtllm-serve's is_flag options (commands/serve.py), and LMDeploy's
+ * store_true ones of api_server (cli/serve.py, cli/utils.py): the other
+ * options take a value, so that the model operand is found after them. */
+static const char *const trtllm_bools[] = {
+	"--trust_remote_code", "--fail_fast_on_attention_window_too_large",
+	"--enable_chunked_prefill", NULL,
+};
+static const char *const lmdeploy_bools[] = {
+	"--enable-prefix-caching", "--disable-fastapi-docs", "--allow-terminate-by-client",
+	"--enable-abort-handling", "--enable-metrics", "--trust-remote-code",
+	"--disable-vision-encoder", "--eager-mode", NULL,
+};
+
 static const struct server servers[] = {
 	{ SRV_TRTLLM, "trtllm", "trtllm-serve", "serve|grpc", NULL, true,
-	  "tensorrt_llm.commands.serve", NULL, true, { NULL }, NULL, {
+	  "tensorrt_llm.commands.serve", NULL, true, trtllm_bools, { NULL }, NULL, {
 		  OPT(JR_TP, NULL, SC_COUNT, "--tp_size", "--tensor_parallel_size"),
 		  OPT(JR_PP, NULL, SC_COUNT, "--pp_size", "--pipeline_parallel_size"),
 		  OPT(JR_CP, NULL, SC_COUNT, "--cp_size", "--context_parallel_size"),
@@ -635,7 +649,7 @@ static const struct server servers[] = {
 		  OPT(JR_SEQ, NULL, SC_COUNT, "--max_seq_len"),
 	  } },
 	{ SRV_TGI, "tgi", "text-generation-launcher", NULL, NULL, false, NULL,
-	  "text-generation-inference", false, { "--model-id" }, "MODEL_ID", {
+	  "text-generation-inference", false, NULL, { "--model-id" }, "MODEL_ID", {
 		  OPT(JR_SEQ, "MAX_TOTAL_TOKENS", SC_COUNT, "--max-total-tokens"),
 		  OPT(JR_PREFILL_CHUNK, "MAX_BATCH_PREFILL_TOKENS", SC_COUNT,
 		      "--max-batch-prefill-tokens"),
@@ -643,23 +657,23 @@ static const struct server servers[] = {
 		  OPT(JR_MEM_SHARE, "CUDA_MEMORY_FRACTION", SC_FRACTION, "--cuda-memory-fraction"),
 	  } },
 	{ SRV_LMDEPLOY, "lmdeploy", "lmdeploy", "serve", "api_server", false, NULL, NULL, true,
-	  { NULL }, NULL, {
+	  lmdeploy_bools, { NULL }, NULL, {
 		  OPT(JR_TP, NULL, SC_COUNT, "--tp"),
 		  OPT(JR_SEQ, NULL, SC_COUNT, "--session-len"),
 		  OPT(JR_MAX_SEQS, NULL, SC_COUNT, "--max-batch-size"),
 		  OPT(JR_PREFILL_CHUNK, NULL, SC_COUNT, "--max-prefill-token-num"),
 	  } },
-	{ SRV_LLAMACPP, "llama.cpp", "llama-server", NULL, NULL, false, NULL, NULL, false,
+	{ SRV_LLAMACPP, "llama.cpp", "llama-server", NULL, NULL, false, NULL, NULL, false, NULL,
 	  { "-m", "--model" }, "LLAMA_ARG_MODEL", {
 		  OPT(JR_MAX_SEQS, "LLAMA_ARG_N_PARALLEL", SC_COUNT, "-np", "--parallel"),
 	  } },
-	{ SRV_OLLAMA, "ollama", "ollama", "serve", NULL, false, NULL, "ollama", false, { NULL },
-	  NULL, {
+	{ SRV_OLLAMA, "ollama", "ollama", "serve", NULL, false, NULL, "ollama", false, NULL,
+	  { NULL }, NULL, {
 		  OPT(JR_MAX_SEQS, "OLLAMA_NUM_PARALLEL", SC_COUNT, NULL),
 		  OPT(JR_SEQ, "OLLAMA_CONTEXT_LENGTH", SC_COUNT, NULL),
 	  } },
-	{ SRV_BASARAN, "basaran", NULL, NULL, NULL, false, "basaran", "basaran", false, { NULL },
-	  "MODEL", {
+	{ SRV_BASARAN, "basaran", NULL, NULL, NULL, false, "basaran", "basaran", false, NULL,
+	  { NULL }, "MODEL", {
 		  OPT(JR_WEIGHTS, "MODEL_LOAD_IN_8BIT", SC_BOOLSET, NULL),
 		  OPT(JR_WEIGHTS, "MODEL_LOAD_IN_4BIT", SC_BOOLSET, NULL),
 	  } },
@@ -806,10 +820,26 @@ static void srv_model(struct jr_ctx *cx, const struct server *s, const struct jr
 			       : "a GGUF file, whose architecture is in the file (not read)");
 		return;
 	}
-	if (s->model_word && *from < p->argc && p->argv[*from] && p->argv[*from][0] != '-') {
-		model_at(cx, p, *from);
-		(*from)++;
-		return;
+	if (s->model_word) {
+		/* The first operand: click and argparse take options before it
+		 * too ("trtllm-serve --tp_size 8 MODEL"). */
+		for (int i = *from; i < p->argc && i < *from + 256; i++) {
+			const char *w = p->argv[i];
+			bool listed = false;
+
+			if (!w)
+				break;
+			if (w[0] != '-') {
+				model_at(cx, p, i);
+				if (i == *from)
+					(*from)++;
+				return;
+			}
+			for (size_t k = 0; s->bools && s->bools[k]; k++)
+				listed = listed || !strcmp(w, s->bools[k]);
+			if (!listed && !strchr(w, '='))
+				i++;   /* its value */
+		}
 	}
 	if (srv_value(p, *from, s->model_flags[0] ? s->model_flags : NULL, s->model_env, buf,
 		      sizeof(buf), &v, &unk, &src)) {
@@ -1169,8 +1199,13 @@ static const struct server *server_of(const struct jr_cmd *p, bool is_module, in
 				}
 				continue;
 			}
-			if (s->sub_optional && p->argc > 1 && p->argv[1] && p->argv[1][0] != '-')
-				return s;   /* trtllm-serve MODEL */
+			/* trtllm-serve's DefaultGroup: a first word that is no
+			 * subcommand of it starts `serve` (trtllm-serve MODEL);
+			 * the disaggregated ones are not read. */
+			if (s->sub_optional && p->argc > 1 && p->argv[1] &&
+			    !word_is(p->argv[1], "disaggregated|disaggregated_mpi_worker|"
+					     "mm_embedding_serve"))
+				return s;
 			continue;
 		}
 	}
