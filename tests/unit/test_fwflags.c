@@ -954,6 +954,28 @@ static void test_lm_eval_hf(void **st)
 	UNSET(&out, JR_WORLD);
 }
 
+/* A model word left empty by a variable the reader does not see set
+ * ("$MODEL" of the submission's environment): said, not dropped. */
+static void test_serve_empty_model(void **st)
+{
+	static const char *const scripts[] = {
+		"#!/bin/bash\npython3 -m vllm.entrypoints.openai.api_server --model \"$M\" -tp 2\n",
+		"#!/bin/bash\nvllm serve \"$M\" -tp 2\n",
+		"#!/bin/bash\ntrtllm-serve \"$M\" --tp_size 2\n",
+		"#!/bin/bash\ntext-generation-launcher --model-id \"$M\" --num-shard 2\n",
+	};
+
+	for (size_t k = 0; k < sizeof(scripts) / sizeof(scripts[0]); k++) {
+		struct job j = { scripts[k], NULL, 1, 2, 0, 1, NULL, 0 };
+		struct jobread_out out;
+
+		read_job(st, &j, &out);
+		UNKNOWN(&out, JR_MODEL);
+		assert_non_null(strstr(out.v[JR_MODEL].s, "an empty value"));
+		assert_int_equal(out.v[JR_TP].i, 2);
+	}
+}
+
 /* srun -w "$HOSTS" without -N: a part of the job whose size is known only
  * at run time. */
 static void test_srun_nodelist_unknown(void **st)
@@ -1583,6 +1605,7 @@ int main(void)
 		cmocka_unit_test(test_hf_recipe_fsdp),
 		cmocka_unit_test(test_hf_fsdp_flag),
 		cmocka_unit_test(test_vllm_serve),
+		cmocka_unit_test(test_serve_empty_model),
 		cmocka_unit_test(test_tgi_env),
 		cmocka_unit_test(test_trtllm_serve),
 		cmocka_unit_test(test_llama_server),

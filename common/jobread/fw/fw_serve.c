@@ -1,9 +1,14 @@
 /*
  * fw_serve.c - serving engines: vLLM and SGLang, read from their server
- * arguments.  The task is inference.
+ * arguments, and the other servers (TensorRT-LLM, TGI, LMDeploy,
+ * llama.cpp, ollama, Basaran) from a table of their programs and options
+ * (second half of the file, where their upstream parsers are cited).  The
+ * task is inference.
  *
  * vLLM (vllm/engine/arg_utils.py EngineArgs.add_cli_args, and
- * vllm/entrypoints/cli/serve.py): `vllm serve MODEL` or
+ * vllm/entrypoints/cli/serve.py): `vllm serve MODEL` (also `python -m
+ * vllm.entrypoints.cli.main serve`, the console script's module, and the
+ * vllm/vllm-openai image, whose entrypoint is the OpenAI server) or
  * `python -m vllm.entrypoints.openai.api_server --model MODEL`, and TRL's
  * generation server for GRPO/online DPO (`trl vllm-serve --model M` or
  * `python -m trl.scripts.vllm_serve`: --tensor_parallel_size,
@@ -386,6 +391,10 @@ static void task_infer(struct jr_ctx *cx, const struct jr_cmd *p)
 	jr_set_int(cx, JR_TASK, ADV_TASK_INFER, &src);
 }
 
+/* "--model "$M"" with M set nowhere the reader sees (the submission's
+ * environment has it, or not): said, not read as no model at all. */
+#define EMPTY_MODEL "an empty value (a variable not set when the job was read)"
+
 static void model_at(struct jr_ctx *cx, const struct jr_cmd *p, int i)
 {
 	struct jobread_src src;
@@ -393,6 +402,8 @@ static void model_at(struct jr_ctx *cx, const struct jr_cmd *p, int i)
 	jr_src_word(&src, p, i, NULL, JR_STYLE_FLAG);
 	if (p->unknown && p->unknown[i])
 		jr_set_unknown(cx, JR_MODEL, &src, "a value computed at run time");
+	else if (!p->argv[i][0])
+		jr_set_unknown(cx, JR_MODEL, &src, EMPTY_MODEL);
 	else
 		jr_model_ref(cx, p->argv[i], &src);
 }
@@ -405,8 +416,9 @@ static void model_flag(struct jr_ctx *cx, const struct jr_cmd *p, int from, cons
 
 	if (!opt(p, from, names, &v, &unk, &src))
 		return;
-	if (unk || !v)
-		jr_set_unknown(cx, JR_MODEL, &src, unk ? "a value computed at run time" : "no model named");
+	if (unk || !v || !v[0])
+		jr_set_unknown(cx, JR_MODEL, &src, unk ? "a value computed at run time"
+				 : v ? EMPTY_MODEL : "no model named");
 	else
 		jr_model_ref(cx, v, &src);
 }
@@ -845,7 +857,7 @@ static void srv_model(struct jr_ctx *cx, const struct server *s, const struct jr
 		      sizeof(buf), &v, &unk, &src)) {
 		if (unk || !v || !v[0])
 			jr_set_unknown(cx, JR_MODEL, &src, unk ? "a value computed at run time"
-								 : "no model named");
+				       : v ? EMPTY_MODEL : "no model named");
 		else
 			jr_model_ref(cx, v, &src);
 		return;
