@@ -46,6 +46,10 @@ bool jr_arg_flag(struct jr_ctx *cx, const struct jr_cmd *cmd, int from, enum job
 /* A boolean as Python configs and HfArgumentParser write it
  * (true/yes/on/1/y/t, false/no/off/0/n/f, any case): 1, 0, or -1. */
 int jr_parse_bool(const char *s);
+/* A torch dtype's name ("bfloat16", "bf16", "float16", "half", "fp16",
+ * "float32", "float", "fp32", any case): enum adv_precision, or -1 ("auto":
+ * the checkpoint's own, left to the engine). */
+int jr_torch_dtype(const char *s);
 /* Parses "8", "-1", "1e3"-free integers; false on anything else. */
 bool jr_parse_ll(const char *s, long long *out);
 /* The last path component of a program ("/x/y/pretrain_gpt.py" -> "pretrain_gpt.py"). */

@@ -26,6 +26,7 @@
 #include "engine/engine.h"
 #include "fixture.h"
 #include "jobread/jobread.h"
+#include "jobread/reader.h"
 
 #define CWD "/home/ada/run"
 
@@ -887,6 +888,17 @@ static void test_trtllm_serve(void **st)
 		assert_string_not_equal(out.trainer, "trtllm");
 		assert_true(has_note(&out, "SCRIPT_NOT_FOLLOWED", "trtllm-serve"));
 	}
+	{
+		/* The module of the console script, with its subcommand. */
+		struct job m = { "#!/bin/bash\npython -m tensorrt_llm.commands.serve serve "
+				 "meta-llama/Meta-Llama-3-8B-Instruct --pp_size 2\n", NULL, 1, 8, 0, 1,
+				 NULL, 0 };
+
+		read_job(st, &m, &out);
+		assert_string_equal(out.trainer, "trtllm");
+		assert_string_equal(out.v[JR_MODEL].s, "meta-llama/Meta-Llama-3-8B-Instruct");
+		CHECK(&out, JR_PP, 2, S, 2, "--pp_size");
+	}
 }
 
 /* llama-server: the GPUs its one process uses: every visible one, split
@@ -952,6 +964,23 @@ static void test_lm_eval_hf(void **st)
 	assert_true(out.is_llm);
 	UNKNOWN(&out, JR_MODEL);
 	UNSET(&out, JR_WORLD);
+}
+
+/* The torch dtype names the servers and evaluators share (jr_torch_dtype):
+ * "auto" and the unknown are left to the engine. */
+static void test_torch_dtype(void **st)
+{
+	(void)st;
+	assert_int_equal(jr_torch_dtype("bfloat16"), ADV_PREC_BF16);
+	assert_int_equal(jr_torch_dtype("BF16"), ADV_PREC_BF16);
+	assert_int_equal(jr_torch_dtype("half"), ADV_PREC_FP16);
+	assert_int_equal(jr_torch_dtype("float16"), ADV_PREC_FP16);
+	assert_int_equal(jr_torch_dtype("float"), ADV_PREC_FP32);
+	assert_int_equal(jr_torch_dtype("fp32"), ADV_PREC_FP32);
+	assert_int_equal(jr_torch_dtype("auto"), -1);
+	assert_int_equal(jr_torch_dtype("float8"), -1);
+	assert_int_equal(jr_torch_dtype(""), -1);
+	assert_int_equal(jr_torch_dtype(NULL), -1);
 }
 
 /* A model word left empty by a variable the reader does not see set
@@ -1605,6 +1634,7 @@ int main(void)
 		cmocka_unit_test(test_hf_recipe_fsdp),
 		cmocka_unit_test(test_hf_fsdp_flag),
 		cmocka_unit_test(test_vllm_serve),
+		cmocka_unit_test(test_torch_dtype),
 		cmocka_unit_test(test_serve_empty_model),
 		cmocka_unit_test(test_tgi_env),
 		cmocka_unit_test(test_trtllm_serve),

@@ -148,13 +148,9 @@ static void dtype(struct jr_ctx *cx, const struct jr_cmd *p, int at, const struc
 		jr_set_unknown(cx, JR_PRECISION, &src, v->val);
 		return;
 	}
-	if (!strcasecmp(d, "bfloat16") || !strcasecmp(d, "bf16"))
-		jr_set_int(cx, JR_PRECISION, ADV_PREC_BF16, &src);
-	else if (!strcasecmp(d, "float16") || !strcasecmp(d, "half") || !strcasecmp(d, "fp16"))
-		jr_set_int(cx, JR_PRECISION, ADV_PREC_FP16, &src);
-	else if (!strcasecmp(d, "float32") || !strcasecmp(d, "float") || !strcasecmp(d, "fp32"))
-		jr_set_int(cx, JR_PRECISION, ADV_PREC_FP32, &src);
 	/* "auto" keeps the checkpoint's dtype: the engine's default stands. */
+	if (jr_torch_dtype(d) >= 0)
+		jr_set_int(cx, JR_PRECISION, jr_torch_dtype(d), &src);
 }
 
 bool jr_fw_lighteval(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)

@@ -157,14 +157,12 @@ static void dtype(struct jr_ctx *cx, const struct jr_cmd *p, int from)
 	const char *v;
 	bool unk;
 
+	int prec;
+
 	if (!opt(p, from, NAMES("--dtype"), &v, &unk, &src) || unk || !v)
 		return;
-	if (!strcmp(v, "bfloat16") || !strcmp(v, "bf16"))
-		jr_set_int(cx, JR_PRECISION, ADV_PREC_BF16, &src);
-	else if (!strcmp(v, "float16") || !strcmp(v, "half") || !strcmp(v, "fp16"))
-		jr_set_int(cx, JR_PRECISION, ADV_PREC_FP16, &src);
-	else if (!strcmp(v, "float32") || !strcmp(v, "float") || !strcmp(v, "fp32"))
-		jr_set_int(cx, JR_PRECISION, ADV_PREC_FP32, &src);
+	if ((prec = jr_torch_dtype(v)) >= 0)
+		jr_set_int(cx, JR_PRECISION, prec, &src);
 }
 
 /*
@@ -980,12 +978,8 @@ static void srv_tgi_quant(struct jr_ctx *cx, const struct jr_cmd *p, int from)
 		}
 	}
 	if (srv_value(p, from, NAMES("--dtype"), "DTYPE", buf, sizeof(buf), &v, &unk, &src) && v &&
-	    !unk) {
-		if (!strcmp(v, "bfloat16"))
-			jr_set_int(cx, JR_PRECISION, ADV_PREC_BF16, &src);
-		else if (!strcmp(v, "float16"))
-			jr_set_int(cx, JR_PRECISION, ADV_PREC_FP16, &src);
-	}
+	    !unk && jr_torch_dtype(v) >= 0)
+		jr_set_int(cx, JR_PRECISION, jr_torch_dtype(v), &src);
 	if (srv_value(p, from, NAMES("--kv-cache-dtype"), "KV_CACHE_DTYPE", buf, sizeof(buf), &v, &unk,
 		      &src) && v && !unk)
 		jr_out(cx)->kv_fp8 = !strncasecmp(v, "fp8", 3);
@@ -1193,12 +1187,7 @@ static const struct server *server_of(const struct jr_cmd *p, bool is_module, in
 	for (size_t k = 0; k < ADV_ARRAY_SIZE(servers); k++) {
 		const struct server *s = &servers[k];
 
-		if (is_module) {
-			if (s->module && !strcmp(a0, s->module))
-				return s;
-			continue;
-		}
-		if (s->prog && !strcmp(b, s->prog)) {
+		if (is_module ? s->module && !strcmp(a0, s->module) : s->prog && !strcmp(b, s->prog)) {
 			if (!s->sub)
 				return s;
 			if (p->argc > 1 && p->argv[1] && word_is(p->argv[1], s->sub)) {
