@@ -899,6 +899,16 @@ static void test_trtllm_serve(void **st)
 		assert_string_equal(out.v[JR_MODEL].s, "meta-llama/Meta-Llama-3-8B-Instruct");
 		CHECK(&out, JR_PP, 2, S, 2, "--pp_size");
 	}
+	{
+		/* A built engine: its model is not the directory's name. */
+		struct job e = { "#!/bin/bash\ntrtllm-serve /engines/llama70b-tp4 --backend tensorrt "
+				 "--tp_size 4\n", NULL, 1, 8, 0, 1, NULL, 0 };
+
+		read_job(st, &e, &out);
+		UNKNOWN(&out, JR_MODEL);
+		assert_non_null(strstr(out.v[JR_MODEL].s, "TensorRT engine"));
+		CHECK(&out, JR_TP, 4, S, 2, "--tp_size");
+	}
 }
 
 /* llama-server: the GPUs its one process uses: every visible one, split

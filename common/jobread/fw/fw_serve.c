@@ -921,6 +921,15 @@ static void srv_trtllm(struct jr_ctx *cx, const struct jr_cmd *p, int from)
 	const char *v = NULL;
 	bool unk = false, adp;
 
+	/* --backend tensorrt serves a built engine: MODEL is its directory,
+	 * whose model and layout were fixed when it was built (the engine's
+	 * own config.json, not an HF one). */
+	if (opt(p, from, NAMES("--backend"), &v, &unk, &src) && v && !unk &&
+	    (!strcmp(v, "tensorrt") || !strcmp(v, "trt")) && jr_get(cx, JR_MODEL)->set) {
+		src = jr_get(cx, JR_MODEL)->src;
+		jr_set_unknown(cx, JR_MODEL, &src, "a TensorRT engine (--backend tensorrt), built "
+			       "from a model the job does not name");
+	}
 	trtllm_yaml(cx, p, from, &adp);
 	if (!opt(p, from, NAMES("--kv_cache_free_gpu_memory_fraction", "--free_gpu_memory_fraction"),
 		 &v, &unk, &src)) {
