@@ -976,6 +976,32 @@ static void test_lm_eval_hf(void **st)
 	UNSET(&out, JR_WORLD);
 }
 
+/* vllm serve --config FILE: the file's options come before the command
+ * line's (a flag wins), the positional model before the file's model. */
+static void test_vllm_config(void **st)
+{
+	static const struct vfile files[] = {
+		{ CWD "/v.yaml", "model: meta-llama/Meta-Llama-3-8B\ntensor_parallel_size: 2\n"
+				 "dtype: float16\nquantization: fp8\nmax-num-seqs: 8\n" },
+		{ NULL, NULL },
+	};
+	struct job j = { "#!/bin/bash\nvllm serve meta-llama/Meta-Llama-3-70B-Instruct --config v.yaml "
+			 "--max-num-seqs 16\n", files, 1, 8, 0, 1, NULL, 0 };
+	struct job m = { "#!/bin/bash\nvllm serve --config v.yaml\n", files, 1, 8, 0, 1, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.v[JR_MODEL].s, "meta-llama/Meta-Llama-3-70B-Instruct");
+	CHECK(&out, JR_TP, 2, "v.yaml", 2, "tensor_parallel_size");
+	CHECK(&out, JR_MAX_SEQS, 16, S, 2, "--max-num-seqs");
+	CHECK(&out, JR_WEIGHTS, ADV_WEIGHTS_FP8, "v.yaml", 4, "quantization");
+	CHECK(&out, JR_PRECISION, ADV_PREC_FP8, "v.yaml", 4, "quantization");
+	CHECK(&out, JR_WORLD, 2, S, 2, "");
+	read_job(st, &m, &out);
+	assert_string_equal(out.v[JR_MODEL].s, "meta-llama/Meta-Llama-3-8B");
+	CHECK(&out, JR_MAX_SEQS, 8, "v.yaml", 5, "max-num-seqs");
+}
+
 /* The torch dtype names the servers and evaluators share (jr_torch_dtype):
  * "auto" and the unknown are left to the engine. */
 static void test_torch_dtype(void **st)
@@ -1644,6 +1670,7 @@ int main(void)
 		cmocka_unit_test(test_hf_recipe_fsdp),
 		cmocka_unit_test(test_hf_fsdp_flag),
 		cmocka_unit_test(test_vllm_serve),
+		cmocka_unit_test(test_vllm_config),
 		cmocka_unit_test(test_torch_dtype),
 		cmocka_unit_test(test_serve_empty_model),
 		cmocka_unit_test(test_tgi_env),

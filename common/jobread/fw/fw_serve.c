@@ -22,7 +22,8 @@
  * --enable-expert-parallel/-ep (experts spread over tp x dp),
  * --gpu-memory-utilization (the engine's memory pool, default 0.9),
  * --max-num-batched-tokens (the prefill chunk's
- * token budget; human-readable like --max-model-len).
+ * token budget; human-readable like --max-model-len), and --config FILE
+ * (a YAML of the same options, which the command line's flags override).
  *
  * SGLang (python/sglang/srt/server_args.py): `python -m
  * sglang.launch_server --model-path M`; --tensor-parallel-size/--tp-size
@@ -233,7 +234,8 @@ static void checkpoint_dtype(struct jr_ctx *cx, const struct jr_cmd *p, int from
 	const char *v;
 	bool unk;
 
-	if (!cat || !mv->set || mv->unknown || !mv->s[0] || opt(p, from, quant_names, &v, &unk, &src))
+	if (!cat || !mv->set || mv->unknown || !mv->s[0] || opt(p, from, quant_names, &v, &unk, &src) ||
+	    jr_get(cx, JR_WEIGHTS)->set)
 		return;
 	m = catalog_find_model(cat, mv->s);
 	if (!m || !m->weights_fp8)
@@ -421,6 +423,76 @@ static void model_flag(struct jr_ctx *cx, const struct jr_cmd *p, int from, cons
 		jr_model_ref(cx, v, &src);
 }
 
+/*
+ * vLLM's --config FILE (vllm/utils FlexibleArgumentParser: a YAML file of
+ * `option: value`, each made the "--option value" words ahead of the
+ * command line's, so that a flag the job also gives wins; a key may be
+ * written with dashes or underscores).  The keys that set a field are read
+ * here, before the flags.
+ */
+static void vllm_config(struct jr_ctx *cx, const struct jr_cmd *p, int from)
+{
+	static const struct {
+		const char *key;
+		enum jobread_field f;
+	} counts[] = {
+		{ "tensor-parallel-size", JR_TP }, { "pipeline-parallel-size", JR_PP },
+		{ "data-parallel-size", JR_DP }, { "max-model-len", JR_SEQ },
+		{ "max-num-seqs", JR_MAX_SEQS }, { "max-num-batched-tokens", JR_PREFILL_CHUNK },
+	};
+	struct jobread_src src;
+	const char *v, *display = NULL, *t;
+	const struct cfg_node *root, *n;
+	const cfg_t *cfg;
+	bool unk;
+	long long x;
+	double f;
+	int w;
+
+	if (!opt(p, from, NAMES("--config"), &v, &unk, &src) || !v)
+		return;
+	if (unk) {
+		jr_note(cx, ADV_CODE_SCRIPT_UNKNOWN, "--llm-layout=LIST",
+			"%s:%d: vLLM's --config is named at run time: what it sets is not known",
+			src.file, src.line);
+		return;
+	}
+	cfg = jr_load(cx, v, CFG_YAML, &display);
+	root = cfg ? cfg_root(cfg) : NULL;
+	if (!root || root->type != CFG_MAP)
+		return;
+	for (n = root->child; n; n = n->next) {
+		size_t kl = n->key ? strlen(n->key) : 0;
+
+		if (!kl)
+			continue;
+		jr_src_node(&src, display, n, n->key, JR_STYLE_YAML);
+		t = cfg_str(n);
+		for (size_t k = 0; k < ADV_ARRAY_SIZE(counts); k++)
+			if (jr_same_key(n->key, kl, counts[k].key)) {
+				if (t && human_int(t, &x) && x > 0 && x <= INT_MAX)
+					jr_set_int(cx, counts[k].f, x, &src);
+				else if (t && strcmp(t, "auto") && strcmp(t, "-1"))
+					jr_set_unknown(cx, counts[k].f, &src, t);
+			}
+		if (!t)
+			continue;
+		if (jr_same_key(n->key, kl, "model") && t[0] && !jr_get(cx, JR_MODEL)->set)
+			jr_model_ref(cx, t, &src);   /* `vllm serve MODEL` wins */
+		else if (jr_same_key(n->key, kl, "dtype") && jr_torch_dtype(t) >= 0)
+			jr_set_int(cx, JR_PRECISION, jr_torch_dtype(t), &src);
+		else if (jr_same_key(n->key, kl, "kv-cache-dtype"))
+			jr_out(cx)->kv_fp8 = !strncasecmp(t, "fp8", 3);
+		else if (jr_same_key(n->key, kl, "quantization") && (w = quant_format(t)) >= 0) {
+			jr_set_int(cx, JR_WEIGHTS, w, &src);
+			if (w == ADV_WEIGHTS_FP8)
+				jr_set_int(cx, JR_PRECISION, ADV_PREC_FP8, &src);
+		} else if (jr_same_key(n->key, kl, "gpu-memory-utilization") && cfg_num(n, &f) &&
+			   f > 0 && f <= 1)
+			jr_set_int(cx, JR_MEM_SHARE, (long long)(f * 1000 + 0.5), &src);
+	}
+}
+
 bool jr_fw_vllm(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 {
 	struct jobread_src src;
@@ -463,6 +535,8 @@ bool jr_fw_vllm(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 			from++;
 		}
 	}
+	if (!trl)
+		vllm_config(cx, prog, from);
 	model_flag(cx, prog, from, NAMES("--model"));
 	task_infer(cx, prog);
 	/* vLLM's FlexibleArgumentParser reads "--max_model_len" as
