@@ -107,6 +107,10 @@ bool jr_fw_torchtune(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_modul
 bool jr_fw_axolotl(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
 bool jr_fw_vllm(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
 bool jr_fw_sglang(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
+/* vLLM's --quantization names (QUANTIZATION_METHODS, SGLang's the same;
+ * lighteval's and lm_eval's quantization= pass them to vLLM): the
+ * weights' enum adv_weights, or -1 for a scheme not modelled (fw_serve.c). */
+int jr_vllm_quant(const char *name);
 /* TensorRT-LLM trtllm-serve, TGI, LMDeploy, llama.cpp, ollama, Basaran (fw_serve.c's table). */
 bool jr_fw_server(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
 /* lm-evaluation-harness: lm_eval --model hf|vllm --model_args K=V,... (fw_lighteval.c). */

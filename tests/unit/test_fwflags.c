@@ -842,7 +842,8 @@ static void test_tgi_env(void **st)
 static void test_trtllm_serve(void **st)
 {
 	static const struct vfile files[] = {
-		{ CWD "/extra.yml", "tensor_parallel_size: 8\nkv_cache_config:\n  dtype: fp8\n" },
+		{ CWD "/extra.yml", "tensor_parallel_size: 8\nkv_cache_config:\n  dtype: fp8\n"
+				    "quant_config:\n  quant_algo: W4A16_AWQ\n" },
 		{ NULL, NULL },
 	};
 	static const char script[] =
@@ -864,6 +865,7 @@ static void test_trtllm_serve(void **st)
 	CHECK(&out, JR_PP, 2, S, 2, "--pp_size");
 	CHECK(&out, JR_MAX_SEQS, 64, S, 3, "--max_batch_size");
 	assert_true(out.kv_fp8);
+	CHECK(&out, JR_WEIGHTS, ADV_WEIGHTS_INT4, "extra.yml", 5, "quant_config.quant_algo");
 	CHECK(&out, JR_WORLD, 16, S, 2, "");
 	assert_true(has_note(&out, "SCRIPT_ASSUMED", "--kv_cache_free_gpu_memory_fraction"));
 	read_job(st, &l, &out);
@@ -974,6 +976,19 @@ static void test_lm_eval_hf(void **st)
 	assert_true(out.is_llm);
 	UNKNOWN(&out, JR_MODEL);
 	UNSET(&out, JR_WORLD);
+	{
+		/* vLLM's quantization names and KV dtype, handed to LLM(). */
+		struct job v = { "#!/bin/bash\nlm_eval --model vllm --model_args "
+				 "pretrained=meta-llama/Meta-Llama-3-70B-Instruct,quantization=fp8,"
+				 "kv_cache_dtype=fp8,tensor_parallel_size=2 --tasks gsm8k\n", NULL, 1, 4,
+				 0, 1, NULL, 0 };
+
+		read_job(st, &v, &out);
+		CHECK(&out, JR_WEIGHTS, ADV_WEIGHTS_FP8, S, 2, "quantization");
+		CHECK(&out, JR_PRECISION, ADV_PREC_FP8, S, 2, "quantization");
+		assert_true(out.kv_fp8);
+		CHECK(&out, JR_WORLD, 2, S, 2, "");
+	}
 }
 
 /* vllm serve --config FILE: the file's options come before the command

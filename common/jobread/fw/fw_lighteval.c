@@ -153,6 +153,28 @@ static void dtype(struct jr_ctx *cx, const struct jr_cmd *p, int at, const struc
 		jr_set_int(cx, JR_PRECISION, jr_torch_dtype(d), &src);
 }
 
+/* quantization=NAME, handed to vLLM's LLM(): its names (jr_vllm_quant). */
+static void quantization(struct jr_ctx *cx, const struct jr_cmd *p, int at, const struct le_pair *ps,
+			 int n, const char *who)
+{
+	const struct le_pair *m = pair(ps, n, "quantization");
+	struct jobread_src src;
+	int w;
+
+	if (!m || m->unknown || !m->val[0] || !strcasecmp(m->val, "none"))
+		return;
+	jr_src_word(&src, p, at, "quantization", JR_STYLE_OVERRIDE);
+	if ((w = jr_vllm_quant(m->val)) >= 0) {
+		jr_set_int(cx, JR_WEIGHTS, w, &src);
+		if (w == ADV_WEIGHTS_FP8)
+			jr_set_int(cx, JR_PRECISION, ADV_PREC_FP8, &src);
+		return;
+	}
+	jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, NULL,
+		"%s:%d: %s quantization=%s is not modelled; memory is judged at the unquantized dtype",
+		src.file, src.line, who, m->val);
+}
+
 bool jr_fw_lighteval(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 {
 	struct le_pair *ps;
@@ -228,13 +250,7 @@ bool jr_fw_lighteval(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_modul
 			src.key[0] = '\0';
 			jr_set_unknown(cx, JR_WORLD, &src, "lighteval's parallel sizes, known at run time");
 		}
-		m = pair(ps, n, "quantization");
-		if (m && !m->unknown && m->val[0] && strcasecmp(m->val, "none")) {
-			jr_src_word(&src, prog, at, "quantization", JR_STYLE_OVERRIDE);
-			jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, NULL,
-				"%s:%d: lighteval quantization=%s is not modelled; memory is judged at "
-				"the unquantized dtype", src.file, src.line, m->val);
-		}
+		quantization(cx, prog, at, ps, n, "lighteval");
 	}
 	free(ps);
 	return true;
@@ -257,7 +273,9 @@ bool jr_fw_lighteval(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_modul
  * - vllm (lm_eval/models/vllm_causallms.py VLLM): pretrained,
  *   tensor_parallel_size (1), data_parallel_size (1: more start that many
  *   engines through Ray), dtype, gpu_memory_utilization (0.9),
- *   max_model_len, max_num_seqs, quantization: the GPUs taken are tp x dp.
+ *   max_model_len, max_num_seqs, quantization (vLLM's names), and the
+ *   other keys handed to vLLM's LLM() as they are (kv_cache_dtype): the
+ *   GPUs taken are tp x dp.
  * --batch_size N is the sequences run at once (not "auto").
  */
 static bool lmeval_prog(const struct jr_cmd *p, bool is_module, int *from)
@@ -398,12 +416,11 @@ bool jr_fw_lmeval(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 			jr_set_int(cx, JR_WEIGHTS, ADV_WEIGHTS_INT8, &src);
 		}
 	}
-	m = pair(ps, n, "quantization");
-	if (vllm && m && !m->unknown && m->val[0] && strcasecmp(m->val, "none")) {
-		jr_src_word(&src, prog, at, "quantization", JR_STYLE_OVERRIDE);
-		jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, NULL,
-			"%s:%d: lm_eval quantization=%s is not modelled; memory is judged at the "
-			"unquantized dtype", src.file, src.line, m->val);
+	if (vllm) {
+		quantization(cx, prog, at, ps, n, "lm_eval");
+		m = pair(ps, n, "kv_cache_dtype");
+		if (m && !m->unknown)
+			jr_out(cx)->kv_fp8 = !strncasecmp(m->val, "fp8", 3);
 	}
 	free(ps);
 	return true;

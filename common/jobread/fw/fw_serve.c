@@ -175,7 +175,7 @@ static void dtype(struct jr_ctx *cx, const struct jr_cmd *p, int from)
  * compressed-tensors, whose bits are in the checkpoint's config.json) are
  * said, and memory is judged at the dtype.
  */
-static int quant_format(const char *v)
+int jr_vllm_quant(const char *v)
 {
 	if (!strncasecmp(v, "fp8", 3) || !strcasecmp(v, "fbgemm_fp8") || !strcasecmp(v, "modelopt"))
 		return ADV_WEIGHTS_FP8;
@@ -203,7 +203,7 @@ static void quantization(struct jr_ctx *cx, const struct jr_cmd *p, int from,
 		jr_set_unknown(cx, JR_WEIGHTS, &src, "a quantization chosen at run time");
 		return;
 	}
-	if ((w = quant_format(v)) >= 0) {
+	if ((w = jr_vllm_quant(v)) >= 0) {
 		jr_set_int(cx, JR_WEIGHTS, w, &src);
 		if (w == ADV_WEIGHTS_FP8)
 			jr_set_int(cx, JR_PRECISION, ADV_PREC_FP8, &src);
@@ -483,7 +483,7 @@ static void vllm_config(struct jr_ctx *cx, const struct jr_cmd *p, int from)
 			jr_set_int(cx, JR_PRECISION, jr_torch_dtype(t), &src);
 		else if (jr_same_key(n->key, kl, "kv-cache-dtype"))
 			jr_out(cx)->kv_fp8 = !strncasecmp(t, "fp8", 3);
-		else if (jr_same_key(n->key, kl, "quantization") && (w = quant_format(t)) >= 0) {
+		else if (jr_same_key(n->key, kl, "quantization") && (w = jr_vllm_quant(t)) >= 0) {
 			jr_set_int(cx, JR_WEIGHTS, w, &src);
 			if (w == ADV_WEIGHTS_FP8)
 				jr_set_int(cx, JR_PRECISION, ADV_PREC_FP8, &src);
@@ -985,6 +985,28 @@ static void trtllm_yaml(struct jr_ctx *cx, const struct jr_cmd *p, int from, boo
 	n = cfg_path(root, "kv_cache_config.dtype");
 	if ((t = cfg_str(n)))
 		jr_out(cx)->kv_fp8 = !strncasecmp(t, "fp8", 3);
+	/* quant_config.quant_algo (tensorrt_llm/quantization/mode.py
+	 * QuantAlgo): FP8 and its block-scaled form, the 4-bit weight-only
+	 * and AWQ/GPTQ ones, the 8-bit weight-only and SmoothQuant ones;
+	 * the others (NVFP4, MXFP4 mixes) are said. */
+	n = cfg_path(root, "quant_config.quant_algo");
+	if ((t = cfg_str(n)) && strcasecmp(t, "null") && strcasecmp(t, "none")) {
+		int w = !strncasecmp(t, "FP8", 3) ? ADV_WEIGHTS_FP8
+			: !strncasecmp(t, "W4A16", 5) || !strcasecmp(t, "W4A8_AWQ") ? ADV_WEIGHTS_INT4
+			: !strncasecmp(t, "W8A16", 5) || !strncasecmp(t, "W8A8_SQ", 7) ? ADV_WEIGHTS_INT8
+			: -1;
+
+		jr_src_node(&src, display, n, "quant_config.quant_algo", JR_STYLE_YAML);
+		if (w >= 0) {
+			jr_set_int(cx, JR_WEIGHTS, w, &src);
+			if (w == ADV_WEIGHTS_FP8)
+				jr_set_int(cx, JR_PRECISION, ADV_PREC_FP8, &src);
+		} else {
+			jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, "--llm-precision=...",
+				"%s:%d: quant_config.quant_algo %s is not modelled; memory is judged at the "
+				"unquantized dtype", src.file, src.line, t);
+		}
+	}
 	n = cfg_child(root, "enable_attention_dp");
 	*attention_dp = n && cfg_bool(n, &b) && b;
 }
