@@ -598,9 +598,11 @@ static void apply_unknowns(const struct jobread_out *out, struct adv_request *re
  *   parallelism; a server has no optimizer or recompute.
  * - trtllm: --tp_size, --pp_size, --cp_size, --ep_size (TensorRT-LLM
  *   commands/serve.py); tgi: --num-shard (tensor parallel); lmdeploy:
- *   --tp; llama.cpp, ollama, basaran: no parallel flag (the layers spread
- *   over the visible GPUs); lm-eval: vLLM's tensor_parallel_size in its
- *   model arguments (fw_serve.c, fw_lighteval.c).
+ *   --tp; llama.cpp, ollama, basaran and lm-eval-hf (lm_eval's
+ *   transformers backend, parallelize=True): the layers spread over the
+ *   visible GPUs, as pipeline stages, so more GPUs is their one layout
+ *   change; lm-eval: vLLM's tensor_parallel_size in its model arguments
+ *   (fw_serve.c, fw_lighteval.c).
  */
 static const struct trainer_caps {
 	const char *name;
@@ -626,10 +628,11 @@ static const struct trainer_caps {
 	{ "trtllm", CAN(TP) | CAN(PP) | CAN(CP) | CAN(EP), false, false },
 	{ "tgi", CAN(TP), false, false },
 	{ "lmdeploy", CAN(TP), false, false },
-	{ "llama.cpp", 0, false, false },
-	{ "ollama", 0, false, false },
-	{ "basaran", 0, false, false },
+	{ "llama.cpp", CAN(PP), false, false },
+	{ "ollama", CAN(PP), false, false },
+	{ "basaran", CAN(PP), false, false },
 	{ "lm-eval", CAN(TP), false, false },
+	{ "lm-eval-hf", CAN(PP), false, false },
 };
 
 static const struct trainer_caps *trainer_caps(const char *name)

@@ -965,7 +965,7 @@ static void test_lm_eval_hf(void **st)
 	struct jobread_out out;
 
 	read_job(st, &j, &out);
-	assert_string_equal(out.trainer, "lm-eval");
+	assert_string_equal(out.trainer, "lm-eval-hf");
 	assert_string_equal(out.v[JR_MODEL].s, "meta-llama/Meta-Llama-3-8B");
 	CHECK(&out, JR_PRECISION, ADV_PREC_FP16, S, 2, "dtype");
 	CHECK(&out, JR_MAX_SEQS, 8, S, 3, "--batch_size");

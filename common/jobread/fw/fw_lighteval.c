@@ -327,6 +327,10 @@ bool jr_fw_lmeval(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 	vllm = !munk && !strcmp(model, "vllm");
 	hf = !munk && (!strcmp(model, "hf") || !strcmp(model, "hf-auto") ||
 		       !strcmp(model, "huggingface") || !strcmp(model, "hf-causal"));
+	/* The backends set different layouts (apply.c's trainer table):
+	 * vLLM's tensor parallelism, transformers' none of its own. */
+	if (hf)
+		jr_set_trainer(cx, "lm-eval-hf", -1, &src);
 	args = lm_flag(prog, from, "--model_args", &at, &unk);
 	jr_src_word(&src, prog, at >= 0 ? at : 0, "pretrained", JR_STYLE_OVERRIDE);
 	if (!vllm && !hf) {
