@@ -218,6 +218,12 @@ static int words_before(const struct jr_cmd *cmd)
 	return 0;
 }
 
+char *const *jr_cmd_before(const struct jr_cmd *cmd, int *n)
+{
+	*n = cmd ? words_before(cmd) : 0;
+	return *n > 0 ? cmd->rec->argv : NULL;
+}
+
 bool jr_cmd_after(const struct jr_cmd *cmd, const char *w)
 {
 	int n = cmd ? words_before(cmd) : 0;

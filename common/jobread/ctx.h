@@ -134,6 +134,9 @@ bool jr_cmd_env(const struct jr_cmd *cmd, const char *name, char *buf, size_t le
 /* true when a word before cmd's program in its recorded command has base
  * name w ("trtllm-llmapi-launch": the wrapper the program runs under). */
 bool jr_cmd_after(const struct jr_cmd *cmd, const char *w);
+/* The words before cmd's program in its recorded command (the launchers
+ * and wrappers that start it), *n of them; NULL and 0 when none. */
+char *const *jr_cmd_before(const struct jr_cmd *cmd, int *n);
 
 /* ---- sources -------------------------------------------------------------- */
 

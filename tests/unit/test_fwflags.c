@@ -823,6 +823,15 @@ static void test_tgi_env(void **st)
 		CHECK(&out, JR_TP, 4, S, 3, "NUM_SHARD");
 	}
 	{
+		/* A Slurm step that names its GPUs sees those (srun --gres). */
+		struct job g = { "#!/bin/bash\nsrun -n 1 --gres=gpu:h100:4 text-generation-launcher "
+				 "--model-id Qwen/Qwen2.5-72B-Instruct\n", NULL, 1, 8, 0, 1, NULL, 0 };
+
+		read_job(st, &g, &out);
+		CHECK(&out, JR_TP, 4, S, 2, "srun --gres");
+		assert_false(out.v[JR_TP].src.fw_default);
+	}
+	{
 		/* In a container, without --num-shard: docker's --gpus decides. */
 		static const char docker[] =
 			"#!/bin/bash\n"

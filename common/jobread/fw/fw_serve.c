@@ -648,8 +648,9 @@ bool jr_fw_sglang(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
  *   --max-batch-size, --cuda-memory-fraction (default 1.0).  The shards
  *   (tensor parallel) default to the entries of CUDA_VISIBLE_DEVICES or
  *   NVIDIA_VISIBLE_DEVICES (find_num_shards), which Slurm sets to the
- *   GPUs of the node; 1 when neither is set or --sharded false.  The
- *   image ghcr.io/huggingface/text-generation-inference runs it.
+ *   GPUs of the step (those srun names, else the job's on the node); 1
+ *   when neither is set or --sharded false.  The image
+ *   ghcr.io/huggingface/text-generation-inference runs it.
  * - LMDeploy `lmdeploy serve api_server MODEL` (InternLM/lmdeploy
  *   lmdeploy/cli/serve.py and cli/utils.py ArgumentHelper): --tp (1),
  *   --session-len, --max-batch-size, --max-prefill-token-num,
@@ -849,6 +850,61 @@ static void srv_default_src(struct jobread_src *src, const struct jr_cmd *p, con
 }
 
 /*
+ * The GPUs of the Slurm step that starts the server, where srun names
+ * them (srun(1): --gpus/-G, --gres=gpu[:TYPE]:N, --gpus-per-node,
+ * --gpus-per-task with one task): Slurm makes those visible to it.
+ * Without them a step has every GPU of the job on its node.  0 when srun
+ * names none, -1 when the count is known only at run time.
+ */
+static long long step_gpus(const struct jr_cmd *p, struct jobread_src *src)
+{
+	static const char *const names[] = {
+		"--gpus", "-G", "--gres", "--gpus-per-node", "--gpus-per-task", NULL,
+	};
+	int n = 0;
+	char *const *w = jr_cmd_before(p, &n);
+	long long got = 0;
+	bool srun = false;
+
+	for (int k = 0; w && k < n; k++) {
+		const char *a = w[k], *v = NULL, *c;
+		size_t l;
+
+		if (!a)
+			continue;
+		if (!strcmp(jr_basename(a), "srun")) {
+			srun = true;
+			continue;
+		}
+		if (!srun || a[0] != '-')
+			continue;
+		for (size_t q = 0; names[q] && !v; q++) {
+			l = strlen(names[q]);
+			if (!strncmp(a, names[q], l) && a[l] == '=')
+				v = a + l + 1;
+			else if (!strcmp(a, names[q]) && k + 1 < n)
+				v = w[k + 1];
+		}
+		if (!v)
+			continue;
+		/* gpu:h100:4, gpu:4, h100:4, 4: the count is the last field;
+		 * --gres names other resources too (only gpu counts). */
+		if (!strncmp(a, "--gres", 6) && strncmp(v, "gpu", 3))
+			continue;
+		c = strrchr(v, ':');
+		if (!jr_parse_ll(c ? c + 1 : v, &got) || got < 1) {
+			got = -1;
+			continue;
+		}
+		/* The job states it: srun's option, not a default. */
+		adv_snprintf(src->key, sizeof(src->key), "srun %.*s", (int)(strcspn(a, "=")), a);
+		src->fw_default = false;
+		src->style = JR_STYLE_FLAG;
+	}
+	return got;
+}
+
+/*
  * The GPUs the server's process sees: the entries of CUDA_VISIBLE_DEVICES
  * (then NVIDIA_VISIBLE_DEVICES) where the job sets it, else those Slurm
  * gives the step on a node (it sets CUDA_VISIBLE_DEVICES to them).
@@ -863,9 +919,10 @@ static long long visible_gpus(const struct jr_ctx *cx, const struct jr_cmd *p, b
 	const struct jobread_input *in = jr_input(cx);
 	char buf[256];
 	bool unk;
+	long long n;
 
 	for (size_t k = 0; k < ADV_ARRAY_SIZE(vars); k++) {
-		long long n = 1;
+		long long cnt = 1;
 
 		if (!jr_cmd_env(p, vars[k], buf, sizeof(buf), &unk, src))
 			continue;
@@ -874,11 +931,13 @@ static long long visible_gpus(const struct jr_ctx *cx, const struct jr_cmd *p, b
 		if (!literal && !strcmp(buf, "all"))
 			break;
 		for (const char *c = buf; *c; c++)
-			n += *c == ',';
-		return buf[0] || literal ? n : 0;
+			cnt += *c == ',';
+		return buf[0] || literal ? cnt : 0;
 	}
 	srv_default_src(src, p, "CUDA_VISIBLE_DEVICES");
 	src->style = JR_STYLE_DERIVED;
+	if ((n = step_gpus(p, src)) != 0)
+		return n;
 	if (in->res.gpus_per_node > 0)
 		return in->res.gpus_per_node;
 	if (in->res.gpus > 0 && in->res.nodes > 0 && in->res.gpus % in->res.nodes == 0)
