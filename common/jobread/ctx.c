@@ -260,14 +260,38 @@ static bool placeholder(const char *v)
 	return strstr(v, "$(") || strstr(v, "${") || strchr(v, '`');
 }
 
+/* NAME=V in a comma-separated list (srun --export=ALL,A=1,B=2, apptainer
+ * --env A=1,B=2): copied to buf; false when name is not in it. */
+static bool list_value(const char *list, const char *name, char *buf, size_t len)
+{
+	bool got = false;
+
+	for (const char *p = list; p && *p;) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+		const char *v = assign_of(p, l, name);
+
+		if (v) {
+			adv_snprintf(buf, len, "%.*s", (int)(l - (size_t)(v - p)), v);
+			got = true;
+		}
+		p = c ? c + 1 : NULL;
+	}
+	return got;
+}
+
+static bool is_sing(const char *b)
+{
+	return b && (!strcmp(b, "singularity") || !strcmp(b, "apptainer"));
+}
+
 bool jr_cmd_env(const struct jr_cmd *cmd, const char *name, char *buf, size_t len, bool *unknown,
 		struct jobread_src *src)
 {
 	const struct sh_cmd *r = cmd ? cmd->rec : NULL;
 	const char *v, *cur = NULL;
-	size_t vl = 0;
 	int n = cmd ? words_before(cmd) : 0, at = -1;
-	bool docker = false, found = false;
+	bool clean = false, found = false;
 
 	if (unknown)
 		*unknown = false;
@@ -276,55 +300,44 @@ bool jr_cmd_env(const struct jr_cmd *cmd, const char *name, char *buf, size_t le
 	/* The wrappers' words, in order: the last setting wins.  cur: the
 	 * wrapper whose options these are, as far as its name was seen. */
 	for (int k = 0; k < n; k++) {
-		const char *w = r->argv[k], *e = w, *b;
+		const char *w = r->argv[k], *b;
 
 		if (!w)
 			continue;
 		b = jr_basename(w);
-		if (!strcmp(b, "docker") || !strcmp(b, "podman")) {
-			/* A container with only -e's variables. */
-			docker = true;
-			found = false;
-		}
-		if (!strcmp(b, "docker") || !strcmp(b, "podman") || !strcmp(b, "singularity") ||
-		    !strcmp(b, "apptainer") || !strcmp(b, "env") || !strcmp(b, "srun"))
+		if (!strcmp(b, "docker") || !strcmp(b, "podman") || is_sing(b) || !strcmp(b, "env") ||
+		    !strcmp(b, "srun"))
 			cur = b;
-		/* A clean environment: env -i, apptainer -e/--cleanenv and
-		 * -C/--containall, srun --export=NONE. */
-		if ((cur && !strcmp(cur, "env") && (!strcmp(w, "-i") || !strcmp(w, "--ignore-environment"))) ||
-		    (cur && (!strcmp(cur, "singularity") || !strcmp(cur, "apptainer")) &&
-		     (!strcmp(w, "-e") || !strcmp(w, "--cleanenv") || !strcmp(w, "-C") ||
-		      !strcmp(w, "--containall"))) ||
-		    !strcmp(w, "--export=NONE")) {
-			docker = true;
-			found = false;   /* what the wrappers before set is gone too */
-			continue;
-		}
-		if (!strncmp(w, "--export=NONE,", 14)) {
-			docker = true;
+		/* A clean environment, where what was set before is gone:
+		 * docker/podman run (only -e's variables), env -i, apptainer
+		 * -e/--cleanenv and -C/--containall, srun --export=NONE. */
+		if (!strcmp(b, "docker") || !strcmp(b, "podman") ||
+		    (cur && !strcmp(cur, "env") && (!strcmp(w, "-i") || !strcmp(w, "--ignore-environment"))) ||
+		    (is_sing(cur) && (!strcmp(w, "-e") || !strcmp(w, "--cleanenv") || !strcmp(w, "-C") ||
+				      !strcmp(w, "--containall"))) ||
+		    !strcmp(w, "--export=NONE") || !strncmp(w, "--export=NONE,", 14)) {
+			clean = true;
 			found = false;
+			if (strncmp(w, "--export=", 9) != 0)
+				continue;
 		}
-		if (!strncmp(w, "--env=", 6))
-			e = w + 6;
-		else if ((!strcmp(w, "-e") || !strcmp(w, "--env")) && k + 1 < n)
-			e = r->argv[++k];
-		if (!strncmp(w, "--export=", 9)) {
-			/* srun --export=ALL,NAME=V,... (commas split the list). */
-			for (const char *p = w + 9; p && *p;) {
-				const char *c = strchr(p, ',');
-				size_t l = c ? (size_t)(c - p) : strlen(p);
+		if (!strncmp(w, "--export=", 9) || (is_sing(cur) && !strncmp(w, "--env=", 6)) ||
+		    (is_sing(cur) && !strcmp(w, "--env") && k + 1 < n)) {
+			/* Comma-separated lists of NAME=V. */
+			const char *list = !strncmp(w, "--export=", 9) ? w + 9
+					   : !strncmp(w, "--env=", 6) ? w + 6 : r->argv[++k];
 
-				if ((v = assign_of(p, l, name))) {
-					vl = l - (size_t)(v - p);
-					found = true;
-					at = k;
-					adv_snprintf(buf, len, "%.*s", (int)vl, v);
-				}
-				p = c ? c + 1 : NULL;
+			if (list_value(list, name, buf, len)) {
+				found = true;
+				at = k;
 			}
 			continue;
 		}
-		if (e && (v = assign_of(e, strlen(e), name))) {
+		if (!strncmp(w, "--env=", 6))
+			w += 6;
+		else if ((!strcmp(w, "-e") || !strcmp(w, "--env")) && k + 1 < n)
+			w = r->argv[++k];
+		if (w && (v = assign_of(w, strlen(w), name))) {
 			adv_strlcpy(buf, v, len);
 			found = true;
 			at = k;
@@ -337,6 +350,9 @@ bool jr_cmd_env(const struct jr_cmd *cmd, const char *name, char *buf, size_t le
 			r->word_line && r->word_line[at] > 0 ? r->word_line[at] : r->line);
 		return true;
 	}
+	if (clean)
+		return false;
+	/* The command's prefix assignments, then the script's exports. */
 	for (int k = 0; r && r->assign && k < r->n_assign; k++)
 		if (r->assign[k] && (v = assign_of(r->assign[k], strlen(r->assign[k]), name))) {
 			adv_strlcpy(buf, v, len);
@@ -348,7 +364,7 @@ bool jr_cmd_env(const struct jr_cmd *cmd, const char *name, char *buf, size_t le
 			*unknown = placeholder(buf);
 		return true;
 	}
-	if (!docker && cmd->sh) {
+	if (cmd->sh) {
 		const char *file = NULL;
 		int line = 0;
 		bool unk = false;

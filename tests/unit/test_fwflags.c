@@ -804,8 +804,8 @@ static void test_tgi_env(void **st)
 		static const char clean[] =
 			"#!/bin/bash\n"
 			"export MODEL_ID=meta-llama/Meta-Llama-3-70B-Instruct\n"
-			"srun --export=ALL,NUM_SHARD=4 apptainer exec --nv --cleanenv \\\n"
-			"  --env MAX_BATCH_SIZE=8 tgi.sif text-generation-launcher\n";
+			"MAX_TOTAL_TOKENS=100 srun --export=ALL,NUM_SHARD=4 apptainer exec --nv \\\n"
+			"  --cleanenv --env DTYPE=float16,MAX_BATCH_SIZE=8 tgi.sif text-generation-launcher\n";
 		static const char exported[] =
 			"#!/bin/bash\n"
 			"export MODEL_ID=meta-llama/Meta-Llama-3-70B-Instruct\n"
@@ -817,7 +817,9 @@ static void test_tgi_env(void **st)
 		assert_string_equal(out.trainer, "tgi");
 		UNKNOWN(&out, JR_MODEL);
 		CHECK(&out, JR_MAX_SEQS, 8, S, 4, "MAX_BATCH_SIZE");
+		CHECK(&out, JR_PRECISION, ADV_PREC_FP16, S, 4, "DTYPE");
 		assert_int_equal(out.v[JR_TP].i, 8);   /* not srun's NUM_SHARD */
+		UNSET(&out, JR_SEQ);                    /* nor the prefix's */
 		read_job(st, &e, &out);
 		assert_string_equal(out.v[JR_MODEL].s, "meta-llama/Meta-Llama-3-70B-Instruct");
 		CHECK(&out, JR_TP, 4, S, 3, "NUM_SHARD");
