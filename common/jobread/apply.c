@@ -596,6 +596,13 @@ static void apply_unknowns(const struct jobread_out *out, struct adv_request *re
  * - vllm, sglang: --tensor-parallel-size, --pipeline-parallel-size (vLLM
  *   engine/arg_utils.py; SGLang --tp/--pp server_args.py), expert
  *   parallelism; a server has no optimizer or recompute.
+ * - trtllm: --tp_size, --pp_size, --cp_size, --ep_size (TensorRT-LLM
+ *   commands/serve.py); tgi: --num-shard (tensor parallel); lmdeploy:
+ *   --tp; llama.cpp, ollama, basaran and lm-eval-hf (lm_eval's
+ *   transformers backend, parallelize=True): the layers spread over the
+ *   visible GPUs, as pipeline stages, so more GPUs is their one layout
+ *   change; lm-eval: vLLM's tensor_parallel_size in its model arguments
+ *   (fw_serve.c, fw_lighteval.c).
  */
 static const struct trainer_caps {
 	const char *name;
@@ -620,6 +627,14 @@ static const struct trainer_caps {
 	{ "levanter", CAN(TP), false, true },
 	{ "vllm", CAN(TP) | CAN(PP) | CAN(EP), false, false },
 	{ "sglang", CAN(TP) | CAN(PP) | CAN(EP), false, false },
+	{ "trtllm", CAN(TP) | CAN(PP) | CAN(CP) | CAN(EP), false, false },
+	{ "tgi", CAN(TP), false, false },
+	{ "lmdeploy", CAN(TP), false, false },
+	{ "llama.cpp", CAN(PP), false, false },
+	{ "ollama", CAN(PP), false, false },
+	{ "basaran", CAN(PP), false, false },
+	{ "lm-eval", CAN(TP), false, false },
+	{ "lm-eval-hf", CAN(PP), false, false },
 };
 
 static const struct trainer_caps *trainer_caps(const char *name)

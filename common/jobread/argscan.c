@@ -217,3 +217,23 @@ int jr_parse_bool(const char *s)
 			return 0;
 	return -1;
 }
+
+int jr_torch_dtype(const char *s)
+{
+	/* torch's dtype names as the servers and evaluators take them
+	 * (vLLM's --dtype choices, TGI's Dtype, lighteval's and lm_eval's
+	 * dtype=, LMDeploy's --dtype), with their short spellings. */
+	static const struct {
+		const char *name;
+		int prec;
+	} names[] = {
+		{ "bfloat16", ADV_PREC_BF16 }, { "bf16", ADV_PREC_BF16 },
+		{ "float16", ADV_PREC_FP16 }, { "half", ADV_PREC_FP16 }, { "fp16", ADV_PREC_FP16 },
+		{ "float32", ADV_PREC_FP32 }, { "float", ADV_PREC_FP32 }, { "fp32", ADV_PREC_FP32 },
+	};
+
+	for (size_t k = 0; s && k < ADV_ARRAY_SIZE(names); k++)
+		if (!strcasecmp(s, names[k].name))
+			return names[k].prec;
+	return -1;
+}

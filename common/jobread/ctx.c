@@ -29,6 +29,7 @@
 #include "ctx.h"
 #include "engine/findings.h"
 #include "jobread/shell/shell.h"
+#include "reader.h"
 #include "util.h"
 
 /* Files the readers of one job may load (each once: cached). */
@@ -200,6 +201,185 @@ void jr_note(struct jr_ctx *cx, enum adv_code code, const char *fix, const char 
 }
 
 /* ---- sources ----------------------------------------------------------------- */
+
+/* ---- the program's environment ------------------------------------------------- */
+
+/* Words of cmd's recorded command before its program; 0 when cmd is not
+ * a view into it. */
+static int words_before(const struct jr_cmd *cmd)
+{
+	const struct sh_cmd *r = cmd->rec;
+
+	if (!r || !r->argv || !cmd->argv)
+		return 0;
+	for (int k = 0; k <= r->argc && k < 4096; k++)
+		if ((char *const *)r->argv + k == cmd->argv)
+			return k;
+	return 0;
+}
+
+char *const *jr_cmd_before(const struct jr_cmd *cmd, int *n)
+{
+	*n = cmd ? words_before(cmd) : 0;
+	return *n > 0 ? cmd->rec->argv : NULL;
+}
+
+bool jr_cmd_after(const struct jr_cmd *cmd, const char *w)
+{
+	int n = cmd ? words_before(cmd) : 0;
+
+	for (int k = 0; k < n; k++)
+		if (cmd->rec->argv[k] && !strcmp(jr_basename(cmd->rec->argv[k]), w))
+			return true;
+	return false;
+}
+
+/* "NAME=V" (w, n bytes) for name: the value, else NULL. */
+static const char *assign_of(const char *w, size_t n, const char *name)
+{
+	size_t l = strlen(name);
+
+	return n > l && !strncmp(w, name, l) && w[l] == '=' ? w + l + 1 : NULL;
+}
+
+static void env_src(struct jobread_src *src, const char *name, const char *file, int line)
+{
+	if (!src)
+		return;
+	memset(src, 0, sizeof(*src));
+	adv_strlcpy(src->file, file ? file : "", sizeof(src->file));
+	src->line = file && !strcmp(file, JR_CMDLINE_FILE) ? 0 : line;
+	adv_strlcpy(src->key, name, sizeof(src->key));
+	src->style = JR_STYLE_ENV;
+}
+
+/* A value the evaluator could not know keeps its placeholder text
+ * ("$(...)", "${NAME}"): prefix assignments carry no unknown marks. */
+static bool placeholder(const char *v)
+{
+	return strstr(v, "$(") || strstr(v, "${") || strchr(v, '`');
+}
+
+/* NAME=V in a comma-separated list (srun --export=ALL,A=1,B=2, apptainer
+ * --env A=1,B=2): copied to buf; false when name is not in it. */
+static bool list_value(const char *list, const char *name, char *buf, size_t len)
+{
+	bool got = false;
+
+	for (const char *p = list; p && *p;) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+		const char *v = assign_of(p, l, name);
+
+		if (v) {
+			adv_snprintf(buf, len, "%.*s", (int)(l - (size_t)(v - p)), v);
+			got = true;
+		}
+		p = c ? c + 1 : NULL;
+	}
+	return got;
+}
+
+static bool is_sing(const char *b)
+{
+	return b && (!strcmp(b, "singularity") || !strcmp(b, "apptainer"));
+}
+
+bool jr_cmd_env(const struct jr_cmd *cmd, const char *name, char *buf, size_t len, bool *unknown,
+		struct jobread_src *src)
+{
+	const struct sh_cmd *r = cmd ? cmd->rec : NULL;
+	const char *v, *cur = NULL;
+	int n = cmd ? words_before(cmd) : 0, at = -1;
+	bool clean = false, found = false;
+
+	if (unknown)
+		*unknown = false;
+	if (!cmd || !name || !name[0] || !buf || !len)
+		return false;
+	/* The wrappers' words, in order: the last setting wins.  cur: the
+	 * wrapper whose options these are, as far as its name was seen. */
+	for (int k = 0; k < n; k++) {
+		const char *w = r->argv[k], *b;
+
+		if (!w)
+			continue;
+		b = jr_basename(w);
+		if (!strcmp(b, "docker") || !strcmp(b, "podman") || is_sing(b) || !strcmp(b, "env") ||
+		    !strcmp(b, "srun"))
+			cur = b;
+		/* A clean environment, where what was set before is gone:
+		 * docker/podman run (only -e's variables), env -i, apptainer
+		 * -e/--cleanenv and -C/--containall, srun --export=NONE. */
+		if (!strcmp(b, "docker") || !strcmp(b, "podman") ||
+		    (cur && !strcmp(cur, "env") && (!strcmp(w, "-i") || !strcmp(w, "--ignore-environment"))) ||
+		    (is_sing(cur) && (!strcmp(w, "-e") || !strcmp(w, "--cleanenv") || !strcmp(w, "-C") ||
+				      !strcmp(w, "--containall"))) ||
+		    !strcmp(w, "--export=NONE") || !strncmp(w, "--export=NONE,", 14)) {
+			clean = true;
+			found = false;
+			if (strncmp(w, "--export=", 9) != 0)
+				continue;
+		}
+		if (!strncmp(w, "--export=", 9) || (is_sing(cur) && !strncmp(w, "--env=", 6)) ||
+		    (is_sing(cur) && !strcmp(w, "--env") && k + 1 < n)) {
+			/* Comma-separated lists of NAME=V. */
+			const char *list = !strncmp(w, "--export=", 9) ? w + 9
+					   : !strncmp(w, "--env=", 6) ? w + 6 : r->argv[++k];
+
+			if (list_value(list, name, buf, len)) {
+				found = true;
+				at = k;
+			}
+			continue;
+		}
+		if (!strncmp(w, "--env=", 6))
+			w += 6;
+		else if ((!strcmp(w, "-e") || !strcmp(w, "--env")) && k + 1 < n)
+			w = r->argv[++k];
+		if (w && (v = assign_of(w, strlen(w), name))) {
+			adv_strlcpy(buf, v, len);
+			found = true;
+			at = k;
+		}
+	}
+	if (found) {
+		if (unknown)
+			*unknown = (r->unknown && r->unknown[at]) || placeholder(buf);
+		env_src(src, name, r->word_file && r->word_file[at] ? r->word_file[at] : r->file,
+			r->word_line && r->word_line[at] > 0 ? r->word_line[at] : r->line);
+		return true;
+	}
+	if (clean)
+		return false;
+	/* The command's prefix assignments, then the script's exports. */
+	for (int k = 0; r && r->assign && k < r->n_assign; k++)
+		if (r->assign[k] && (v = assign_of(r->assign[k], strlen(r->assign[k]), name))) {
+			adv_strlcpy(buf, v, len);
+			found = true;
+			env_src(src, name, r->file, r->line);
+		}
+	if (found) {
+		if (unknown)
+			*unknown = placeholder(buf);
+		return true;
+	}
+	if (cmd->sh) {
+		const char *file = NULL;
+		int line = 0;
+		bool unk = false;
+
+		v = sh_getenv(cmd->sh, name, &unk, &line, &file);
+		if (v) {
+			adv_strlcpy(buf, v, len);
+			if (unknown)
+				*unknown = unk;
+			env_src(src, name, file ? file : "the submission environment", line);
+			return true;
+		}
+	}
+	return false;
+}
 
 void jr_src_word(struct jobread_src *s, const struct jr_cmd *cmd, int i, const char *key,
 		 enum jobread_style style)

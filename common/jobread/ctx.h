@@ -28,6 +28,7 @@
 
 struct jr_ctx;
 struct sh;
+struct sh_cmd;
 
 /* One command: argv[0..argc) are the program and its arguments. */
 struct jr_cmd {
@@ -38,6 +39,12 @@ struct jr_cmd {
 	const bool *unknown;      /* per argument: value not known statically (may be NULL) */
 	const int *word_line;     /* per argument: line it was written on (may be NULL) */
 	const char *const *word_file;  /* per argument: file it was written in (may be NULL) */
+	/* The recorded command this one is part of (its prefix assignments,
+	 * the wrappers' words before the program) and the evaluator that
+	 * recorded it (the exported variables): the program's environment,
+	 * jr_cmd_env.  Both may be NULL. */
+	const struct sh_cmd *rec;
+	const struct sh *sh;
 };
 
 /* ---- for the orchestrator (jobread.c) -------------------------------------- */
@@ -109,6 +116,27 @@ bool jr_exists(struct jr_ctx *cx, const char *path);
  * have configured stays unknown.  False for a file the client is still
  * to ship (a later round reads it). */
 bool jr_unreadable(const struct jr_ctx *cx, const char *path);
+
+/*
+ * The value of environment variable name as the program of cmd sees it:
+ * NAME=V words and docker/apptainer -e/--env NAME=V and srun
+ * --export=...,NAME=V among the words before the program, else the
+ * command's prefix assignments, else an exported variable of the script
+ * (not inside docker/podman run, whose container starts with only the
+ * variables -e gives, nor after env -i, apptainer --cleanenv/--containall
+ * or srun --export=NONE).  The value is copied to buf (cut to len); false
+ * when the variable is not set.  *unknown: the value is not known
+ * statically; src (may be NULL): where it was set, under key name, style
+ * JR_STYLE_ENV.
+ */
+bool jr_cmd_env(const struct jr_cmd *cmd, const char *name, char *buf, size_t len, bool *unknown,
+		struct jobread_src *src);
+/* true when a word before cmd's program in its recorded command has base
+ * name w ("trtllm-llmapi-launch": the wrapper the program runs under). */
+bool jr_cmd_after(const struct jr_cmd *cmd, const char *w);
+/* The words before cmd's program in its recorded command (the launchers
+ * and wrappers that start it), *n of them; NULL and 0 when none. */
+char *const *jr_cmd_before(const struct jr_cmd *cmd, int *n);
 
 /* ---- sources -------------------------------------------------------------- */
 

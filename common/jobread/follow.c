@@ -5,7 +5,8 @@
  * When no command of the job was recognised as a launcher or trainer, the
  * script's own lines are scanned for the words that start one (torchrun,
  * deepspeed, accelerate launch, vllm serve, python -m sglang.launch_server,
- * srun with python, Megatron's pretrain_*.py, tune run, axolotl, ...).  A
+ * srun with python, Megatron's pretrain_*.py, tune run, axolotl, the
+ * servers and evaluators of fw_serve.c and fw_lighteval.c, ...).  A
  * hit is a SCRIPT_NOT_FOLLOWED finding naming the line and why the reader
  * did not follow it: it stopped at a bound, the line comes after an exit,
  * sits in a function or a branch the evaluator did not take, or its command
@@ -38,7 +39,9 @@ static const char *const launch_words[] = {
 	"sglang.launch_server", "pretrain_gpt", "pretrain_llama", "pretrain_t5",
 	"pretrain_bert", "pretrain_mamba", "tune run", "axolotl", "deepy.py", "torchtitan",
 	"nanotron", "run_train.py", "llamafactory-cli", "megatron", "nemo_launcher",
-	"trl sft", "trl grpo", "trl dpo", "lighteval", "levanter", "openrlhf",
+	"trl sft", "trl grpo", "trl dpo", "lighteval", "levanter", "openrlhf", "trtllm-serve",
+	"text-generation-launcher", "text-generation-inference", "lmdeploy serve", "llama-server",
+	"ollama serve", "lm_eval", "lm-eval", "basaran",
 };
 
 /* Launchers that start any program (PyTorch's, DeepSpeed's, accelerate's):

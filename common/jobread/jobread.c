@@ -147,6 +147,8 @@ static bool candidate(const struct sh_cmd *c)
 		"srun", "torchrun", "torch.distributed", "deepspeed", "accelerate", "mpirun",
 		"mpiexec", "python", "vllm", "sglang", "tune", "axolotl", "deepy", ".py", "trl",
 		"nemo", "torchtitan", "nanotron", "run_train", ".sh", "llamafactory", "lmf", "openrlhf",
+		"text-generation", "lmdeploy", "llama-server", "ollama", "lm_eval", "lm-eval", "trtllm",
+		"basaran",
 	};
 
 	/* Wrappers (time nohup stdbuf taskset uv run ...) come first: look
@@ -165,7 +167,8 @@ static bool launch_word(const struct sh_cmd *c)
 {
 	static const char *const words[] = {
 		"torchrun", "torch.distributed", "deepspeed", "accelerate", "python", "vllm", "sglang",
-		".py", "--nproc", "--tensor", "--model",
+		".py", "--nproc", "--tensor", "--model", "trtllm", "text-generation", "lmdeploy",
+		"llama-server", "ollama", "lm_eval", "lm-eval",
 	};
 
 	for (int i = 1; i < c->argc && i < 64; i++)
@@ -183,6 +186,8 @@ static bool ml_word(const struct sh_cmd *c)
 	static const char *const words[] = {
 		"torchrun", "torch.distributed", "deepspeed", "accelerate", "vllm", "sglang",
 		"megatron", "pretrain_gpt", "nemo", "torchtitan", "nanotron", "axolotl", "levanter",
+		"trtllm", "text-generation-launcher", "text-generation-inference", "lmdeploy",
+		"llama-server", "ollama", "lm_eval", "lm-eval", "basaran",
 	};
 
 	for (int i = 0; i < c->argc && i < 64; i++)
@@ -198,8 +203,9 @@ typedef bool (*jr_fw_fn)(struct jr_ctx *, const struct jr_cmd *, bool);
  * by --model_name_or_path) would also claim the others' scripts. */
 static const jr_fw_fn jr_trainers[] = {
 	jr_fw_nemo, jr_fw_torchtitan, jr_fw_nanotron, jr_fw_neox, jr_fw_torchtune,
-	jr_fw_axolotl, jr_fw_llamafactory, jr_fw_openrlhf, jr_fw_olmo, jr_fw_levanter, jr_fw_llamacookbook, jr_fw_lighteval, jr_fw_verl,
-	jr_fw_vllm, jr_fw_sglang, jr_fw_megatron, jr_fw_hf,
+	jr_fw_axolotl, jr_fw_llamafactory, jr_fw_openrlhf, jr_fw_olmo, jr_fw_levanter,
+	jr_fw_llamacookbook, jr_fw_lighteval, jr_fw_lmeval, jr_fw_verl, jr_fw_vllm, jr_fw_sglang,
+	jr_fw_server, jr_fw_megatron, jr_fw_hf,
 };
 
 /* try_command's answers. */
@@ -234,11 +240,11 @@ static int try_trainers(struct jr_ctx *cx, struct jobread_out *out, const struct
 	}
 }
 
-static int try_command(struct jr_ctx *cx, struct jobread_out *out, const struct sh_cmd *c,
-		       const bool *unknown, struct jr_cmd *prog, int *at)
+static int try_command(struct jr_ctx *cx, const sh_t *sh, struct jobread_out *out,
+		       const struct sh_cmd *c, const bool *unknown, struct jr_cmd *prog, int *at)
 {
 	struct jr_cmd cmd = { c->file, c->line, c->argc, c->argv, unknown, c->word_line,
-			      c->word_file };
+			      c->word_file, c, sh };
 	bool is_module = false, was_llm = out->is_llm;
 
 	out->is_llm = false;
@@ -431,16 +437,16 @@ static bool *arg_unknowns(const struct sh_cmd *c)
  * runs in the Slurm step of the outer one, unless it names its own; then
  * the readers try it, with unk (when not NULL) as its unknown marks.
  */
-static int walk_try(struct jr_ctx *cx, struct jobread_out *out, const struct sh_cmd *c,
-		    const bool *unk, int step_nodes, const struct jobread_src *step_src,
-		    struct jr_cmd *prog, int *at)
+static int walk_try(struct jr_ctx *cx, const sh_t *sh, struct jobread_out *out,
+		    const struct sh_cmd *c, const bool *unk, int step_nodes,
+		    const struct jobread_src *step_src, struct jr_cmd *prog, int *at)
 {
 	if (c->inner && step_nodes && !out->step_nodes) {
 		out->step_nodes = step_nodes;
 		out->step_src = *step_src;
 	}
 	memset(prog, 0, sizeof(*prog));
-	return try_command(cx, out, c, unk ? unk : c->unknown, prog, at);
+	return try_command(cx, sh, out, c, unk ? unk : c->unknown, prog, at);
 }
 
 /*
@@ -484,7 +490,7 @@ static int walk(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, int depth,
 		tried++;
 		memcpy(save, out, sizeof(*save));
 		unk = depth > 0 ? arg_unknowns(c) : NULL;
-		rc = walk_try(cx, out, c, unk, step_nodes, &step_src, &prog, &at);
+		rc = walk_try(cx, sh, out, c, unk, step_nodes, &step_src, &prog, &at);
 		if (!c->inner) {
 			step_nodes = out->step_nodes != save->step_nodes ? out->step_nodes : 0;
 			step_src = out->step_src;
@@ -518,7 +524,7 @@ static int walk(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, int depth,
 			before_launcher->n_need = n_need;
 			memcpy(out, before_launcher, sizeof(*out));
 			unk = depth > 0 ? arg_unknowns(c) : NULL;
-			rc = walk_try(cx, out, c, unk, step_nodes, &step_src, &prog, &at);
+			rc = walk_try(cx, sh, out, c, unk, step_nodes, &step_src, &prog, &at);
 			free(unk);
 			jr_note(cx, ADV_CODE_SCRIPT_NOT_FOLLOWED, NULL,
 				"%s:%d: the launch there runs in another Slurm step and starts a program "

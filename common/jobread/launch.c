@@ -332,7 +332,11 @@ static int python_args(const struct jr_cmd *c, int i, bool *module)
  *   option takes exactly one, written "--opt V" or "--opt=V"), then the
  *   image; singularity run and docker run are taken to run the command
  *   given after the image (the image's entrypoint passing it on, as job
- *   images do);
+ *   images do), unless the image is a server's whose entrypoint takes
+ *   the words after it as its options (text-generation-inference,
+ *   vllm-openai, ollama: fw_serve.c), which then run as that server;
+ * - trtllm-llmapi-launch (TensorRT-LLM), which runs its command in each
+ *   MPI task;
  * - enroot start (enroot(1): --conf, --env, --mount take a value, --root
  *   and --rw do not), then the container name or image;
  * - nsys profile|launch (Nsight Systems CLI: every switch takes a value,
@@ -502,6 +506,10 @@ static const struct wrapper wrappers[] = {
 	{ "conda", "run", NULL, &conda_ws, 0, 0 },
 	{ "mamba", "run", NULL, &conda_ws, 0, 0 },
 	{ "micromamba", "run", NULL, &conda_ws, 0, 0 },
+	/* TensorRT-LLM's tensorrt_llm/llmapi/trtllm-llmapi-launch: a script
+	 * with no options of its own that runs its command in each MPI task
+	 * (rank 0 the server, the others its workers). */
+	{ "trtllm-llmapi-launch", NULL, NULL, NULL, 0, 0 },
 };
 
 /* w is one of the '|'-separated words of alts. */
@@ -754,6 +762,15 @@ static int strip_wrapper(struct jr_ctx *cx, const struct jr_cmd *c, int i)
 	if (wr->flags & W_ENV)
 		while (j < c->argc && c->argv[j] && strchr(c->argv[j], '=') && c->argv[j][0] != '=')
 			j++;
+	/* docker run IMAGE --flags, singularity run IMAGE --flags: an image
+	 * whose entrypoint is a server a reader knows (TGI, vLLM, ollama)
+	 * runs it with the words after the image; the image word stands for
+	 * the program (fw_serve.c, jr_image_entry). */
+	if (wr->operands && j < c->argc && c->argv[j] && !(c->unknown && c->unknown[j]) &&
+	    ((wr->flags & W_CONTAINER) || !strcmp(c->argv[i + 1], "run")) &&
+	    (j + 1 >= c->argc || (c->argv[j + 1] && c->argv[j + 1][0] == '-')) &&
+	    jr_image_entry(c->argv[j]))
+		return j;
 	if (j + wr->operands >= c->argc) {
 		if (wr->operands && j < c->argc)
 			/* singularity run IMAGE, docker run IMAGE: the image's own command. */

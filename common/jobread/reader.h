@@ -46,6 +46,10 @@ bool jr_arg_flag(struct jr_ctx *cx, const struct jr_cmd *cmd, int from, enum job
 /* A boolean as Python configs and HfArgumentParser write it
  * (true/yes/on/1/y/t, false/no/off/0/n/f, any case): 1, 0, or -1. */
 int jr_parse_bool(const char *s);
+/* A torch dtype's name ("bfloat16", "bf16", "float16", "half", "fp16",
+ * "float32", "float", "fp32", any case): enum adv_precision, or -1 ("auto":
+ * the checkpoint's own, left to the engine). */
+int jr_torch_dtype(const char *s);
 /* Parses "8", "-1", "1e3"-free integers; false on anything else. */
 bool jr_parse_ll(const char *s, long long *out);
 /* The last path component of a program ("/x/y/pretrain_gpt.py" -> "pretrain_gpt.py"). */
@@ -105,6 +109,18 @@ bool jr_fw_llamafactory(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_mo
 bool jr_fw_openrlhf(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
 bool jr_fw_vllm(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
 bool jr_fw_sglang(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
+/* vLLM's --quantization names (QUANTIZATION_METHODS, SGLang's the same;
+ * lighteval's and lm_eval's quantization= pass them to vLLM): the
+ * weights' enum adv_weights, or -1 for a scheme not modelled (fw_serve.c). */
+int jr_vllm_quant(const char *name);
+/* TensorRT-LLM trtllm-serve, TGI, LMDeploy, llama.cpp, ollama, Basaran (fw_serve.c's table). */
+bool jr_fw_server(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
+/* lm-evaluation-harness: lm_eval --model hf|vllm --model_args K=V,... (fw_lighteval.c). */
+bool jr_fw_lmeval(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
+/* true when a container image's entrypoint is a server a reader knows
+ * (text-generation-inference, vllm-openai, ollama, ...): `docker run
+ * IMAGE --flags` runs it with the flags (launch.c). */
+bool jr_image_entry(const char *image);
 bool jr_fw_hf(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);       /* HF Trainer, TRL, run_clm.py ... */
 bool jr_fw_olmo(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);     /* OLMo scripts/train.py */
 bool jr_fw_llamacookbook(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module); /* finetuning.py */

@@ -26,6 +26,7 @@
 #include "engine/engine.h"
 #include "fixture.h"
 #include "jobread/jobread.h"
+#include "jobread/reader.h"
 
 #define CWD "/home/ada/run"
 
@@ -753,6 +754,319 @@ static void test_serve_local_model_path(void **st)
 	}
 }
 
+/* TGI reads every flag from its upper-case variable too (clap's env): an
+ * exported variable, a prefix assignment, env's NAME=V and docker's -e,
+ * the last of which a container sees alone.  No --num-shard: one shard per
+ * GPU of CUDA_VISIBLE_DEVICES, as the job sets it or Slurm does. */
+static void test_tgi_env(void **st)
+{
+	static const char script[] =
+		"#!/bin/bash\n"
+		"export MODEL_ID=meta-llama/Meta-Llama-3-70B-Instruct\n"
+		"PLAIN_ONLY=7\n"
+		"MAX_TOTAL_TOKENS=4096 text-generation-launcher --max-batch-size 16 &\n"
+		"env CUDA_VISIBLE_DEVICES=0,1 NUM_SHARD=$PLAIN_ONLY text-generation-launcher\n";
+	struct job j = { script, NULL, 1, 8, 0, 1, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.trainer, "tgi");
+	assert_string_equal(out.v[JR_MODEL].s, "meta-llama/Meta-Llama-3-70B-Instruct");
+	assert_string_equal(out.v[JR_MODEL].src.key, "MODEL_ID");
+	assert_int_equal(out.v[JR_MODEL].src.line, 2);
+	assert_int_equal(out.v[JR_MODEL].src.style, JR_STYLE_ENV);
+	CHECK(&out, JR_SEQ, 4096, S, 4, "MAX_TOTAL_TOKENS");
+	CHECK(&out, JR_MAX_SEQS, 16, S, 4, "--max-batch-size");
+	/* Slurm's 8 GPUs of the node: TGI's default, said as one. */
+	assert_int_equal(out.v[JR_TP].i, 8);
+	assert_true(out.v[JR_TP].src.fw_default);
+	CHECK(&out, JR_WORLD, 8, S, 4, "");
+	/* --cuda-memory-fraction's default 1.0. */
+	assert_int_equal(out.v[JR_MEM_SHARE].i, 1000);
+	{
+		static const char docker[] =
+			"#!/bin/bash\n"
+			"export NUM_SHARD=8\n"
+			"docker run --gpus all -e NUM_SHARD=2 -e MODEL_ID=Qwen/Qwen2.5-72B-Instruct \\\n"
+			"  ghcr.io/huggingface/text-generation-inference:3.0 --dtype bfloat16\n";
+		struct job d = { docker, NULL, 1, 8, 0, 1, NULL, 0 };
+
+		read_job(st, &d, &out);
+		assert_string_equal(out.trainer, "tgi");
+		assert_string_equal(out.v[JR_MODEL].s, "Qwen/Qwen2.5-72B-Instruct");
+		CHECK(&out, JR_TP, 2, S, 3, "NUM_SHARD");
+		CHECK(&out, JR_PRECISION, ADV_PREC_BF16, S, 4, "--dtype");
+	}
+	{
+		/* A clean environment: apptainer --cleanenv passes none of the
+		 * script's variables, nor srun's, only its own --env ones;
+		 * srun --export=ALL,NAME=V adds one. */
+		static const char clean[] =
+			"#!/bin/bash\n"
+			"export MODEL_ID=meta-llama/Meta-Llama-3-70B-Instruct\n"
+			"MAX_TOTAL_TOKENS=100 srun --export=ALL,NUM_SHARD=4 apptainer exec --nv \\\n"
+			"  --cleanenv --env DTYPE=float16,MAX_BATCH_SIZE=8 tgi.sif text-generation-launcher\n";
+		static const char exported[] =
+			"#!/bin/bash\n"
+			"export MODEL_ID=meta-llama/Meta-Llama-3-70B-Instruct\n"
+			"srun --export=ALL,NUM_SHARD=4 text-generation-launcher\n";
+		struct job c = { clean, NULL, 1, 8, 0, 1, NULL, 0 };
+		struct job e = { exported, NULL, 1, 8, 0, 1, NULL, 0 };
+
+		read_job(st, &c, &out);
+		assert_string_equal(out.trainer, "tgi");
+		UNKNOWN(&out, JR_MODEL);
+		CHECK(&out, JR_MAX_SEQS, 8, S, 4, "MAX_BATCH_SIZE");
+		CHECK(&out, JR_PRECISION, ADV_PREC_FP16, S, 4, "DTYPE");
+		assert_int_equal(out.v[JR_TP].i, 8);   /* not srun's NUM_SHARD */
+		UNSET(&out, JR_SEQ);                    /* nor the prefix's */
+		read_job(st, &e, &out);
+		assert_string_equal(out.v[JR_MODEL].s, "meta-llama/Meta-Llama-3-70B-Instruct");
+		CHECK(&out, JR_TP, 4, S, 3, "NUM_SHARD");
+	}
+	{
+		/* A Slurm step that names its GPUs sees those (srun --gres). */
+		struct job g = { "#!/bin/bash\nsrun -n 1 --gres=gpu:h100:4 text-generation-launcher "
+				 "--model-id Qwen/Qwen2.5-72B-Instruct\n", NULL, 1, 8, 0, 1, NULL, 0 };
+
+		read_job(st, &g, &out);
+		CHECK(&out, JR_TP, 4, S, 2, "srun --gres");
+		assert_false(out.v[JR_TP].src.fw_default);
+	}
+	{
+		/* In a container, without --num-shard: docker's --gpus decides. */
+		static const char docker[] =
+			"#!/bin/bash\n"
+			"docker run --gpus all ghcr.io/huggingface/text-generation-inference \\\n"
+			"  --model-id Qwen/Qwen2.5-72B-Instruct\n";
+		struct job d = { docker, NULL, 1, 8, 0, 1, NULL, 0 };
+
+		read_job(st, &d, &out);
+		UNKNOWN(&out, JR_TP);
+		UNKNOWN(&out, JR_WORLD);
+	}
+}
+
+/* trtllm-serve: it starts tp x pp x cp workers itself, unless
+ * trtllm-llmapi-launch runs it in each of srun's tasks; its YAML overrides
+ * the flags. */
+static void test_trtllm_serve(void **st)
+{
+	static const struct vfile files[] = {
+		{ CWD "/extra.yml", "tensor_parallel_size: 8\nkv_cache_config:\n  dtype: fp8\n"
+				    "quant_config:\n  quant_algo: W4A16_AWQ\n" },
+		{ NULL, NULL },
+	};
+	static const char script[] =
+		"#!/bin/bash\n"
+		"trtllm-serve meta-llama/Meta-Llama-3-70B-Instruct --tp_size 4 --pp_size 2 \\\n"
+		"  --max_batch_size 64 --extra_llm_api_options extra.yml\n";
+	static const char launched[] =
+		"#!/bin/bash\n"
+		"srun --ntasks-per-node=8 trtllm-llmapi-launch trtllm-serve serve \\\n"
+		"  meta-llama/Meta-Llama-3-70B-Instruct --tp_size 4\n";
+	struct job j = { script, files, 1, 8, 0, 1, NULL, 0 };
+	struct job l = { launched, NULL, 1, 8, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.trainer, "trtllm");
+	assert_int_equal(out.v[JR_MODEL].src.line, 2);
+	CHECK(&out, JR_TP, 8, "extra.yml", 1, "tensor_parallel_size");
+	CHECK(&out, JR_PP, 2, S, 2, "--pp_size");
+	CHECK(&out, JR_MAX_SEQS, 64, S, 3, "--max_batch_size");
+	assert_true(out.kv_fp8);
+	CHECK(&out, JR_WEIGHTS, ADV_WEIGHTS_INT4, "extra.yml", 5, "quant_config.quant_algo");
+	CHECK(&out, JR_WORLD, 16, S, 2, "");
+	assert_true(has_note(&out, "SCRIPT_ASSUMED", "--kv_cache_free_gpu_memory_fraction"));
+	read_job(st, &l, &out);
+	assert_string_equal(out.trainer, "trtllm");
+	CHECK(&out, JR_TP, 4, S, 3, "--tp_size");
+	/* srun's 8 tasks are the workers. */
+	assert_int_equal(out.v[JR_WORLD].i, 8);
+	assert_false(out.v[JR_WORLD].src.fw_default);
+	{
+		/* click takes options before the operand; a disaggregated
+		 * server is not read (said by follow.c instead). */
+		struct job o = { "#!/bin/bash\ntrtllm-serve --tp_size 2 --trust_remote_code "
+				 "meta-llama/Meta-Llama-3-8B-Instruct --port 8000\n", NULL, 1, 8, 0, 1,
+				 NULL, 0 };
+		struct job d = { "#!/bin/bash\ntrtllm-serve disaggregated -c disagg.yaml\n", NULL, 1,
+				 8, 0, 1, NULL, 0 };
+
+		read_job(st, &o, &out);
+		assert_string_equal(out.v[JR_MODEL].s, "meta-llama/Meta-Llama-3-8B-Instruct");
+		CHECK(&out, JR_WORLD, 2, S, 2, "");
+		read_job(st, &d, &out);
+		assert_string_not_equal(out.trainer, "trtllm");
+		assert_true(has_note(&out, "SCRIPT_NOT_FOLLOWED", "trtllm-serve"));
+	}
+	{
+		/* The module of the console script, with its subcommand. */
+		struct job m = { "#!/bin/bash\npython -m tensorrt_llm.commands.serve serve "
+				 "meta-llama/Meta-Llama-3-8B-Instruct --pp_size 2\n", NULL, 1, 8, 0, 1,
+				 NULL, 0 };
+
+		read_job(st, &m, &out);
+		assert_string_equal(out.trainer, "trtllm");
+		assert_string_equal(out.v[JR_MODEL].s, "meta-llama/Meta-Llama-3-8B-Instruct");
+		CHECK(&out, JR_PP, 2, S, 2, "--pp_size");
+	}
+	{
+		/* A built engine: its model is not the directory's name. */
+		struct job e = { "#!/bin/bash\ntrtllm-serve /engines/llama70b-tp4 --backend tensorrt "
+				 "--tp_size 4\n", NULL, 1, 8, 0, 1, NULL, 0 };
+
+		read_job(st, &e, &out);
+		UNKNOWN(&out, JR_MODEL);
+		assert_non_null(strstr(out.v[JR_MODEL].s, "TensorRT engine"));
+		CHECK(&out, JR_TP, 4, S, 2, "--tp_size");
+	}
+}
+
+/* llama-server: the GPUs its one process uses: every visible one, split
+ * by layer (pipeline) or by row (tensor); --tensor-split's zero shares
+ * leave devices out; -sm none is one GPU. */
+static void test_llama_server(void **st)
+{
+	static const struct {
+		const char *flags;
+		enum jobread_field f;
+		long long gpus;
+	} cases[] = {
+		{ "", JR_PP, 4 },
+		{ "-sm row", JR_TP, 4 },
+		{ "--tensor-split 3,0,1,0", JR_PP, 2 },
+		{ "--split-mode none", JR_PP, 1 },
+	};
+	char script[256];
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct job j = { script, NULL, 1, 4, 0, 1, NULL, 0 };
+		struct jobread_out out;
+
+		snprintf(script, sizeof(script), "#!/bin/bash\nllama-server -m /m/x.gguf -ngl 99 %s\n",
+			 cases[k].flags);
+		read_job(st, &j, &out);
+		assert_string_equal(out.trainer, "llama.cpp");
+		UNKNOWN(&out, JR_MODEL);
+		UNKNOWN(&out, JR_WEIGHTS);
+		assert_int_equal(out.v[JR_WORLD].i, cases[k].gpus);
+		if (cases[k].gpus > 1)
+			assert_int_equal(out.v[cases[k].f].i, cases[k].gpus);
+		else
+			UNSET(&out, JR_PP);
+	}
+}
+
+/* lm_eval --model hf without a launcher or parallelize: one process on one
+ * GPU (HFLM's device cuda), said as the default; an API model runs
+ * elsewhere. */
+static void test_lm_eval_hf(void **st)
+{
+	static const char script[] =
+		"#!/bin/bash\n"
+		"lm_eval --model hf --model_args pretrained=meta-llama/Meta-Llama-3-8B,dtype=float16 \\\n"
+		"  --tasks arc_easy --batch_size 8\n";
+	static const char api[] =
+		"#!/bin/bash\n"
+		"lm-eval run --model local-completions --model_args model=x,base_url=http://h/v1\n";
+	struct job j = { script, NULL, 1, 4, 0, 1, NULL, 0 };
+	struct job a = { api, NULL, 1, 4, 0, 1, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.trainer, "lm-eval-hf");
+	assert_string_equal(out.v[JR_MODEL].s, "meta-llama/Meta-Llama-3-8B");
+	CHECK(&out, JR_PRECISION, ADV_PREC_FP16, S, 2, "dtype");
+	CHECK(&out, JR_MAX_SEQS, 8, S, 3, "--batch_size");
+	assert_int_equal(out.v[JR_WORLD].i, 1);
+	assert_true(out.v[JR_WORLD].src.fw_default);
+	CHECK(&out, JR_TASK, ADV_TASK_INFER, S, 2, NULL);
+	read_job(st, &a, &out);
+	assert_true(out.is_llm);
+	UNKNOWN(&out, JR_MODEL);
+	UNSET(&out, JR_WORLD);
+	{
+		/* vLLM's quantization names and KV dtype, handed to LLM(). */
+		struct job v = { "#!/bin/bash\nlm_eval --model vllm --model_args "
+				 "pretrained=meta-llama/Meta-Llama-3-70B-Instruct,quantization=fp8,"
+				 "kv_cache_dtype=fp8,tensor_parallel_size=2 --tasks gsm8k\n", NULL, 1, 4,
+				 0, 1, NULL, 0 };
+
+		read_job(st, &v, &out);
+		CHECK(&out, JR_WEIGHTS, ADV_WEIGHTS_FP8, S, 2, "quantization");
+		CHECK(&out, JR_PRECISION, ADV_PREC_FP8, S, 2, "quantization");
+		assert_true(out.kv_fp8);
+		CHECK(&out, JR_WORLD, 2, S, 2, "");
+	}
+}
+
+/* vllm serve --config FILE: the file's options come before the command
+ * line's (a flag wins), the positional model before the file's model. */
+static void test_vllm_config(void **st)
+{
+	static const struct vfile files[] = {
+		{ CWD "/v.yaml", "model: meta-llama/Meta-Llama-3-8B\ntensor_parallel_size: 2\n"
+				 "dtype: float16\nquantization: fp8\nmax-num-seqs: 8\n" },
+		{ NULL, NULL },
+	};
+	struct job j = { "#!/bin/bash\nvllm serve meta-llama/Meta-Llama-3-70B-Instruct --config v.yaml "
+			 "--max-num-seqs 16\n", files, 1, 8, 0, 1, NULL, 0 };
+	struct job m = { "#!/bin/bash\nvllm serve --config v.yaml\n", files, 1, 8, 0, 1, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.v[JR_MODEL].s, "meta-llama/Meta-Llama-3-70B-Instruct");
+	CHECK(&out, JR_TP, 2, "v.yaml", 2, "tensor_parallel_size");
+	CHECK(&out, JR_MAX_SEQS, 16, S, 2, "--max-num-seqs");
+	CHECK(&out, JR_WEIGHTS, ADV_WEIGHTS_FP8, "v.yaml", 4, "quantization");
+	CHECK(&out, JR_PRECISION, ADV_PREC_FP8, "v.yaml", 4, "quantization");
+	CHECK(&out, JR_WORLD, 2, S, 2, "");
+	read_job(st, &m, &out);
+	assert_string_equal(out.v[JR_MODEL].s, "meta-llama/Meta-Llama-3-8B");
+	CHECK(&out, JR_MAX_SEQS, 8, "v.yaml", 5, "max-num-seqs");
+}
+
+/* The torch dtype names the servers and evaluators share (jr_torch_dtype):
+ * "auto" and the unknown are left to the engine. */
+static void test_torch_dtype(void **st)
+{
+	(void)st;
+	assert_int_equal(jr_torch_dtype("bfloat16"), ADV_PREC_BF16);
+	assert_int_equal(jr_torch_dtype("BF16"), ADV_PREC_BF16);
+	assert_int_equal(jr_torch_dtype("half"), ADV_PREC_FP16);
+	assert_int_equal(jr_torch_dtype("float16"), ADV_PREC_FP16);
+	assert_int_equal(jr_torch_dtype("float"), ADV_PREC_FP32);
+	assert_int_equal(jr_torch_dtype("fp32"), ADV_PREC_FP32);
+	assert_int_equal(jr_torch_dtype("auto"), -1);
+	assert_int_equal(jr_torch_dtype("float8"), -1);
+	assert_int_equal(jr_torch_dtype(""), -1);
+	assert_int_equal(jr_torch_dtype(NULL), -1);
+}
+
+/* A model word left empty by a variable the reader does not see set
+ * ("$MODEL" of the submission's environment): said, not dropped. */
+static void test_serve_empty_model(void **st)
+{
+	static const char *const scripts[] = {
+		"#!/bin/bash\npython3 -m vllm.entrypoints.openai.api_server --model \"$M\" -tp 2\n",
+		"#!/bin/bash\nvllm serve \"$M\" -tp 2\n",
+		"#!/bin/bash\ntrtllm-serve \"$M\" --tp_size 2\n",
+		"#!/bin/bash\ntext-generation-launcher --model-id \"$M\" --num-shard 2\n",
+	};
+
+	for (size_t k = 0; k < sizeof(scripts) / sizeof(scripts[0]); k++) {
+		struct job j = { scripts[k], NULL, 1, 2, 0, 1, NULL, 0 };
+		struct jobread_out out;
+
+		read_job(st, &j, &out);
+		UNKNOWN(&out, JR_MODEL);
+		assert_non_null(strstr(out.v[JR_MODEL].s, "an empty value"));
+		assert_int_equal(out.v[JR_TP].i, 2);
+	}
+}
+
 /* srun -w "$HOSTS" without -N: a part of the job whose size is known only
  * at run time. */
 static void test_srun_nodelist_unknown(void **st)
@@ -1394,6 +1708,13 @@ int main(void)
 		cmocka_unit_test(test_hf_recipe_fsdp),
 		cmocka_unit_test(test_hf_fsdp_flag),
 		cmocka_unit_test(test_vllm_serve),
+		cmocka_unit_test(test_vllm_config),
+		cmocka_unit_test(test_torch_dtype),
+		cmocka_unit_test(test_serve_empty_model),
+		cmocka_unit_test(test_tgi_env),
+		cmocka_unit_test(test_trtllm_serve),
+		cmocka_unit_test(test_llama_server),
+		cmocka_unit_test(test_lm_eval_hf),
 		cmocka_unit_test(test_vllm_api_server_srun),
 		cmocka_unit_test(test_sglang),
 		cmocka_unit_test(test_trl_vllm_serve),

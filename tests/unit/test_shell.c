@@ -609,6 +609,43 @@ static void test_arithmetic(void **st)
 	finish(r.sh);
 }
 
+/* What a program the script starts sees in its environment (sh_getenv):
+ * export NAME=V and declare -x NAME=V export, a plain assignment does
+ * not, export NAME exports one made before; the line of the value. */
+static void test_exported(void **st)
+{
+	static const char script[] =
+		/* 1 */ "export MODEL_ID=meta-llama/Meta-Llama-3-8B\n"
+		/* 2 */ "declare -x NUM_SHARD=2\n"
+		/* 3 */ "PLAIN=1\n"
+		/* 4 */ "LATER=4\n"
+		/* 5 */ "export LATER\n"
+		/* 6 */ "export ARR=(a b)\n";
+	static const char *const vars[] = { "FROM_ENV=x", NULL };
+	struct run r = run_ok(script, vars);
+	const char *file = NULL;
+	bool u = true;
+	int line = -1;
+
+	(void)st;
+	assert_string_equal(sh_getenv(r.sh, "MODEL_ID", &u, &line, &file), "meta-llama/Meta-Llama-3-8B");
+	assert_false(u);
+	assert_int_equal(line, 1);
+	assert_string_equal(file, "job.sh");
+	assert_string_equal(sh_getenv(r.sh, "NUM_SHARD", NULL, &line, NULL), "2");
+	assert_int_equal(line, 2);
+	assert_null(sh_getenv(r.sh, "PLAIN", NULL, NULL, NULL));
+	expect_var(r.sh, "PLAIN", "1", false);
+	assert_string_equal(sh_getenv(r.sh, "LATER", NULL, &line, NULL), "4");
+	assert_int_equal(line, 4);
+	/* An array is not passed in the environment. */
+	assert_null(sh_getenv(r.sh, "ARR", NULL, NULL, NULL));
+	/* The submission environment: exported, no line. */
+	assert_string_equal(sh_getenv(r.sh, "FROM_ENV", NULL, &line, &file), "x");
+	assert_int_equal(line, 0);
+	finish(r.sh);
+}
+
 static void test_default_expansions(void **st)
 {
 	static const char script[] =
@@ -2345,6 +2382,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_slurm_unknown_vars, teardown),
 		cmocka_unit_test_teardown(test_unknown_unquoted_keeps_field, teardown),
 		cmocka_unit_test_teardown(test_arithmetic, teardown),
+		cmocka_unit_test_teardown(test_exported, teardown),
 		cmocka_unit_test_teardown(test_default_expansions, teardown),
 		cmocka_unit_test_teardown(test_other_expansions_right_or_unknown, teardown),
 		cmocka_unit_test_teardown(test_if_then, teardown),

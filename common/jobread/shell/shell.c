@@ -896,6 +896,22 @@ const char *sh_getvar(const sh_t *sh, const char *name, bool *unknown)
 	return v->vals[0];
 }
 
+const char *sh_getenv(const sh_t *sh, const char *name, bool *unknown, int *line,
+		      const char **file)
+{
+	const struct sh_var *v = sh && name ? sh_var_find(sh, name) : NULL;
+
+	if (!v || v->n == 0 || v->array || !v->exported)
+		return NULL;
+	if (unknown)
+		*unknown = v->unk[0];
+	if (line)
+		*line = v->lines ? v->lines[0] : 0;
+	if (file)
+		*file = v->files ? v->files[0] : NULL;
+	return v->vals[0];
+}
+
 bool sh_syntax_error(const sh_t *sh, const char **file, int *line, bool *nested)
 {
 	if (!sh || !sh->syn_line)

@@ -70,6 +70,12 @@ const struct sh_vfile *sh_vfile_find(const sh_t *sh, const char *path);
 /* A variable's value after the run (NULL when unset); *unknown is set
  * when its value is unknown.  unknown may be NULL. */
 const char *sh_getvar(const sh_t *sh, const char *name, bool *unknown);
+/* The same for an exported scalar only (what a program the script starts
+ * sees in its environment), with the line and file of its assignment
+ * (0 and NULL when it came from the submission environment).  line and
+ * file may be NULL. */
+const char *sh_getenv(const sh_t *sh, const char *name, bool *unknown, int *line,
+		      const char **file);
 /* Notes the evaluator made (skipped constructs, failed sources), for the
  * reader's info findings: "file:line: message", NULL-terminated. */
 const char *const *sh_notes(const sh_t *sh, size_t *n);

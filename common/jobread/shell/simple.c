@@ -371,16 +371,21 @@ static int run_simple(struct sh *sh, struct sh_src *s, int line, struct sh_simpl
 			}
 		}
 
+		/* export NAME=V, declare -x NAME=V: the NAME=V words are in
+		 * assigns, and exported (what a program the script starts sees:
+		 * jr_cmd_env). */
+		for (int k = 1; k < c->n_words; k++)
+			if (c->words[k].n && c->words[k].t[0] == '-' &&
+			    memchr(c->words[k].t, 'x', c->words[k].n))
+				exp = true;
 		for (int k = 0; k < c->n_assigns; k++)
-			sh_var_assign(sh, &c->assigns[k], c->elems[k], c->n_elems[k], s->file, false);
+			sh_var_assign(sh, &c->assigns[k], c->elems[k], c->n_elems[k], s->file, exp);
 		for (int k = 1; k < c->n_words; k++) {
 			const struct sh_raw *w = &c->words[k];
 			size_t nl, eq;
 
-			if (w->n && w->t[0] == '-') {
-				exp = exp || memchr(w->t, 'x', w->n);
+			if (w->n && w->t[0] == '-')
 				continue;
-			}
 			if (sh_raw_assignment(w, &nl, &eq)) {
 				sh_var_assign(sh, w, NULL, 0, s->file, exp);
 			} else if (sh_valid_name(w->t, w->n)) {
