@@ -846,6 +846,90 @@ static void test_function_args(void **st)
 	finish(r.sh);
 }
 
+/* read -r -d '' CMD <<EOF: the whole here-document, its words on their
+ * own lines; status 1 at the end of the input (hence || true). */
+static void test_read_heredoc(void **st)
+{
+	static const char script[] =
+		/* 1 */ "N=2\n"
+		/* 2 */ "read -r -d '' CMD <<EOF || echo eof\n"
+		/* 3 */ "torchrun --nnodes $N \\\n"
+		/* 4 */ "  train.py --tp 4\n"
+		/* 5 */ "EOF\n"
+		/* 6 */ "bash -c \"$CMD\"\n"
+		/* 7 */ "read -d '' Q <<'X'\n"
+		/* 8 */ "  a $N\n"
+		/* 9 */ "X\n"
+		/* 10 */ "IFS=, read -ra L <<< \"x,y, z\"\n"
+		/* 11 */ "read A B <<< \"one two three\"\n"
+		/* 12 */ "read -t 5 T <<< \"no\"\n";
+	struct run r = run_ok(script, NULL);
+	const struct sh_cmd *c = need_cmd(r.sh, "torchrun", 0);
+
+	(void)st;
+	expect_argv(c, ARGV("torchrun", "--nnodes", "2", "train.py", "--tp", "4"));
+	assert_true(c->inner);
+	/* run by bash -c on line 6; its words written on lines 3 and 4 */
+	assert_int_equal(c->line, 6);
+	assert_int_equal(wline(c, 1), 3);
+	assert_int_equal(wline(c, 5), 4);
+	/* read -d '' fails at the end of its input: || runs */
+	assert_non_null(find_cmd(r.sh, "echo", 0));
+	/* quoted delimiter: no expansion; leading and trailing blanks go */
+	expect_var(r.sh, "Q", "a $N", false);
+	expect_var(r.sh, "A", "one", false);
+	expect_var(r.sh, "B", "two three", false);
+	/* -t: input from elsewhere, not followed */
+	expect_var(r.sh, "T", "$(read...)", true);
+	finish(r.sh);
+}
+
+/* IFS=, read -ra L: an array of the fields. */
+static void test_read_array(void **st)
+{
+	static const char script[] =
+		/* 1 */ "IFS=, read -ra L <<< \"x,y, z\"\n"
+		/* 2 */ "run ${#L[@]} \"${L[2]}\"\n";
+	struct run r = run_ok(script, NULL);
+
+	(void)st;
+	expect_argv(need_cmd(r.sh, "run", 0), ARGV("run", "3", " z"));
+	finish(r.sh);
+}
+
+/* CMD=$(cat <<EOF ... EOF): the here-document's text, lines kept. */
+static void test_cat_heredoc_subst(void **st)
+{
+	static const char script[] =
+		/* 1 */ "TP=8\n"
+		/* 2 */ "CMD=$(cat <<EOF\n"
+		/* 3 */ "vllm serve m\n"
+		/* 4 */ "  --tensor-parallel-size $TP\n"
+		/* 5 */ "EOF\n"
+		/* 6 */ ")\n"
+		/* 7 */ "$CMD\n"
+		/* 8 */ "X=$(cat <<EOF | tr a b\n"
+		/* 9 */ "a\n"
+		/* 10 */ "EOF\n"
+		/* 11 */ ")\n";
+	struct run r = run_ok(script, NULL);
+	const struct sh_cmd *c = need_cmd(r.sh, "vllm", 0);
+
+	(void)st;
+	expect_argv(c, ARGV("vllm", "serve", "m", "--tensor-parallel-size", "8"));
+	assert_int_equal(c->line, 7);
+	assert_int_equal(wline(c, 0), 3);
+	assert_int_equal(wline(c, 3), 4);
+	/* a pipe after cat: not known */
+	{
+		bool u = false;
+
+		assert_non_null(sh_getvar(r.sh, "X", &u));
+		assert_true(u);
+	}
+	finish(r.sh);
+}
+
 static void test_eval(void **st)
 {
 	static const char script[] =
@@ -2368,6 +2452,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_set_but_unknown, teardown),
 		cmocka_unit_test_teardown(test_function_args, teardown),
 		cmocka_unit_test_teardown(test_eval, teardown),
+		cmocka_unit_test_teardown(test_read_heredoc, teardown),
+		cmocka_unit_test_teardown(test_read_array, teardown),
+		cmocka_unit_test_teardown(test_cat_heredoc_subst, teardown),
 		cmocka_unit_test_teardown(test_exec, teardown),
 		cmocka_unit_test_teardown(test_exec_ends_script, teardown),
 		cmocka_unit_test_teardown(test_bash_c, teardown),

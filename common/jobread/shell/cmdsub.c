@@ -350,12 +350,56 @@ static const char *host_count(struct sh *sh, const char *b, size_t n)
 }
 
 /*
+ * $(cat <<EOF ... EOF): the here-document's text, as cat copies it (a
+ * command written over several lines into a variable, CMD=$(cat <<EOF)).
+ * The body is "cat", the here-document and nothing else.  NULL otherwise.
+ */
+static const char *cat_heredoc(struct sh *sh, const char *b, size_t n, int line, const char *file,
+			       bool *unk, const struct sh_lmap **map)
+{
+	struct sh_src s;
+	struct sh_redir r;
+	const char *text;
+	size_t len;
+
+	memset(&s, 0, sizeof(s));
+	s.file = file;
+	s.t = b;
+	s.n = n;
+	s.line = line;
+	s.file0 = file;
+	sh_skip_ws(&s, true);
+	if (s.n - s.i < 4 || memcmp(s.t + s.i, "cat", 3) || (s.t[s.i + 3] != ' ' && s.t[s.i + 3] != '\t'))
+		return NULL;
+	sh_adv_to(&s, s.i + 3);
+	sh_skip_ws(&s, false);
+	if (s.n - s.i < 3 || memcmp(s.t + s.i, "<<", 2) || s.t[s.i + 2] == '<')
+		return NULL;
+	sh_parse_redir(sh, &s, &r);
+	if (!r.body)
+		return NULL;
+	/* Nothing else on the line, nor after the body. */
+	sh_skip_ws(&s, false);
+	if (sh_cur(&s) != '\n')
+		return NULL;
+	sh_adv1(&s);
+	sh_skip_ws(&s, true);
+	if (!sh_at_end(&s))
+		return NULL;
+	text = sh_heredoc_text(sh, &r, file, &len, map, unk);
+	/* Trailing newlines go, as bash removes them. */
+	while (len > 0 && text[len - 1] == '\n')
+		len--;
+	return sh_strndup(sh, text, len);
+}
+
+/*
  * The output of a command substitution (t[0..n) is "$(...)" or "`...`")
  * when it is known at submission, else NULL.  *unk: the output holds
  * unknown parts (kept as placeholders); its text is then not empty.
  */
 const char *sh_cmdsub_known(struct sh *sh, const char *t, size_t n, int line, const char *file,
-			    bool *unk)
+			    bool *unk, const struct sh_lmap **map)
 {
 	bool tick = n > 0 && t[0] == '`';
 	size_t bn = n >= 2 ? n - (tick ? 2 : 3) : 0;
@@ -366,10 +410,19 @@ const char *sh_cmdsub_known(struct sh *sh, const char *t, size_t n, int line, co
 	bool cwd_unk = false;
 
 	*unk = false;
+	*map = NULL;
 	if (n < (tick ? 2u : 3u) || t[n - 1] != (tick ? '`' : ')'))
 		return NULL;
 	if (tick)
 		body = untick(sh, body, &bn);
+	if (!tick) {
+		const char *hd = cat_heredoc(sh, body, bn, line, file, unk, map);
+
+		if (hd)
+			return hd;
+		*unk = false;
+		*map = NULL;
+	}
 	if (bn > 0 && (body[0] == 's' || body[0] == ' ')) {
 		const char *hc = host_count(sh, body, bn);
 

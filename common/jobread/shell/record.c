@@ -103,6 +103,12 @@ void sh_record(struct sh *sh, const struct sh_src *s, int line, struct sh_fields
 	}
 	r->pub.file = s->file;
 	r->pub.line = line;
+	if (sh->eval_line > 0 && sh->eval_file &&
+	    (line < sh->eval_line || !s->file || strcmp(s->file, sh->eval_file))) {
+		/* Written before the eval or bash -c that runs it: it runs there. */
+		r->pub.file = sh->eval_file;
+		r->pub.line = sh->eval_line;
+	}
 	r->pub.argc = argc;
 	r->pub.argv = argv;
 	r->pub.unknown = unk;
@@ -162,14 +168,44 @@ static void vfile_write(struct sh *sh, const struct sh_src *s, int line, const c
 	sh->vfiles_tail = v;
 }
 
-/* The text of a here-document as the command reads it. */
-static const char *heredoc_text(struct sh *sh, const struct sh_redir *r, const char *file, int line,
-				size_t *len)
+/* A map of text written as it is from line on: one entry per line. */
+static const struct sh_lmap *lines_map(struct sh *sh, const char *t, size_t n, int line,
+				       const char *file)
+{
+	struct sh_field f;
+
+	memset(&f, 0, sizeof(f));
+	for (size_t k = 0; k < n;) {
+		const char *nl = memchr(t + k, '\n', n - k);
+		size_t e = nl ? (size_t)(nl - t) + 1 : n;
+
+		sh_fld_mark(sh, &f, line++, file);
+		sh_fld_add(sh, &f, t + k, e - k);
+		k = e;
+	}
+	if (f.n_runs == 0)
+		return NULL;
+	{
+		struct sh_lmap *m = sh_alloc(sh, sizeof(*m) + sizeof(m->r[0]) * (size_t)f.n_runs);
+
+		m->n = f.n_runs;
+		memcpy(m->r, f.runs, sizeof(m->r[0]) * (size_t)f.n_runs);
+		return m;
+	}
+}
+
+const char *sh_heredoc_text(struct sh *sh, const struct sh_redir *r, const char *file,
+			    size_t *len, const struct sh_lmap **map, bool *unk)
 {
 	const char *body = r->body;
 	size_t n = r->body_len;
+	int line = r->body_line > 0 ? r->body_line : 1;
 	struct sh_field f = { NULL, 0, 0, false, false, false, 0, NULL, NULL, 0, 0 };
 
+	if (map)
+		*map = NULL;
+	if (unk)
+		*unk = false;
 	if (r->strip_tabs) {
 		/* <<-: leading tabs of every line go. */
 		for (size_t k = 0; k < n;) {
@@ -188,13 +224,21 @@ static const char *heredoc_text(struct sh *sh, const struct sh_redir *r, const c
 	}
 	if (r->quoted) {
 		*len = n;
+		if (map)
+			*map = lines_map(sh, body, n, line, file);
 		return body;
 	}
 	{
-		bool unk;
-		const char *t = sh_expand_str(sh, body, n, X_DQ | X_HEREDOC, line, file, &unk);
+		bool u = false;
+		const char *t = sh_expand_str_m(sh, body, n, X_DQ | X_HEREDOC, line, file, &u, map);
 
+		if (unk)
+			*unk = u;
 		*len = strlen(t);
+		/* All on one line: the map still names it (the body is not on
+		 * the line of its <<). */
+		if (map && !*map)
+			*map = lines_map(sh, t, *len, line, file);
 		return t;
 	}
 }
@@ -239,7 +283,7 @@ void sh_maybe_vfile(struct sh *sh, const struct sh_src *s, int line, const struc
 	if (!path || unk || !*path)
 		return;
 	if ((!strcmp(base, "cat") || !strcmp(base, "tee")) && here) {
-		text = heredoc_text(sh, here, s->file, line, &len);
+		text = sh_heredoc_text(sh, here, s->file, &len, NULL, NULL);
 		vfile_write(sh, s, line, path, text, len, append);
 	} else if (!strcmp(base, "echo") && out) {
 		struct sh_field f = { NULL, 0, 0, false, false, false, 0, NULL, NULL, 0, 0 };

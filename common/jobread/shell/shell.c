@@ -681,9 +681,15 @@ static int parse_list(struct sh *sh, struct sh_src *s, bool ex, const char *cons
 bool sh_eval_text(struct sh *sh, const char *file, const char *text, size_t len, int line,
 		  char **pos, int n_pos, bool inner)
 {
+	return sh_eval_text_m(sh, file, text, len, line, pos, n_pos, inner, NULL);
+}
+
+bool sh_eval_text_m(struct sh *sh, const char *file, const char *text, size_t len, int line,
+		    char **pos, int n_pos, bool inner, const struct sh_lmap *map)
+{
 	bool save_stop = sh->stop, ok = true;
 	int save_frame = sh->frame;
-	struct sh_src s = { file, text, len, 0, line > 0 ? line : 1, false, 0, 0, 0 };
+	struct sh_src s = { file, text, len, 0, line > 0 ? line : 1, false, 0, 0, 0, map, 0, file };
 	char **save_pos = sh->pos;
 	int save_n = sh->n_pos;
 	const int *save_lines = sh->pos_lines;
@@ -704,6 +710,7 @@ bool sh_eval_text(struct sh *sh, const char *file, const char *text, size_t len,
 	if (inner)
 		sh->inner++;
 	sh->files++;
+	sh_src_sync(&s);
 	parse_list(sh, &s, true, NULL, hit, sizeof(hit));
 	sh->files--;
 	if (inner)
@@ -840,6 +847,8 @@ int sh_run(sh_t *sh, const char *name, const char *text, size_t len, sh_open_fn 
 		sh->nest = 0;
 		sh->xnest = 0;
 		sh->inner = 0;
+		sh->eval_line = 0;
+		sh->eval_file = NULL;
 		sh->uncertain = 0;
 		sh->loops = 0;
 		sh->brk = 0;
