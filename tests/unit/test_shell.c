@@ -930,6 +930,40 @@ static void test_cat_heredoc_subst(void **st)
 	finish(r.sh);
 }
 
+/* KEY=VALUE arguments: export "$KEY"="$VALUE" with cut, export "$@". */
+static void test_export_expanded(void **st)
+{
+	static const char script[] =
+		/* 1 */ "for A in \"$@\"; do\n"
+		/* 2 */ "  K=$(echo \"$A\" | cut -f1 -d=)\n"
+		/* 3 */ "  V=$(echo \"$A\" | cut -d = -f 2-)\n"
+		/* 4 */ "  export \"$K\"=\"$V\"\n"
+		/* 5 */ "done\n"
+		/* 6 */ "export \"$@\"\n"
+		/* 7 */ "L=$(echo a:b:c | cut -d: -f1,3)\n"
+		/* 8 */ "printf 'x=%s\\n%d%%\\n' \"$TP\" 5 > f.txt\n"
+		/* 9 */ "printf '%s,' a b c > g.txt\n";
+	char *args[] = { "TP=4", "LR=1e-4=x" };
+	sh_t *sh = sh_create(NULL);
+	const struct sh_vfile *vf;
+
+	(void)st;
+	assert_non_null(sh);
+	assert_int_equal(sh_set_args(sh, NULL, false, 2, args), 0);
+	assert_int_equal(sh_run(sh, "job.sh", script, sizeof(script) - 1, NULL, NULL), SH_OK);
+	expect_var(sh, "TP", "4", false);
+	expect_var(sh, "LR", "1e-4=x", false);
+	expect_var(sh, "L", "a:c", false);
+	vf = sh_vfile_find(sh, "f.txt");
+	assert_non_null(vf);
+	assert_int_equal(vf->len, strlen("x=4\n5%\n"));
+	assert_memory_equal(vf->text, "x=4\n5%\n", vf->len);
+	vf = sh_vfile_find(sh, "g.txt");
+	assert_non_null(vf);
+	assert_memory_equal(vf->text, "a,b,c,", vf->len);
+	sh_destroy(sh);
+}
+
 static void test_eval(void **st)
 {
 	static const char script[] =
@@ -2455,6 +2489,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_read_heredoc, teardown),
 		cmocka_unit_test_teardown(test_read_array, teardown),
 		cmocka_unit_test_teardown(test_cat_heredoc_subst, teardown),
+		cmocka_unit_test_teardown(test_export_expanded, teardown),
 		cmocka_unit_test_teardown(test_exec, teardown),
 		cmocka_unit_test_teardown(test_exec_ends_script, teardown),
 		cmocka_unit_test_teardown(test_bash_c, teardown),

@@ -7,8 +7,9 @@
  *
  * Here-documents follow the bash manual, "Here Documents": the body is
  * expanded unless the delimiter is quoted, and <<- strips leading tabs.
- * "cat > F <<EOF", "cat <<EOF > F", "tee [-a] F <<EOF" and "echo ... > F"
- * become F's content (>> appends), so that a config the script writes is
+ * "cat > F <<EOF", "cat <<EOF > F", "tee [-a] F <<EOF", "echo ... > F" and
+ * "printf FORMAT ARGS > F" become F's content (>> appends), so that a
+ * config or driver script the script writes is
  * read as the script wrote it.  A path that is not known writes nothing.
  * A command that a loop runs again with the same words is recorded once
  * (loop_seen).
@@ -243,7 +244,78 @@ const char *sh_heredoc_text(struct sh *sh, const struct sh_redir *r, const char 
 	}
 }
 
-/* cat/tee with a here-document, or echo, writing a file: a virtual file. */
+/* A backslash escape of printf's format (or of %b's argument) at p:
+ * appends it and returns the characters it took. */
+static size_t printf_escape(struct sh *sh, struct sh_field *f, const char *p)
+{
+	static const char from[] = "ntr\\\"'avfb", to[] = "\n\t\r\\\"'\a\v\f\b";
+	const char *hit = p[1] ? strchr(from, p[1]) : NULL;
+
+	if (hit) {
+		sh_fld_addc(sh, f, to[hit - from]);
+		return 2;
+	}
+	sh_fld_addc(sh, f, '\\');
+	return 1;
+}
+
+/*
+ * printf FORMAT ARGS as bash's builtin writes it (bash manual, "Bash
+ * Builtin Commands", printf): the escapes of the format, %s %b %d %i %c
+ * %% (flags and widths read and left out: a driver script's text, not a
+ * table), the format used again while arguments are left, a missing
+ * argument empty.
+ */
+static void printf_text(struct sh *sh, struct sh_field *f, const char *fmt, struct sh_fields *fs,
+			int arg)
+{
+	for (int round = 0; round < 4096; round++) {
+		int used = arg;
+
+		for (const char *p = fmt; *p;) {
+			const char *a;
+
+			sh_step(sh);
+			if (*p == '\\') {
+				p += printf_escape(sh, f, p);
+				continue;
+			}
+			if (*p != '%') {
+				sh_fld_addc(sh, f, *p++);
+				continue;
+			}
+			p++;
+			if (*p == '%') {
+				sh_fld_addc(sh, f, *p++);
+				continue;
+			}
+			while (*p && strchr("-+ #0123456789.", *p))
+				p++;
+			if (!*p)
+				break;
+			a = used < fs->n ? sh_fld_str(&fs->f[used++]) : "";
+			if (*p == 'b') {
+				for (const char *q = a; *q;)
+					q += *q == '\\' ? printf_escape(sh, f, q) : (sh_fld_addc(sh, f, *q), 1);
+			} else if (*p == 'c') {
+				if (*a)
+					sh_fld_addc(sh, f, *a);
+			} else if ((*p == 'd' || *p == 'i') && !*a) {
+				sh_fld_addc(sh, f, '0');
+			} else {
+				sh_fld_add(sh, f, a, strlen(a));
+			}
+			p++;
+		}
+		/* Again while arguments are left, if the format took any. */
+		if (used == arg || used >= fs->n)
+			break;
+		arg = used;
+	}
+}
+
+/* cat/tee with a here-document, or echo or printf, writing a file: a
+ * virtual file. */
 void sh_maybe_vfile(struct sh *sh, const struct sh_src *s, int line, const struct sh_simple *c,
 		    struct sh_fields *fs, int from)
 {
@@ -285,6 +357,17 @@ void sh_maybe_vfile(struct sh *sh, const struct sh_src *s, int line, const struc
 	if ((!strcmp(base, "cat") || !strcmp(base, "tee")) && here) {
 		text = sh_heredoc_text(sh, here, s->file, &len, NULL, NULL);
 		vfile_write(sh, s, line, path, text, len, append);
+	} else if (!strcmp(base, "printf") && out && fs->n > from + 1 &&
+		   strcmp(sh_fld_str(&fs->f[from + 1]), "-v")) {
+		struct sh_field f = { NULL, 0, 0, false, false, false, 0, NULL, NULL, 0, 0 };
+		int k = from + 1;
+
+		if (!strcmp(sh_fld_str(&fs->f[k]), "--"))
+			k++;
+		if (k < fs->n) {
+			printf_text(sh, &f, sh_fld_str(&fs->f[k]), fs, k + 1);
+			vfile_write(sh, s, line, path, sh_fld_str(&f), f.len, append);
+		}
 	} else if (!strcmp(base, "echo") && out) {
 		struct sh_field f = { NULL, 0, 0, false, false, false, 0, NULL, NULL, 0, 0 };
 		int k = from + 1;

@@ -557,6 +557,55 @@ static void builtin_cd(struct sh *sh, struct sh_src *s, int line, struct sh_fiel
 		sh_var_set(sh, "PWD", "$(pwd...)", true, line, s->file);
 }
 
+/*
+ * A word of export/declare that is no assignment as written but becomes
+ * one once expanded: export "$KEY"="$VALUE" in a loop over the script's
+ * KEY=VALUE arguments, export "$@".  bash expands the word, then takes
+ * each field NAME=value as an assignment (bash manual, "Bash Builtin
+ * Commands", declare: arguments are expanded first).  A field whose name
+ * is not known assigns nothing the reader can name, so it is noted.
+ */
+static void decl_expanded(struct sh *sh, const struct sh_src *s, const struct sh_raw *w, bool exp)
+{
+	struct sh_fields fs = { NULL, 0, 0 };
+
+	sh_expand_word(sh, w->t, w->n, w->line, s->file, X_SPLIT, &fs);
+	for (int k = 0; k < fs.n; k++) {
+		const struct sh_field *f = &fs.f[k];
+		const char *v = sh_fld_str(f), *eq = strchr(v, '=');
+		char name[128];
+		size_t nl = eq ? (size_t)(eq - v) : 0;
+
+		if (!eq || nl == 0 || nl >= sizeof(name) || !sh_valid_name(v, nl)) {
+			if (f->unknown)
+				sh_note(sh, s->file, w->line, "an export of a name not known");
+			continue;
+		}
+		memcpy(name, v, nl);
+		name[nl] = '\0';
+		{
+			struct sh_var *var = sh_var_get(sh, name);
+			const struct sh_lmap *m = sh_fld_map(sh, f);
+			struct sh_field val;
+
+			/* the value keeps the line it was written on (the
+			 * script's argument, the caller's line) */
+			memset(&val, 0, sizeof(val));
+			sh_fld_add_range(sh, &val, v, nl + 1, f->len, m,
+					 f->n_runs ? f->runs[0].line : f->line,
+					 f->n_runs && f->runs[0].file ? f->runs[0].file : f->file);
+			var->array = false;
+			var->n = 0;
+			sh_var_set_at_m(sh, var, 0, sh_fld_str(&val), f->unknown,
+					val.n_runs ? val.runs[0].line : w->line,
+					val.n_runs && val.runs[0].file ? val.runs[0].file : s->file, false,
+					sh_fld_map(sh, &val));
+			if (exp)
+				var->exported = true;
+		}
+	}
+}
+
 static bool is_decl(const char *w)
 {
 	return !strcmp(w, "export") || !strcmp(w, "declare") || !strcmp(w, "typeset") ||
@@ -644,6 +693,8 @@ static int run_simple(struct sh *sh, struct sh_src *s, int line, struct sh_simpl
 					if (exp)
 						sh_var_get(sh, name)->exported = true;
 				}
+			} else {
+				decl_expanded(sh, s, w, exp);
 			}
 		}
 		return T_TRUE;
