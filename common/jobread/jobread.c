@@ -596,6 +596,33 @@ static void shell_notes(struct jr_ctx *cx, sh_t *sh, int rc)
 	(void)notes;   /* the evaluator's own notes are for debugging, not users */
 }
 
+/*
+ * A job whose launch is a variable the script never sets (srun $TRAIN_CMD,
+ * bash -c "$CMD"): its command comes from the environment sbatch passes
+ * (sbatch --export=ALL,TRAIN_CMD=...), which the reader does not see.  It
+ * may be an LLM job: its workload is not known, and that is said, naming
+ * the variable, instead of passing it as "not an LLM job".
+ */
+static void unset_commands(struct jr_ctx *cx, const sh_t *sh, struct jobread_out *out)
+{
+	const char *file = NULL, *name = NULL;
+	int line = 0, more = 0;
+	char fix[ADV_MSG_MAX / 2];
+
+	if (out->is_llm || !sh_unset_command(sh, 0, &file, &line, &name))
+		return;
+	while (sh_unset_command(sh, more + 1, NULL, NULL, NULL))
+		more++;
+	adv_snprintf(fix, sizeof(fix), "set %s in the script, or give the workload with "
+		     "--llm-model=NAME --llm-layout=LIST", name);
+	jr_note(cx, ADV_CODE_SCRIPT_UNKNOWN, fix,
+		"%s:%d: the job's command is the value of $%s, which the script never sets: it "
+		"comes from the environment the job is submitted with, so what the job runs "
+		"(and whether it is an LLM job) is not known and not checked%s",
+		file ? file : "script", line, name, more ? " (more such commands follow)" : "");
+	out->is_llm = true;
+}
+
 static void out_init(struct jobread_out *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -675,6 +702,7 @@ void jobread_read(const catalog_t *cat, const struct jobread_input *in, struct j
 	/* Never pass an LLM job silently: a launcher on a line the walk
 	 * did not reach or follow is said (follow.c). */
 	follow_scan(cx, sh, name, text, len, rc, out);
+	unset_commands(cx, sh, out);
 done:
 	jr_ctx_free(cx);
 	if (sh)

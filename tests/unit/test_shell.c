@@ -964,6 +964,34 @@ static void test_export_expanded(void **st)
 	sh_destroy(sh);
 }
 
+/* A program that is a variable the script never sets (srun $TRAIN_CMD). */
+static void test_unset_program(void **st)
+{
+	static const char script[] =
+		/* 1 */ "srun -N 2 $TRAIN_CMD $ARGS\n"
+		/* 2 */ "srun $EXTRA hostname\n"
+		/* 3 */ "bash -c \"$CMD\"\n"
+		/* 4 */ "SET=x\n"
+		/* 5 */ "$SET --flag\n"
+		/* 6 */ "${LAUNCH[@]} train.py\n";
+	struct run r = run_ok(script, NULL);
+	const char *file, *name;
+	int line;
+
+	(void)st;
+	assert_true(sh_unset_command(r.sh, 0, &file, &line, &name));
+	assert_string_equal(name, "TRAIN_CMD");
+	assert_int_equal(line, 1);
+	assert_true(sh_unset_command(r.sh, 1, &file, &line, &name));
+	assert_string_equal(name, "CMD");
+	assert_int_equal(line, 3);
+	assert_true(sh_unset_command(r.sh, 2, &file, &line, &name));
+	assert_string_equal(name, "LAUNCH");
+	assert_int_equal(line, 6);
+	assert_false(sh_unset_command(r.sh, 3, &file, &line, &name));
+	finish(r.sh);
+}
+
 static void test_eval(void **st)
 {
 	static const char script[] =
@@ -2490,6 +2518,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_read_array, teardown),
 		cmocka_unit_test_teardown(test_cat_heredoc_subst, teardown),
 		cmocka_unit_test_teardown(test_export_expanded, teardown),
+		cmocka_unit_test_teardown(test_unset_program, teardown),
 		cmocka_unit_test_teardown(test_exec, teardown),
 		cmocka_unit_test_teardown(test_exec_ends_script, teardown),
 		cmocka_unit_test_teardown(test_bash_c, teardown),

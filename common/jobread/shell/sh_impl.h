@@ -72,6 +72,14 @@ struct sh_var {
 	bool array, exported;
 };
 
+#define SH_MAX_UNSET 8
+
+struct sh_unset_cmd {
+	const char *file;
+	int line;
+	char name[64];
+};
+
 struct sh_func {
 	struct sh_func *next;
 	const char *name;
@@ -195,6 +203,10 @@ struct sh {
 	 * recorded at that line, where it runs; its words keep their own. */
 	int eval_line;
 	const char *eval_file;
+	/* Commands whose program is a variable the script never sets
+	 * (srun $TRAIN_CMD): sh_unset_command() */
+	struct sh_unset_cmd unset_cmds[SH_MAX_UNSET];
+	int n_unset_cmds;
 };
 
 /* ---- source text and raw words ------------------------------------------------------ */

@@ -918,6 +918,19 @@ bool sh_syntax_error(const sh_t *sh, const char **file, int *line, bool *nested)
 	return true;
 }
 
+bool sh_unset_command(const sh_t *sh, int k, const char **file, int *line, const char **name)
+{
+	if (!sh || k < 0 || k >= sh->n_unset_cmds)
+		return false;
+	if (file)
+		*file = sh->unset_cmds[k].file;
+	if (line)
+		*line = sh->unset_cmds[k].line;
+	if (name)
+		*name = sh->unset_cmds[k].name;
+	return true;
+}
+
 const char *const *sh_notes(const sh_t *sh, size_t *n)
 {
 	if (n)

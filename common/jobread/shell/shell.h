@@ -82,6 +82,15 @@ const char *const *sh_notes(const sh_t *sh, size_t *n);
  */
 bool sh_syntax_error(const sh_t *sh, const char **file, int *line, bool *nested);
 
+/*
+ * The k-th command (from 0) whose program is the value of a variable that
+ * is not set when it runs, neither by the script nor by the environment
+ * it was given ("srun $TRAIN_CMD", "bash -c \"$CMD\"", "$LAUNCH args"):
+ * the job's command comes from the environment sbatch passes and is not
+ * known.  false past the last one.
+ */
+bool sh_unset_command(const sh_t *sh, int k, const char **file, int *line, const char **name);
+
 const char *sh_strerror(int code);
 
 #endif

@@ -628,6 +628,92 @@ static bool is_quiet(const char *w)
 	return false;
 }
 
+/* The NAME of a raw word that is only an expansion of it: $NAME,
+ * ${NAME}, "$NAME", "${NAME}", ${NAME[@]}, "${NAME[@]}". */
+static bool raw_var_name(const struct sh_raw *r, char *name, size_t len)
+{
+	const char *t = r->t;
+	size_t n = r->n, k = 0;
+
+	if (n >= 2 && t[0] == '"' && t[n - 1] == '"')
+		t++, n -= 2;
+	if (n < 2 || t[0] != '$')
+		return false;
+	t++, n--;
+	if (t[0] == '{') {
+		if (t[n - 1] != '}')
+			return false;
+		t++, n -= 2;
+		if (n > 3 && !memcmp(t + n - 3, "[@]", 3))
+			n -= 3;
+		else if (n > 3 && !memcmp(t + n - 3, "[*]", 3))
+			n -= 3;
+	}
+	if (!sh_valid_name(t, n) || n >= len)
+		return false;
+	for (k = 0; k < n; k++)
+		name[k] = t[k];
+	name[k] = '\0';
+	return true;
+}
+
+static bool raw_in(const struct sh_raw *r, const char *const *list)
+{
+	for (int k = 0; list[k]; k++)
+		if (raw_is(r, list[k]))
+			return true;
+	return false;
+}
+
+/*
+ * A command whose program is a variable not set when it runs: "$LAUNCH
+ * ARGS", "srun [OPTIONS] $TRAIN_CMD [$ARGS]", "bash -c \"$CMD\"", "eval
+ * $CMD".  The variable expands to nothing, or the job's environment (what
+ * sbatch passes, not known here) sets it: the job's command is not known.
+ * Kept for sh_unset_command().  Only the program position counts: the
+ * first word, the word after eval/exec/command/-c of a shell, or the
+ * word of srun/mpirun after which only options and expansions follow.
+ */
+static void note_unset_program(struct sh *sh, const struct sh_src *s, int line,
+			       const struct sh_simple *c)
+{
+	static const char *const prefix[] = { "eval", "exec", "command", "nohup", "time", NULL };
+	static const char *const starters[] = { "srun", "mpirun", "mpiexec", NULL };
+	static const char *const shells[] = { "bash", "sh", "/bin/bash", "/bin/sh", NULL };
+	char name[64];
+
+	if (sh->n_unset_cmds >= SH_MAX_UNSET || sh->uncertain > 0)
+		return;
+	for (int k = 0; k < c->n_words; k++) {
+		const struct sh_var *v;
+		bool prog = k == 0;
+
+		if (!raw_var_name(&c->words[k], name, sizeof(name)))
+			continue;
+		v = sh_var_find(sh, name);
+		if (v && v->n > 0)
+			continue;
+		if (!prog && k == 1 && raw_in(&c->words[0], prefix))
+			prog = true;
+		if (!prog && raw_is(&c->words[k - 1], "-c"))
+			for (int q = 0; q < k - 1 && !prog; q++)
+				prog = raw_in(&c->words[q], shells);
+		if (!prog && raw_in(&c->words[0], starters)) {
+			prog = true;
+			for (int q = k + 1; q < c->n_words && prog; q++)
+				prog = c->words[q].n > 0 && (c->words[q].t[0] == '$' || c->words[q].t[0] == '-' ||
+							      c->words[q].t[0] == '"');
+		}
+		if (!prog)
+			continue;
+		sh->unset_cmds[sh->n_unset_cmds].file = s->file;
+		sh->unset_cmds[sh->n_unset_cmds].line = line;
+		memcpy(sh->unset_cmds[sh->n_unset_cmds].name, name, sizeof(name));
+		sh->n_unset_cmds++;
+		return;
+	}
+}
+
 static int run_fields(struct sh *sh, struct sh_src *s, int line, const struct sh_simple *c,
 		      struct sh_fields *fs, int from, char **assign, int n_assign);
 
@@ -699,6 +785,7 @@ static int run_simple(struct sh *sh, struct sh_src *s, int line, struct sh_simpl
 		}
 		return T_TRUE;
 	}
+	note_unset_program(sh, s, line, c);
 	for (int k = 0; k < c->n_words; k++)
 		sh_expand_word(sh, c->words[k].t, c->words[k].n, c->words[k].line, s->file, X_SPLIT, &fs);
 	if (c->n_assigns) {
