@@ -36,7 +36,7 @@ static const char *const launch_words[] = {
 	"sglang.launch_server", "pretrain_gpt", "pretrain_llama", "pretrain_t5",
 	"pretrain_bert", "pretrain_mamba", "tune run", "axolotl", "deepy.py", "torchtitan",
 	"nanotron", "run_train.py", "llamafactory-cli", "megatron", "nemo_launcher",
-	"trl sft", "trl grpo", "trl dpo", "lighteval", "levanter",
+	"trl sft", "trl grpo", "trl dpo", "lighteval", "levanter", "train_gpt2cu",
 };
 
 static bool word_start(const char *line, const char *p)

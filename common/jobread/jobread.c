@@ -146,7 +146,7 @@ static bool candidate(const struct sh_cmd *c)
 	static const char *const words[] = {
 		"srun", "torchrun", "torch.distributed", "deepspeed", "accelerate", "mpirun",
 		"mpiexec", "python", "vllm", "sglang", "tune", "axolotl", "deepy", ".py", "trl",
-		"nemo", "torchtitan", "nanotron", "run_train", ".sh",
+		"nemo", "torchtitan", "nanotron", "run_train", ".sh", "train_gpt2cu",
 	};
 
 	/* Wrappers (time nohup stdbuf taskset uv run ...) come first: look
@@ -183,6 +183,7 @@ static bool ml_word(const struct sh_cmd *c)
 	static const char *const words[] = {
 		"torchrun", "torch.distributed", "deepspeed", "accelerate", "vllm", "sglang",
 		"megatron", "pretrain_gpt", "nemo", "torchtitan", "nanotron", "axolotl", "levanter",
+		"train_gpt2cu",
 	};
 
 	for (int i = 0; i < c->argc && i < 64; i++)
@@ -198,7 +199,8 @@ typedef bool (*jr_fw_fn)(struct jr_ctx *, const struct jr_cmd *, bool);
  * by --model_name_or_path) would also claim the others' scripts. */
 static const jr_fw_fn jr_trainers[] = {
 	jr_fw_nemo, jr_fw_torchtitan, jr_fw_nanotron, jr_fw_neox, jr_fw_torchtune,
-	jr_fw_axolotl, jr_fw_olmo, jr_fw_levanter, jr_fw_llamacookbook, jr_fw_lighteval, jr_fw_verl,
+	jr_fw_axolotl, jr_fw_olmo, jr_fw_levanter, jr_fw_llamacookbook, jr_fw_llmc, jr_fw_lighteval,
+	jr_fw_verl,
 	jr_fw_vllm, jr_fw_sglang, jr_fw_megatron, jr_fw_hf,
 };
 
