@@ -348,6 +348,7 @@ static int follow_script(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, c
 	int n_need = out->n_need, nargs = prog->argc - at - 1, rc = TRY_NONE;
 	struct jobread_src s;
 	sh_t *sub = NULL;
+	const struct sh_vfile *vf;
 
 	jr_src_word(&s, prog, at, "", JR_STYLE_FLAG);
 	if (depth >= JR_WRAP_DEPTH || *n_wrap >= JR_MAX_WRAPPERS) {
@@ -396,8 +397,13 @@ static int follow_script(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, c
 	}
 	o += (size_t)adv_snprintf(buf + o, cap - o, "; ");
 	memcpy(buf + o, text, len);
+	/* A driver script the job wrote (cat > run.sh <<EOF, printf, echo):
+	 * its values name the lines of the script that wrote them. */
+	vf = sh_vfile_find(sh, path);
+	if (vf && (vf->text != text || vf->len != len))
+		vf = NULL;
 	o += len;
-	if (sh_run(sub, display, buf, o, jr_ctx_open, cx) != SH_OK)
+	if (sh_run_vfile(sub, display, buf, o, o - len, vf, jr_ctx_open, cx) != SH_OK)
 		jr_note(cx, ADV_CODE_SCRIPT_UNKNOWN, NULL,
 			"%s was read only in part (the reader's bounds); what comes after is not judged",
 			display);

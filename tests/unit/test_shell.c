@@ -992,6 +992,76 @@ static void test_unset_program(void **st)
 	finish(r.sh);
 }
 
+/* bash <<EOF (a shell reading its script from a here-document) and
+ * printf -v NAME: the text is run, the words keep their lines. */
+static void test_shell_stdin_printf_v(void **st)
+{
+	static const char script[] =
+		/* 1 */ "A=(--tp 2)\n"
+		/* 2 */ "printf -v CMD '%s ' torchrun \"${A[@]}\"\n"
+		/* 3 */ "bash -c \"$CMD\"\n"
+		/* 4 */ "srun bash -l <<EOF\n"
+		/* 5 */ "vllm serve m \\\\\n"
+		/* 6 */ "  --tensor-parallel-size 4\n"
+		/* 7 */ "EOF\n"
+		/* 8 */ "bash run.sh <<< \"ignored\"\n";
+	struct run r = run_ok(script, NULL);
+	const struct sh_cmd *c = need_cmd(r.sh, "torchrun", 0);
+
+	(void)st;
+	expect_argv(c, ARGV("torchrun", "--tp", "2"));
+	assert_int_equal(wline(c, 1), 1);
+	assert_int_equal(count_cmd(r.sh, "printf"), 0);
+	c = need_cmd(r.sh, "vllm", 0);
+	expect_argv(c, ARGV("vllm", "serve", "m", "--tensor-parallel-size", "4"));
+	assert_true(c->inner);
+	/* the here-document's own line: it is written after its command */
+	assert_int_equal(c->line, 5);
+	assert_int_equal(wline(c, 3), 6);
+	/* a script operand: the input is its stdin, not its script */
+	assert_null(find_cmd(r.sh, "ignored", 0));
+	finish(r.sh);
+}
+
+/* A driver script the batch script wrote, run by another evaluator with
+ * sh_run_vfile: its words name the batch script's lines. */
+static void test_vfile_lines(void **st)
+{
+	static const char script[] =
+		/* 1 */ "N=4\n"
+		/* 2 */ "cat > run.sh <<EOF\n"
+		/* 3 */ "#!/bin/bash\n"
+		/* 4 */ "torchrun --nnodes $N train.py\n"
+		/* 5 */ "EOF\n"
+		/* 6 */ "echo 'python eval.py --k 1' >> run.sh\n";
+	struct run r = run_ok(script, NULL);
+	const struct sh_vfile *vf = sh_vfile_find(r.sh, "run.sh");
+	static const char pre[] = "set -- a; ";
+	char buf[256];
+	sh_t *sub = sh_create(NULL);
+	const struct sh_cmd *c;
+
+	(void)st;
+	assert_non_null(vf);
+	assert_non_null(sub);
+	assert_true(vf->len + sizeof(pre) < sizeof(buf));
+	memcpy(buf, pre, sizeof(pre) - 1);
+	memcpy(buf + sizeof(pre) - 1, vf->text, vf->len);
+	assert_int_equal(sh_run_vfile(sub, "run.sh", buf, sizeof(pre) - 1 + vf->len, sizeof(pre) - 1,
+				      vf, NULL, NULL), SH_OK);
+	c = need_cmd(sub, "torchrun", 0);
+	expect_argv(c, ARGV("torchrun", "--nnodes", "4", "train.py"));
+	assert_string_equal(c->file, "job.sh");
+	assert_int_equal(c->line, 4);
+	assert_int_equal(wline(c, 1), 4);
+	/* $N's value was written on line 1 */
+	assert_int_equal(wline(c, 2), 1);
+	c = need_cmd(sub, "python", 0);
+	assert_int_equal(c->line, 6);
+	sh_destroy(sub);
+	finish(r.sh);
+}
+
 static void test_eval(void **st)
 {
 	static const char script[] =
@@ -2519,6 +2589,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_cat_heredoc_subst, teardown),
 		cmocka_unit_test_teardown(test_export_expanded, teardown),
 		cmocka_unit_test_teardown(test_unset_program, teardown),
+		cmocka_unit_test_teardown(test_shell_stdin_printf_v, teardown),
+		cmocka_unit_test_teardown(test_vfile_lines, teardown),
 		cmocka_unit_test_teardown(test_exec, teardown),
 		cmocka_unit_test_teardown(test_exec_ends_script, teardown),
 		cmocka_unit_test_teardown(test_bash_c, teardown),

@@ -140,18 +140,39 @@ static struct sh_vfile_rec *vfile_lookup(struct sh *sh, const char *path)
 	return hit;
 }
 
+/* A map that names every part of text: m, or the line of the command
+ * that wrote it. */
+static const struct sh_lmap *full_map(struct sh *sh, const struct sh_lmap *m, int line,
+				      const char *file)
+{
+	struct sh_lmap *one;
+
+	if (m)
+		return m;
+	one = sh_alloc(sh, sizeof(*one) + sizeof(one->r[0]));
+	one->n = 1;
+	one->r[0] = (struct sh_lrun){ 0, line, file };
+	return one;
+}
+
 static void vfile_write(struct sh *sh, const struct sh_src *s, int line, const char *path,
-			const char *text, size_t len, bool append)
+			const char *text, size_t len, bool append, const struct sh_lmap *map)
 {
 	struct sh_vfile_rec *v = append ? vfile_lookup(sh, path) : NULL;
 
+	map = full_map(sh, map, line, s->file);
 	if (v) {
-		char *t = sh_alloc(sh, v->pub.len + len + 1);
+		/* >>: the text before keeps its lines */
+		struct sh_field f;
 
-		memcpy(t, v->pub.text, v->pub.len);
-		memcpy(t + v->pub.len, text, len);
-		v->pub.text = t;
-		v->pub.len += len;
+		memset(&f, 0, sizeof(f));
+		sh_fld_add_range(sh, &f, v->pub.text, 0, v->pub.len, v->pub.map, v->pub.line,
+				 v->pub.file);
+		sh_fld_add_range(sh, &f, text, 0, len, map, line, s->file);
+		v->pub.text = sh_fld_str(&f);
+		v->pub.len = f.len;
+		v->pub.map = full_map(sh, sh_fld_map(sh, &f), f.n_runs ? f.runs[0].line : line,
+				      f.n_runs && f.runs[0].file ? f.runs[0].file : s->file);
 		return;
 	}
 	v = sh_alloc(sh, sizeof(*v));
@@ -160,6 +181,7 @@ static void vfile_write(struct sh *sh, const struct sh_src *s, int line, const c
 	v->pub.len = len;
 	v->pub.file = s->file;
 	v->pub.line = line;
+	v->pub.map = map;
 	if (sh->vfiles_tail) {
 		sh->vfiles_tail->next = v;
 		sh->vfiles_tail->pub.next = &v->pub;
@@ -266,16 +288,22 @@ static size_t printf_escape(struct sh *sh, struct sh_field *f, const char *p)
  * table), the format used again while arguments are left, a missing
  * argument empty.
  */
-static void printf_text(struct sh *sh, struct sh_field *f, const char *fmt, struct sh_fields *fs,
-			int arg)
+void sh_printf_text(struct sh *sh, struct sh_field *f, const struct sh_field *ff,
+		    struct sh_fields *fs, int arg)
 {
+	const char *fmt = sh_fld_str(ff);
+	int fl = ff->n_runs ? ff->runs[0].line : ff->line;
+	const char *ffile = ff->n_runs && ff->runs[0].file ? ff->runs[0].file : ff->file;
+
 	for (int round = 0; round < 4096; round++) {
 		int used = arg;
 
 		for (const char *p = fmt; *p;) {
 			const char *a;
+			const struct sh_field *af = NULL;
 
 			sh_step(sh);
+			sh_fld_mark(sh, f, fl, ffile);
 			if (*p == '\\') {
 				p += printf_escape(sh, f, p);
 				continue;
@@ -293,7 +321,9 @@ static void printf_text(struct sh *sh, struct sh_field *f, const char *fmt, stru
 				p++;
 			if (!*p)
 				break;
-			a = used < fs->n ? sh_fld_str(&fs->f[used++]) : "";
+			if (used < fs->n)
+				af = &fs->f[used++];
+			a = af ? sh_fld_str(af) : "";
 			if (*p == 'b') {
 				for (const char *q = a; *q;)
 					q += *q == '\\' ? printf_escape(sh, f, q) : (sh_fld_addc(sh, f, *q), 1);
@@ -302,8 +332,11 @@ static void printf_text(struct sh *sh, struct sh_field *f, const char *fmt, stru
 					sh_fld_addc(sh, f, *a);
 			} else if ((*p == 'd' || *p == 'i') && !*a) {
 				sh_fld_addc(sh, f, '0');
-			} else {
-				sh_fld_add(sh, f, a, strlen(a));
+			} else if (af) {
+				/* an argument keeps the lines it was written on */
+				sh_fld_add_range(sh, f, a, 0, af->len, sh_fld_map(sh, af),
+						 af->n_runs ? af->runs[0].line : af->line,
+						 af->n_runs && af->runs[0].file ? af->runs[0].file : af->file);
 			}
 			p++;
 		}
@@ -355,8 +388,10 @@ void sh_maybe_vfile(struct sh *sh, const struct sh_src *s, int line, const struc
 	if (!path || unk || !*path)
 		return;
 	if ((!strcmp(base, "cat") || !strcmp(base, "tee")) && here) {
-		text = sh_heredoc_text(sh, here, s->file, &len, NULL, NULL);
-		vfile_write(sh, s, line, path, text, len, append);
+		const struct sh_lmap *m = NULL;
+
+		text = sh_heredoc_text(sh, here, s->file, &len, &m, NULL);
+		vfile_write(sh, s, line, path, text, len, append, m);
 	} else if (!strcmp(base, "printf") && out && fs->n > from + 1 &&
 		   strcmp(sh_fld_str(&fs->f[from + 1]), "-v")) {
 		struct sh_field f = { NULL, 0, 0, false, false, false, 0, NULL, NULL, 0, 0 };
@@ -365,8 +400,11 @@ void sh_maybe_vfile(struct sh *sh, const struct sh_src *s, int line, const struc
 		if (!strcmp(sh_fld_str(&fs->f[k]), "--"))
 			k++;
 		if (k < fs->n) {
-			printf_text(sh, &f, sh_fld_str(&fs->f[k]), fs, k + 1);
-			vfile_write(sh, s, line, path, sh_fld_str(&f), f.len, append);
+			sh_printf_text(sh, &f, &fs->f[k], fs, k + 1);
+			vfile_write(sh, s, line, path, sh_fld_str(&f), f.len, append,
+				    sh_fld_map(sh, &f) ? sh_fld_map(sh, &f)
+				    : full_map(sh, NULL, f.n_runs ? f.runs[0].line : line,
+					       f.n_runs && f.runs[0].file ? f.runs[0].file : s->file));
 		}
 	} else if (!strcmp(base, "echo") && out) {
 		struct sh_field f = { NULL, 0, 0, false, false, false, 0, NULL, NULL, 0, 0 };
@@ -375,11 +413,18 @@ void sh_maybe_vfile(struct sh *sh, const struct sh_src *s, int line, const struc
 		while (k < fs->n && (!strcmp(sh_fld_str(&fs->f[k]), "-e") || !strcmp(sh_fld_str(&fs->f[k]), "-n")))
 			k++;
 		for (int first = k; k < fs->n; k++) {
+			const struct sh_field *a = &fs->f[k];
+
 			if (k > first)
 				sh_fld_addc(sh, &f, ' ');
-			sh_fld_add(sh, &f, sh_fld_str(&fs->f[k]), fs->f[k].len);
+			sh_fld_add_range(sh, &f, sh_fld_str(a), 0, a->len, sh_fld_map(sh, a),
+					 a->n_runs ? a->runs[0].line : a->line > 0 ? a->line : line,
+					 a->n_runs && a->runs[0].file ? a->runs[0].file : s->file);
 		}
 		sh_fld_addc(sh, &f, '\n');
-		vfile_write(sh, s, line, path, sh_fld_str(&f), f.len, append);
+		vfile_write(sh, s, line, path, sh_fld_str(&f), f.len, append,
+			    sh_fld_map(sh, &f) ? sh_fld_map(sh, &f)
+			    : full_map(sh, NULL, f.n_runs ? f.runs[0].line : line,
+				       f.n_runs && f.runs[0].file ? f.runs[0].file : s->file));
 	}
 }

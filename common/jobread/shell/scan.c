@@ -27,13 +27,16 @@ void sh_src_sync(struct sh_src *s)
 {
 	const struct sh_lmap *m = s->map;
 
-	if (!m)
+	size_t i;
+
+	if (!m || s->i < s->map_base)
 		return;
+	i = s->i - s->map_base;
 	/* s->i only grows (a source is copied to be read again, with its
 	 * run): each entry of the map is passed once. */
-	while (s->run + 1 < m->n && m->r[s->run + 1].off <= s->i)
+	while (s->run + 1 < m->n && m->r[s->run + 1].off <= i)
 		s->run++;
-	if (s->run < m->n && m->r[s->run].off <= s->i && m->r[s->run].line > 0) {
+	if (s->run < m->n && m->r[s->run].off <= i && m->r[s->run].line > 0) {
 		s->line = m->r[s->run].line;
 		s->file = m->r[s->run].file ? m->r[s->run].file : s->file0;
 	}

@@ -230,6 +230,7 @@ struct sh_src {
 	const struct sh_lmap *map;
 	int run;
 	const char *file0;
+	size_t map_base;           /* the map's offset 0 is text[map_base] */
 };
 
 /* A word as written, before expansion. */
@@ -444,6 +445,10 @@ void sh_record(struct sh *sh, const struct sh_src *s, int line, struct sh_fields
  * NULL) gets the line each part was written on; *unk: unknown in part. */
 const char *sh_heredoc_text(struct sh *sh, const struct sh_redir *r, const char *file,
 			    size_t *len, const struct sh_lmap **map, bool *unk);
+/* The text printf FORMAT ARGS writes (format ff, ARGS from fs->f[arg] on),
+ * appended to f with the lines each part was written on. */
+void sh_printf_text(struct sh *sh, struct sh_field *f, const struct sh_field *ff,
+		    struct sh_fields *fs, int arg);
 /* cat/tee with a here-document, or echo/printf, writing a file: a virtual file. */
 void sh_maybe_vfile(struct sh *sh, const struct sh_src *s, int line, const struct sh_simple *c,
 		    struct sh_fields *fs, int from);
@@ -463,5 +468,8 @@ bool sh_eval_text(struct sh *sh, const char *file, const char *text, size_t len,
 /* The same for a string whose parts were written where map says. */
 bool sh_eval_text_m(struct sh *sh, const char *file, const char *text, size_t len, int line,
 		    char **pos, int n_pos, bool inner, const struct sh_lmap *map);
+/* The same, the map starting at text[map_base]. */
+bool sh_eval_text_mb(struct sh *sh, const char *file, const char *text, size_t len, int line,
+		     char **pos, int n_pos, bool inner, const struct sh_lmap *map, size_t map_base);
 
 #endif

@@ -687,9 +687,16 @@ bool sh_eval_text(struct sh *sh, const char *file, const char *text, size_t len,
 bool sh_eval_text_m(struct sh *sh, const char *file, const char *text, size_t len, int line,
 		    char **pos, int n_pos, bool inner, const struct sh_lmap *map)
 {
+	return sh_eval_text_mb(sh, file, text, len, line, pos, n_pos, inner, map, 0);
+}
+
+bool sh_eval_text_mb(struct sh *sh, const char *file, const char *text, size_t len, int line,
+		     char **pos, int n_pos, bool inner, const struct sh_lmap *map, size_t map_base)
+{
 	bool save_stop = sh->stop, ok = true;
 	int save_frame = sh->frame;
-	struct sh_src s = { file, text, len, 0, line > 0 ? line : 1, false, 0, 0, 0, map, 0, file };
+	struct sh_src s = { file, text, len, 0, line > 0 ? line : 1, false, 0, 0, 0, map, 0, file,
+			    map_base };
 	char **save_pos = sh->pos;
 	int save_n = sh->n_pos;
 	const int *save_lines = sh->pos_lines;
@@ -829,6 +836,12 @@ int sh_set_cwd(sh_t *sh, const char *cwd)
 
 int sh_run(sh_t *sh, const char *name, const char *text, size_t len, sh_open_fn open, void *arg)
 {
+	return sh_run_vfile(sh, name, text, len, 0, NULL, open, arg);
+}
+
+int sh_run_vfile(sh_t *sh, const char *name, const char *text, size_t len, size_t skip,
+		 const struct sh_vfile *vf, sh_open_fn open, void *arg)
+{
 	size_t n = len;
 	int cut;
 
@@ -859,8 +872,8 @@ int sh_run(sh_t *sh, const char *name, const char *text, size_t len, sh_open_fn 
 		return sh->err;
 	}
 	sh->jb_set = true;
-	sh_eval_text(sh, name ? name : "script", text ? text : "", text ? n : 0, 1, sh->args,
-		     sh->n_args, false);
+	sh_eval_text_mb(sh, name ? name : "script", text ? text : "", text ? n : 0, 1, sh->args,
+			sh->n_args, false, vf && skip <= n ? vf->map : NULL, skip);
 	sh->jb_set = false;
 	return cut ? SH_ERR_INPUT : SH_OK;
 }

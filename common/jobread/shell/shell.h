@@ -62,6 +62,16 @@ int sh_set_cwd(sh_t *sh, const char *cwd);
  */
 int sh_run(sh_t *sh, const char *name, const char *text, size_t len, sh_open_fn open, void *arg);
 
+/*
+ * sh_run of a text whose bytes from skip on are a file another evaluator
+ * wrote (vf: a driver script the batch script wrote, then runs): the
+ * commands' words keep the lines of the batch script that wrote them, as
+ * vf->map says.  vf (and the evaluator that made it) must outlive sh.
+ * vf NULL: sh_run.
+ */
+int sh_run_vfile(sh_t *sh, const char *name, const char *text, size_t len, size_t skip,
+		 const struct sh_vfile *vf, sh_open_fn open, void *arg);
+
 /* The recorded commands, in the order they would run. */
 const struct sh_cmd *sh_commands(const sh_t *sh);
 /* Files written by here-documents; the last write of a path wins. */

@@ -62,7 +62,31 @@ static void eval_field(struct sh *sh, const struct sh_src *s, const struct sh_fi
 
 /* The string of bash -c / sh -c anywhere in argv (after srun, singularity
  * exec IMAGE, ...): evaluated as a script of its own. */
-static void shell_c(struct sh *sh, const struct sh_src *s, int line, struct sh_fields *fs, int from)
+static const char *rd_input(struct sh *sh, const struct sh_src *s, const struct sh_simple *c,
+			    size_t *len, const struct sh_lmap **map, int *line, bool *unk);
+
+/* A shell reading its script from a here-document or here-string (bash
+ * <<EOF, bash -s <<<"$CMD"; behind srun, which passes its input to every
+ * task): the text is run as bash -c would run it. */
+static void shell_stdin(struct sh *sh, const struct sh_src *s, int line, const struct sh_simple *c)
+{
+	const struct sh_lmap *map = NULL;
+	size_t len = 0;
+	int tl = line;
+	bool unk = false;
+	const char *text = rd_input(sh, s, c, &len, &map, &tl, &unk);
+	struct sh_field f;
+
+	if (!text)
+		return;
+	memset(&f, 0, sizeof(f));
+	sh_fld_add_range(sh, &f, text, 0, len, map, tl, s->file);
+	f.line = tl;
+	eval_field(sh, s, &f, line, sh->pos, 0);
+}
+
+static void shell_c(struct sh *sh, const struct sh_src *s, int line, struct sh_fields *fs, int from,
+		    const struct sh_simple *c)
 {
 	for (int k = from; k < fs->n; k++) {
 		const char *w = sh_fld_str(&fs->f[k]);
@@ -90,6 +114,8 @@ static void shell_c(struct sh *sh, const struct sh_src *s, int line, struct sh_f
 				return;
 			}
 		}
+		/* Options only, no script operand: the script is the input. */
+		shell_stdin(sh, s, line, c);
 		return;
 	}
 }
@@ -105,7 +131,7 @@ static void call_func(struct sh *sh, struct sh_func *fn, struct sh_fields *fs, i
 	int *lines = sh_alloc(sh, sizeof(*lines) * (size_t)(n > 0 ? n : 1));
 	const char **files = sh_alloc(sh, sizeof(*files) * (size_t)(n > 0 ? n : 1));
 	struct sh_src body = { fn->file, fn->text, fn->len, 0, fn->line, false, 0, 0, 0, NULL, 0,
-			       fn->file };
+			       fn->file, 0 };
 
 	for (int k = 0; k < n; k++) {
 		pos[k] = (char *)sh_fld_str(&fs->f[from + 1 + k]);
@@ -999,10 +1025,34 @@ static int run_fields(struct sh *sh, struct sh_src *s, int line, const struct sh
 		/* Reached only through exec/command: ignore. */
 		return T_TRUE;
 	}
+	if (!strcmp(w, "printf") && argc > 3 && !strcmp(sh_fld_str(&fs->f[from + 1]), "-v")) {
+		/* printf -v NAME FORMAT ARGS: the text goes to NAME (bash's
+		 * builtin), nothing runs. */
+		const char *name = sh_fld_str(&fs->f[from + 2]);
+		struct sh_field f;
+		bool unk = false;
+
+		if (fs->f[from + 2].unknown || !sh_valid_name(name, strlen(name)))
+			return T_UNKNOWN;
+		for (int k = from + 3; k < fs->n; k++)
+			unk = unk || fs->f[k].unknown;
+		memset(&f, 0, sizeof(f));
+		sh_printf_text(sh, &f, &fs->f[from + 3], fs, from + 4);
+		{
+			struct sh_var *v = sh_var_get(sh, name);
+
+			v->array = false;
+			v->n = 0;
+			sh_var_set_at_m(sh, v, 0, sh_fld_str(&f), unk, f.n_runs ? f.runs[0].line : line,
+					f.n_runs && f.runs[0].file ? f.runs[0].file : s->file, false,
+					sh_fld_map(sh, &f));
+		}
+		return T_TRUE;
+	}
 	sh_maybe_vfile(sh, s, line, c, fs, from);
 	if (!is_quiet(w)) {
 		sh_record(sh, s, line, fs, from, assign, n_assign);
-		shell_c(sh, s, line, fs, from);
+		shell_c(sh, s, line, fs, from, c);
 	}
 	return T_UNKNOWN;
 }
