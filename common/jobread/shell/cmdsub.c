@@ -489,6 +489,16 @@ static const char *cat_heredoc(struct sh *sh, const char *b, size_t n, int line,
 	sh_skip_ws(&s, false);
 	if (s.n - s.i < 3 || memcmp(s.t + s.i, "<<", 2) || s.t[s.i + 2] == '<')
 		return NULL;
+	{
+		/* A delimiter word must follow (else it is bash's syntax error,
+		 * which the substitution's own run reports, not this look). */
+		size_t k = s.i + 2 + (s.t[s.i + 2] == '-');
+
+		while (k < s.n && (s.t[k] == ' ' || s.t[k] == '\t'))
+			k++;
+		if (k >= s.n || s.t[k] == '\n' || sh_in_set(";&|()<>", s.t[k]))
+			return NULL;
+	}
 	sh_parse_redir(sh, &s, &r);
 	if (!r.body)
 		return NULL;
