@@ -12,7 +12,10 @@
  * and bash's cd and pwd; and `scontrol show hostnames | wc -l`, the job's
  * node count (host_count).  realpath and readlink -f are resolved lexically
  * (. and .. against the working directory): a symbolic link is not seen,
- * and the path still names the same file.  Anything else (a pipe, a
+ * and the path still names the same file.  A known output piped into
+ * cut -d D -f LIST is cut as coreutils' cut does ($(echo "$ARG" | cut -f1
+ * -d=) of KEY=VALUE arguments, cs_cut), and $(cat <<EOF ... EOF) is the
+ * here-document's text (cat_heredoc).  Anything else (another pipe, a
  * redirection other than 2>, another program) stays unknown.
  *
  * An unknown operand keeps its placeholders ("${SLURM_JOB_ID}",

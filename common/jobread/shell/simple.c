@@ -9,12 +9,19 @@
  * Expansion" and "Command Search and Execution" (prefix assignments,
  * functions before builtins before programs), and the builtins job
  * scripts use ("Bourne Shell Builtins", "Bash Builtin Commands"): export,
- * declare, typeset, local and readonly assign; set -- and shift move the
- * positional parameters; read, readarray and mapfile set unknown values;
- * unset; exec, command and builtin run their arguments; source and .
- * evaluate the file the provider gives (sh_open_fn); eval and bash -c (also
- * behind srun, singularity exec, ...) evaluate their string as a script of
- * its own, recorded as inner commands; [ and test are decided by cond.c.
+ * declare, typeset, local and readonly assign (a word that becomes
+ * NAME=value once expanded too: export "$KEY"="$VALUE", export "$@");
+ * set -- and shift move the positional parameters; read takes a
+ * here-document or here-string as bash's read builtin does (read -r -d ''
+ * CMD <<EOF), and sets unknown values from any other input, as readarray
+ * and mapfile do; printf -v NAME sets NAME; unset; exec, command and
+ * builtin run their arguments; source and . evaluate the file the provider
+ * gives (sh_open_fn); eval and bash -c (also behind srun, singularity exec,
+ * ...), and a shell reading its script from a here-document (bash <<EOF),
+ * evaluate their string as a script of its own, recorded as inner commands
+ * whose words keep the lines their text was written on; [ and test are
+ * decided by cond.c.  A command whose program is a variable never set
+ * (srun $TRAIN_CMD) is kept for sh_unset_command().
  */
 #include "config.h"
 
