@@ -8,9 +8,11 @@
  * Here-documents follow the bash manual, "Here Documents": the body is
  * expanded unless the delimiter is quoted, and <<- strips leading tabs.
  * "cat > F <<EOF", "cat <<EOF > F", "tee [-a] F <<EOF", "echo ... > F" and
- * "printf FORMAT ARGS > F" become F's content (>> appends), so that a
- * config or driver script the script writes is
- * read as the script wrote it.  A path that is not known writes nothing.
+ * "printf FORMAT ARGS > F" (bash's printf builtin: format escapes, %s %b
+ * %d %c %%, the format used again while arguments are left) become F's
+ * content (>> appends), so that a config or driver script the script
+ * writes is read as the script wrote it, each part with the line that
+ * wrote it (sh_vfile.map).  A path that is not known writes nothing.
  * A command that a loop runs again with the same words is recorded once
  * (loop_seen).
  */
