@@ -1062,6 +1062,27 @@ static void test_vfile_lines(void **st)
 	finish(r.sh);
 }
 
+/* eval set -- "$OPTS": eval shares the positional parameters. */
+static void test_eval_set_args(void **st)
+{
+	static const char script[] =
+		/* 1 */ "OPTS=\"--nnodes 2 --nproc_per_node 8\"\n"
+		/* 2 */ "eval set -- \"$OPTS\"\n"
+		/* 3 */ "run \"$@\"\n"
+		/* 4 */ "eval shift 2\n"
+		/* 5 */ "run2 \"$@\"\n"
+		/* 6 */ "bash -c 'set -- x' \n"
+		/* 7 */ "run3 $#\n";
+	struct run r = run_ok(script, NULL);
+
+	(void)st;
+	expect_argv(need_cmd(r.sh, "run", 0), ARGV("run", "--nnodes", "2", "--nproc_per_node", "8"));
+	expect_argv(need_cmd(r.sh, "run2", 0), ARGV("run2", "--nproc_per_node", "8"));
+	/* bash -c has its own */
+	expect_argv(need_cmd(r.sh, "run3", 0), ARGV("run3", "2"));
+	finish(r.sh);
+}
+
 static void test_eval(void **st)
 {
 	static const char script[] =
@@ -2591,6 +2612,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_unset_program, teardown),
 		cmocka_unit_test_teardown(test_shell_stdin_printf_v, teardown),
 		cmocka_unit_test_teardown(test_vfile_lines, teardown),
+		cmocka_unit_test_teardown(test_eval_set_args, teardown),
 		cmocka_unit_test_teardown(test_exec, teardown),
 		cmocka_unit_test_teardown(test_exec_ends_script, teardown),
 		cmocka_unit_test_teardown(test_bash_c, teardown),

@@ -693,7 +693,7 @@ bool sh_eval_text_m(struct sh *sh, const char *file, const char *text, size_t le
 bool sh_eval_text_mb(struct sh *sh, const char *file, const char *text, size_t len, int line,
 		     char **pos, int n_pos, bool inner, const struct sh_lmap *map, size_t map_base)
 {
-	bool save_stop = sh->stop, ok = true;
+	bool save_stop = sh->stop, ok = true, shared;
 	int save_frame = sh->frame;
 	struct sh_src s = { file, text, len, 0, line > 0 ? line : 1, false, 0, 0, 0, map, 0, file,
 			    map_base };
@@ -712,6 +712,7 @@ bool sh_eval_text_mb(struct sh *sh, const char *file, const char *text, size_t l
 		sh->pos_lines = NULL;
 		sh->pos_files = NULL;
 	}
+	shared = sh->files > 0 && pos == save_pos && n_pos == save_n;
 	sh->pos = pos;
 	sh->n_pos = n_pos;
 	if (inner)
@@ -735,10 +736,16 @@ bool sh_eval_text_mb(struct sh *sh, const char *file, const char *text, size_t l
 		sh->ret = false;
 		sh->stop = save_stop;
 	}
-	sh->pos = save_pos;
-	sh->n_pos = save_n;
-	sh->pos_lines = save_lines;
-	sh->pos_files = save_files;
+	/* eval, and source without arguments, share the caller's positional
+	 * parameters: a set -- or shift in them stays (bash manual, "Bourne
+	 * Shell Builtins": eval, and "." which restores them only when it was
+	 * given arguments).  bash -c and source with arguments have their own. */
+	if (!shared) {
+		sh->pos = save_pos;
+		sh->n_pos = save_n;
+		sh->pos_lines = save_lines;
+		sh->pos_files = save_files;
+	}
 	sh->depth--;
 	return ok;
 }
