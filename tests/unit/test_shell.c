@@ -1083,6 +1083,34 @@ static void test_eval_set_args(void **st)
 	finish(r.sh);
 }
 
+/* A pipeline's known text: cat <<EOF | tee F writes F; echo | bash runs it. */
+static void test_pipe_text(void **st)
+{
+	static const char script[] =
+		/* 1 */ "cat <<EOF | tee -a d.sh\n"
+		/* 2 */ "torchrun x.py\n"
+		/* 3 */ "EOF\n"
+		/* 4 */ "C=\"vllm serve m\"\n"
+		/* 5 */ "echo \"$C\" | tee log | srun bash\n"
+		/* 6 */ "echo -n no | grep x | bash\n";
+	struct run r = run_ok(script, NULL);
+	const struct sh_vfile *vf = sh_vfile_find(r.sh, "d.sh");
+	const struct sh_cmd *c;
+
+	(void)st;
+	assert_non_null(vf);
+	assert_int_equal(vf->len, strlen("torchrun x.py\n"));
+	assert_memory_equal(vf->text, "torchrun x.py\n", vf->len);
+	assert_non_null(sh_vfile_find(r.sh, "log"));
+	c = need_cmd(r.sh, "vllm", 0);
+	expect_argv(c, ARGV("vllm", "serve", "m"));
+	assert_true(c->inner);
+	assert_int_equal(wline(c, 2), 4);
+	/* grep's output is not known: nothing for bash */
+	assert_null(find_cmd(r.sh, "no", 0));
+	finish(r.sh);
+}
+
 static void test_eval(void **st)
 {
 	static const char script[] =
@@ -2613,6 +2641,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_shell_stdin_printf_v, teardown),
 		cmocka_unit_test_teardown(test_vfile_lines, teardown),
 		cmocka_unit_test_teardown(test_eval_set_args, teardown),
+		cmocka_unit_test_teardown(test_pipe_text, teardown),
 		cmocka_unit_test_teardown(test_exec, teardown),
 		cmocka_unit_test_teardown(test_exec_ends_script, teardown),
 		cmocka_unit_test_teardown(test_bash_c, teardown),

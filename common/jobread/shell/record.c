@@ -13,6 +13,9 @@
  * content (>> appends), so that a config or driver script the script
  * writes is read as the script wrote it, each part with the line that
  * wrote it (sh_vfile.map).  A path that is not known writes nothing.
+ * Not redirected, what cat of a here-document, echo or printf writes goes
+ * down the pipeline (sh->pipe_out, bash manual "Pipelines"): tee writes it
+ * to its file and passes it on, a shell runs it as its script.
  * A command that a loop runs again with the same words is recorded once
  * (loop_seen).
  */
@@ -357,9 +360,11 @@ void sh_maybe_vfile(struct sh *sh, const struct sh_src *s, int line, const struc
 	const char *prog = fs->n > from ? sh_fld_str(&fs->f[from]) : "";
 	const char *base = strrchr(prog, '/') ? strrchr(prog, '/') + 1 : prog;
 	const struct sh_redir *here = NULL, *out = NULL;
-	const char *path = NULL, *text;
-	size_t len;
-	bool append = false, unk = false;
+	const char *path = NULL, *text = NULL;
+	const struct sh_lmap *map = NULL;
+	size_t len = 0;
+	bool append = false, unk = false, cat_args = false;
+	struct sh_field f = { NULL, 0, 0, false, false, false, 0, NULL, NULL, 0, 0 };
 
 	for (int k = 0; k < c->n_redirs; k++) {
 		const struct sh_redir *r = &c->redirs[k];
@@ -383,37 +388,40 @@ void sh_maybe_vfile(struct sh *sh, const struct sh_src *s, int line, const struc
 			break;
 		}
 	}
-	if (!path && out) {
-		path = sh_expand_str(sh, out->target.t, out->target.n, 0, out->target.line, s->file, &unk);
-		append = !strcmp(out->op, ">>");
-	}
-	if (!path || unk || !*path)
-		return;
-	if ((!strcmp(base, "cat") || !strcmp(base, "tee")) && here) {
-		const struct sh_lmap *m = NULL;
-
-		text = sh_heredoc_text(sh, here, s->file, &len, &m, NULL);
-		vfile_write(sh, s, line, path, text, len, append, m);
-	} else if (!strcmp(base, "printf") && out && fs->n > from + 1 &&
+	for (int k = from + 1; !strcmp(base, "cat") && k < fs->n; k++)
+		cat_args = cat_args || strcmp(sh_fld_str(&fs->f[k]), "-");
+	/* What the command writes, when it is known. */
+	if ((!strcmp(base, "cat") && !cat_args) || !strcmp(base, "tee")) {
+		if (here) {
+			text = sh_heredoc_text(sh, here, s->file, &len, &map, NULL);
+		} else if (sh->cur_in) {
+			/* ... | tee F: what came down the pipe */
+			text = sh->cur_in->text;
+			len = sh->cur_in->len;
+			map = sh->cur_in->map;
+		}
+	} else if (!strcmp(base, "printf") && fs->n > from + 1 &&
 		   strcmp(sh_fld_str(&fs->f[from + 1]), "-v")) {
-		struct sh_field f = { NULL, 0, 0, false, false, false, 0, NULL, NULL, 0, 0 };
 		int k = from + 1;
 
 		if (!strcmp(sh_fld_str(&fs->f[k]), "--"))
 			k++;
 		if (k < fs->n) {
 			sh_printf_text(sh, &f, &fs->f[k], fs, k + 1);
-			vfile_write(sh, s, line, path, sh_fld_str(&f), f.len, append,
-				    sh_fld_map(sh, &f) ? sh_fld_map(sh, &f)
-				    : full_map(sh, NULL, f.n_runs ? f.runs[0].line : line,
-					       f.n_runs && f.runs[0].file ? f.runs[0].file : s->file));
+			text = sh_fld_str(&f);
+			len = f.len;
 		}
-	} else if (!strcmp(base, "echo") && out) {
-		struct sh_field f = { NULL, 0, 0, false, false, false, 0, NULL, NULL, 0, 0 };
+	} else if (!strcmp(base, "echo")) {
 		int k = from + 1;
+		bool nl = true;
 
-		while (k < fs->n && (!strcmp(sh_fld_str(&fs->f[k]), "-e") || !strcmp(sh_fld_str(&fs->f[k]), "-n")))
-			k++;
+		for (; k < fs->n; k++) {
+			const char *w = sh_fld_str(&fs->f[k]);
+
+			if (strcmp(w, "-e") && strcmp(w, "-n") && strcmp(w, "-E"))
+				break;
+			nl = nl && strcmp(w, "-n");
+		}
 		for (int first = k; k < fs->n; k++) {
 			const struct sh_field *a = &fs->f[k];
 
@@ -423,10 +431,33 @@ void sh_maybe_vfile(struct sh *sh, const struct sh_src *s, int line, const struc
 					 a->n_runs ? a->runs[0].line : a->line > 0 ? a->line : line,
 					 a->n_runs && a->runs[0].file ? a->runs[0].file : s->file);
 		}
-		sh_fld_addc(sh, &f, '\n');
-		vfile_write(sh, s, line, path, sh_fld_str(&f), f.len, append,
-			    sh_fld_map(sh, &f) ? sh_fld_map(sh, &f)
-			    : full_map(sh, NULL, f.n_runs ? f.runs[0].line : line,
-				       f.n_runs && f.runs[0].file ? f.runs[0].file : s->file));
+		if (nl)
+			sh_fld_addc(sh, &f, '\n');
+		text = sh_fld_str(&f);
+		len = f.len;
 	}
+	if (!text)
+		return;
+	if (text == sh_fld_str(&f))
+		map = sh_fld_map(sh, &f) ? sh_fld_map(sh, &f)
+		      : full_map(sh, NULL, f.n_runs ? f.runs[0].line : line,
+				 f.n_runs && f.runs[0].file ? f.runs[0].file : s->file);
+	if (!out) {
+		/* To the pipe (a tee passes it on): the next command's input. */
+		struct sh_pipe *p = sh_alloc(sh, sizeof(*p));
+
+		p->text = text;
+		p->len = len;
+		p->map = full_map(sh, map, line, s->file);
+		p->line = line;
+		p->file = s->file;
+		sh->pipe_out = p;
+	}
+	if (!path && out) {
+		path = sh_expand_str(sh, out->target.t, out->target.n, 0, out->target.line, s->file, &unk);
+		append = !strcmp(out->op, ">>");
+	}
+	if (!path || unk || !*path)
+		return;
+	vfile_write(sh, s, line, path, text, len, append, map);
 }

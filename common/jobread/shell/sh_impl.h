@@ -74,6 +74,14 @@ struct sh_var {
 
 #define SH_MAX_UNSET 8
 
+struct sh_pipe {
+	const char *text;
+	size_t len;
+	const struct sh_lmap *map;
+	int line;
+	const char *file;
+};
+
 struct sh_unset_cmd {
 	const char *file;
 	int line;
@@ -207,6 +215,11 @@ struct sh {
 	 * (srun $TRAIN_CMD): sh_unset_command() */
 	struct sh_unset_cmd unset_cmds[SH_MAX_UNSET];
 	int n_unset_cmds;
+	/* A pipeline's text: what the command before the | writes when it is
+	 * known (cat of a here-document, echo, printf: pipe_out), handed to
+	 * the next simple command (pipe_in, taken by run_simple into cur_in):
+	 * tee writes it to its file, a shell runs it as its script. */
+	struct sh_pipe *pipe_out, *pipe_in, *cur_in;
 };
 
 /* ---- source text and raw words ------------------------------------------------------ */

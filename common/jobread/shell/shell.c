@@ -583,6 +583,7 @@ static int parse_pipeline(struct sh *sh, struct sh_src *s, bool ex)
 		/* The time keyword: times the pipeline, runs it. */
 		sh_adv_to(s, s->i + 5);
 	}
+	sh->pipe_out = NULL;
 	r = sh_parse_command(sh, s, ex);
 	for (;;) {
 		sh_skip_ws(s, false);
@@ -591,11 +592,17 @@ static int parse_pipeline(struct sh *sh, struct sh_src *s, bool ex)
 			if (sh_cur(s) == '&')
 				sh_adv1(s);
 			sh_skip_ws(s, true);
+			/* What the command before wrote, when known, is the
+			 * input of the next one. */
+			sh->pipe_in = sh->pipe_out;
+			sh->pipe_out = NULL;
 			r = sh_parse_command(sh, s, ex);
+			sh->pipe_in = NULL;
 		} else {
 			break;
 		}
 	}
+	sh->pipe_out = NULL;
 	return neg ? sh_tri_not(r) : r;
 }
 
@@ -869,6 +876,7 @@ int sh_run_vfile(sh_t *sh, const char *name, const char *text, size_t len, size_
 		sh->inner = 0;
 		sh->eval_line = 0;
 		sh->eval_file = NULL;
+		sh->pipe_in = sh->pipe_out = sh->cur_in = NULL;
 		sh->uncertain = 0;
 		sh->loops = 0;
 		sh->brk = 0;

@@ -84,6 +84,13 @@ static void shell_stdin(struct sh *sh, const struct sh_src *s, int line, const s
 	const char *text = rd_input(sh, s, c, &len, &map, &tl, &unk);
 	struct sh_field f;
 
+	if (!text && sh->cur_in) {
+		/* cat <<EOF | bash: the text before the pipe */
+		text = sh->cur_in->text;
+		len = sh->cur_in->len;
+		map = sh->cur_in->map;
+		tl = sh->cur_in->line;
+	}
 	if (!text)
 		return;
 	memset(&f, 0, sizeof(f));
@@ -755,6 +762,11 @@ static int run_simple(struct sh *sh, struct sh_src *s, int line, struct sh_simpl
 	struct sh_fields fs = { NULL, 0, 0 };
 	char **assign = NULL;
 	int n_assign = 0;
+
+	/* The pipeline's input is this command's only (not of the commands
+	 * a function it calls runs). */
+	sh->cur_in = sh->pipe_in;
+	sh->pipe_in = NULL;
 
 	if (c->n_words == 0) {
 		for (int k = 0; k < c->n_assigns; k++)
