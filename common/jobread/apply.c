@@ -591,6 +591,8 @@ static void apply_unknowns(const struct jobread_out *out, struct adv_request *re
  *   (torchtitan/config/job_config.py), FSDP2 sharding.
  * - torchtune, llama-cookbook, olmo: FSDP training loops with activation
  *   checkpointing and no model parallel flags in their recipes.
+ * - llm.c: train_gpt2cu is data parallel only; -z 1 shards the optimizer
+ *   state (ZeRO-1, llmc/zero.cuh), -r recomputes GELU (and LayerNorm).
  * - levanter: JAX, its own rematerialisation (haliax), which advisor does
  *   not model: the least memory counts no activations.
  * - vllm, sglang: --tensor-parallel-size, --pipeline-parallel-size (vLLM
@@ -624,6 +626,7 @@ static const struct trainer_caps {
 	{ "torchtune", CAN(RECOMPUTE), false, false },
 	{ "llama-cookbook", CAN(RECOMPUTE), false, false },
 	{ "olmo", CAN(RECOMPUTE), false, false },
+	{ "llm.c", CAN(ZERO) | CAN(RECOMPUTE), true, false },
 	{ "levanter", CAN(TP), false, true },
 	{ "vllm", CAN(TP) | CAN(PP) | CAN(EP), false, false },
 	{ "sglang", CAN(TP) | CAN(PP) | CAN(EP), false, false },

@@ -41,7 +41,7 @@ static const char *const launch_words[] = {
 	"nanotron", "run_train.py", "llamafactory-cli", "megatron", "nemo_launcher",
 	"trl sft", "trl grpo", "trl dpo", "lighteval", "levanter", "openrlhf", "trtllm-serve",
 	"text-generation-launcher", "text-generation-inference", "lmdeploy serve", "llama-server",
-	"ollama serve", "lm_eval", "lm-eval", "basaran",
+	"ollama serve", "lm_eval", "lm-eval", "basaran", "train_gpt2cu",
 };
 
 /* Launchers that start any program (PyTorch's, DeepSpeed's, accelerate's):

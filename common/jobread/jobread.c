@@ -148,7 +148,7 @@ static bool candidate(const struct sh_cmd *c)
 		"mpiexec", "python", "vllm", "sglang", "tune", "axolotl", "deepy", ".py", "trl",
 		"nemo", "torchtitan", "nanotron", "run_train", ".sh", "llamafactory", "lmf", "openrlhf",
 		"text-generation", "lmdeploy", "llama-server", "ollama", "lm_eval", "lm-eval", "trtllm",
-		"basaran",
+		"basaran", "train_gpt2cu",
 	};
 
 	/* Wrappers (time nohup stdbuf taskset uv run ...) come first: look
@@ -187,7 +187,7 @@ static bool ml_word(const struct sh_cmd *c)
 		"torchrun", "torch.distributed", "deepspeed", "accelerate", "vllm", "sglang",
 		"megatron", "pretrain_gpt", "nemo", "torchtitan", "nanotron", "axolotl", "levanter",
 		"trtllm", "text-generation-launcher", "text-generation-inference", "lmdeploy",
-		"llama-server", "ollama", "lm_eval", "lm-eval", "basaran",
+		"llama-server", "ollama", "lm_eval", "lm-eval", "basaran", "train_gpt2cu",
 	};
 
 	for (int i = 0; i < c->argc && i < 64; i++)
@@ -204,8 +204,8 @@ typedef bool (*jr_fw_fn)(struct jr_ctx *, const struct jr_cmd *, bool);
 static const jr_fw_fn jr_trainers[] = {
 	jr_fw_nemo, jr_fw_torchtitan, jr_fw_nanotron, jr_fw_neox, jr_fw_torchtune,
 	jr_fw_axolotl, jr_fw_llamafactory, jr_fw_openrlhf, jr_fw_olmo, jr_fw_levanter,
-	jr_fw_llamacookbook, jr_fw_lighteval, jr_fw_lmeval, jr_fw_verl, jr_fw_vllm, jr_fw_sglang,
-	jr_fw_server, jr_fw_megatron, jr_fw_hf,
+	jr_fw_llamacookbook, jr_fw_llmc, jr_fw_lighteval, jr_fw_lmeval, jr_fw_verl, jr_fw_vllm,
+	jr_fw_sglang, jr_fw_server, jr_fw_megatron, jr_fw_hf,
 };
 
 /* try_command's answers. */
@@ -352,6 +352,7 @@ static int follow_script(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, c
 	int n_need = out->n_need, nargs = prog->argc - at - 1, rc = TRY_NONE;
 	struct jobread_src s;
 	sh_t *sub = NULL;
+	const struct sh_vfile *vf;
 
 	jr_src_word(&s, prog, at, "", JR_STYLE_FLAG);
 	if (depth >= JR_WRAP_DEPTH || *n_wrap >= JR_MAX_WRAPPERS) {
@@ -400,8 +401,13 @@ static int follow_script(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, c
 	}
 	o += (size_t)adv_snprintf(buf + o, cap - o, "; ");
 	memcpy(buf + o, text, len);
+	/* A driver script the job wrote (cat > run.sh <<EOF, printf, echo):
+	 * its values name the lines of the script that wrote them. */
+	vf = sh_vfile_find(sh, path);
+	if (vf && (vf->text != text || vf->len != len))
+		vf = NULL;
 	o += len;
-	if (sh_run(sub, display, buf, o, jr_ctx_open, cx) != SH_OK)
+	if (sh_run_vfile(sub, display, buf, o, o - len, vf, jr_ctx_open, cx) != SH_OK)
 		jr_note(cx, ADV_CODE_SCRIPT_UNKNOWN, NULL,
 			"%s was read only in part (the reader's bounds); what comes after is not judged",
 			display);
@@ -602,6 +608,33 @@ static void shell_notes(struct jr_ctx *cx, sh_t *sh, int rc)
 	(void)notes;   /* the evaluator's own notes are for debugging, not users */
 }
 
+/*
+ * A job whose launch is a variable the script never sets (srun $TRAIN_CMD,
+ * bash -c "$CMD"): its command comes from the environment sbatch passes
+ * (sbatch --export=ALL,TRAIN_CMD=...), which the reader does not see.  It
+ * may be an LLM job: its workload is not known, and that is said, naming
+ * the variable, instead of passing it as "not an LLM job".
+ */
+static void unset_commands(struct jr_ctx *cx, const sh_t *sh, struct jobread_out *out)
+{
+	const char *file = NULL, *name = NULL;
+	int line = 0, more = 0;
+	char fix[ADV_MSG_MAX / 2];
+
+	if (out->is_llm || !sh_unset_command(sh, 0, &file, &line, &name))
+		return;
+	while (sh_unset_command(sh, more + 1, NULL, NULL, NULL))
+		more++;
+	adv_snprintf(fix, sizeof(fix), "set %s in the script, or give the workload with "
+		     "--llm-model=NAME --llm-layout=LIST", name);
+	jr_note(cx, ADV_CODE_SCRIPT_UNKNOWN, fix,
+		"%s:%d: the job's command is the value of $%s, which the script never sets: it "
+		"comes from the environment the job is submitted with, so what the job runs "
+		"(and whether it is an LLM job) is not known and not checked%s",
+		file ? file : "script", line, name, more ? " (more such commands follow)" : "");
+	out->is_llm = true;
+}
+
 static void out_init(struct jobread_out *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -682,6 +715,9 @@ void jobread_read(const catalog_t *cat, const struct jobread_input *in, struct j
 	 * did not reach or follow is said (follow.c). */
 	follow_scan(cx, sh, name, text, len, rc, out);
 	follow_gate(text, len, out);
+	/* A launch from a variable the script never sets: said, after the
+	 * gate (its command is unknown, not evidence-free). */
+	unset_commands(cx, sh, out);
 done:
 	jr_ctx_free(cx);
 	if (sh)

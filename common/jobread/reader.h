@@ -124,6 +124,7 @@ bool jr_image_entry(const char *image);
 bool jr_fw_hf(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);       /* HF Trainer, TRL, run_clm.py ... */
 bool jr_fw_olmo(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);     /* OLMo scripts/train.py */
 bool jr_fw_llamacookbook(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module); /* finetuning.py */
+bool jr_fw_llmc(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);   /* llm.c train_gpt2cu */
 bool jr_fw_levanter(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);  /* levanter.main.train_lm */
 bool jr_fw_lighteval(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module); /* lighteval vllm|accelerate */
 bool jr_fw_verl(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);      /* python -m verl.trainer.main_ppo */

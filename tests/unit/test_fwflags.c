@@ -1589,6 +1589,47 @@ static void test_llama_cookbook(void **st)
 	UNSET(&out, JR_PRECISION);
 }
 
+/* llm.c train_gpt2cu: "-x VALUE" pairs, the descriptor's GPT-2 shape,
+ * -d tokens as sequences, -z 2 run as 0, the build's precision assumed. */
+static void test_llmc(void **st)
+{
+	static const char d24[] =
+		"mpirun -np 8 ./train_gpt2cu -i 'train_*.bin' -e gpt2:d24 -b 16 -t 1024 \\\n"
+		"  -d 262144 -z 2 -r 0 -n 500\n";
+	static const char dflt[] =
+		"srun ./train_gpt2cu -e gpt2_350M.bin -t 2048 -d 1000\n";
+	struct job j = { d24, NULL, 1, 8, 0, 8, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.trainer, "llm.c");
+	CHECK(&out, JR_ARCH_LAYERS, 24, S, 1, "-e");
+	CHECK(&out, JR_ARCH_HIDDEN, 1024, S, 1, "-e");
+	CHECK(&out, JR_ARCH_HEADS, 16, S, 1, "-e");
+	CHECK(&out, JR_ARCH_FFN, 4096, S, 1, "-e");
+	CHECK(&out, JR_ARCH_VOCAB, 50304, S, 1, "-e");
+	CHECK(&out, JR_ARCH_MAX_SEQ, 1024, S, 1, "-e");
+	CHECK(&out, JR_MBS, 16, S, 1, "-b");
+	CHECK(&out, JR_SEQ, 1024, S, 1, "-t");
+	CHECK(&out, JR_GBS, 256, S, 2, "-d");
+	CHECK(&out, JR_ZERO, 0, S, 2, "-z");
+	CHECK(&out, JR_RECOMPUTE, ADV_RECOMPUTE_NONE, S, 2, "-r");
+	/* -n without -o writes nothing */
+	CHECK(&out, JR_CKPT_OFF, 1, S, 2, "-n");
+	CHECK(&out, JR_PRECISION, ADV_PREC_BF16, "", 0, "llm.c default (built with PRECISION=BF16)");
+	assert_true(has_note(&out, "SCRIPT_ASSUMED", "PRECISION=BF16"));
+	j.script = dflt;
+	read_job(st, &j, &out);
+	assert_string_equal(out.trainer, "llm.c");
+	/* a checkpoint file: its shape is in its header, not read */
+	UNKNOWN(&out, JR_MODEL);
+	UNSET(&out, JR_ARCH_LAYERS);
+	CHECK(&out, JR_MBS, 4, "", 0, "llm.c default (-b 4)");
+	UNKNOWN(&out, JR_GBS);
+	CHECK(&out, JR_RECOMPUTE, ADV_RECOMPUTE_SELECTIVE, "", 0,
+	      "llm.c default (-r 1: GELU recomputed)");
+}
+
 /* axolotl --launcher torchrun -- ARGS: torchrun's arguments are the world;
  * options after "--" are not axolotl's. */
 static void test_axolotl_launcher(void **st)
@@ -1740,6 +1781,7 @@ int main(void)
 		cmocka_unit_test(test_megatron_legacy),
 		cmocka_unit_test(test_megatron_vocab_memory),
 		cmocka_unit_test(test_llama_cookbook),
+		cmocka_unit_test(test_llmc),
 		cmocka_unit_test(test_axolotl_launcher),
 		cmocka_unit_test(test_not_followed),
 		cmocka_unit_test(test_megatron_ds_bf16_zero0),

@@ -883,6 +883,271 @@ static void test_function_args(void **st)
 	finish(r.sh);
 }
 
+/* read -r -d '' CMD <<EOF: the whole here-document, its words on their
+ * own lines; status 1 at the end of the input (hence || true). */
+static void test_read_heredoc(void **st)
+{
+	static const char script[] =
+		/* 1 */ "N=2\n"
+		/* 2 */ "read -r -d '' CMD <<EOF || echo eof\n"
+		/* 3 */ "torchrun --nnodes $N \\\n"
+		/* 4 */ "  train.py --tp 4\n"
+		/* 5 */ "EOF\n"
+		/* 6 */ "bash -c \"$CMD\"\n"
+		/* 7 */ "read -d '' Q <<'X'\n"
+		/* 8 */ "  a $N\n"
+		/* 9 */ "X\n"
+		/* 10 */ "IFS=, read -ra L <<< \"x,y, z\"\n"
+		/* 11 */ "read A B <<< \"one two three\"\n"
+		/* 12 */ "read -t 5 T <<< \"no\"\n";
+	struct run r = run_ok(script, NULL);
+	const struct sh_cmd *c = need_cmd(r.sh, "torchrun", 0);
+
+	(void)st;
+	expect_argv(c, ARGV("torchrun", "--nnodes", "2", "train.py", "--tp", "4"));
+	assert_true(c->inner);
+	/* run by bash -c on line 6; its words written on lines 3 and 4 */
+	assert_int_equal(c->line, 6);
+	assert_int_equal(wline(c, 1), 3);
+	assert_int_equal(wline(c, 5), 4);
+	/* read -d '' fails at the end of its input: || runs */
+	assert_non_null(find_cmd(r.sh, "echo", 0));
+	/* quoted delimiter: no expansion; leading and trailing blanks go */
+	expect_var(r.sh, "Q", "a $N", false);
+	expect_var(r.sh, "A", "one", false);
+	expect_var(r.sh, "B", "two three", false);
+	/* -t: input from elsewhere, not followed */
+	expect_var(r.sh, "T", "$(read...)", true);
+	finish(r.sh);
+}
+
+/* IFS=, read -ra L: an array of the fields. */
+static void test_read_array(void **st)
+{
+	static const char script[] =
+		/* 1 */ "IFS=, read -ra L <<< \"x,y, z\"\n"
+		/* 2 */ "run ${#L[@]} \"${L[2]}\"\n";
+	struct run r = run_ok(script, NULL);
+
+	(void)st;
+	expect_argv(need_cmd(r.sh, "run", 0), ARGV("run", "3", " z"));
+	finish(r.sh);
+}
+
+/* CMD=$(cat <<EOF ... EOF): the here-document's text, lines kept. */
+static void test_cat_heredoc_subst(void **st)
+{
+	static const char script[] =
+		/* 1 */ "TP=8\n"
+		/* 2 */ "CMD=$(cat <<EOF\n"
+		/* 3 */ "vllm serve m\n"
+		/* 4 */ "  --tensor-parallel-size $TP\n"
+		/* 5 */ "EOF\n"
+		/* 6 */ ")\n"
+		/* 7 */ "$CMD\n"
+		/* 8 */ "X=$(cat <<EOF | tr a b\n"
+		/* 9 */ "a\n"
+		/* 10 */ "EOF\n"
+		/* 11 */ ")\n";
+	struct run r = run_ok(script, NULL);
+	const struct sh_cmd *c = need_cmd(r.sh, "vllm", 0);
+
+	(void)st;
+	expect_argv(c, ARGV("vllm", "serve", "m", "--tensor-parallel-size", "8"));
+	assert_int_equal(c->line, 7);
+	assert_int_equal(wline(c, 0), 3);
+	assert_int_equal(wline(c, 3), 4);
+	/* a pipe after cat: not known */
+	{
+		bool u = false;
+
+		assert_non_null(sh_getvar(r.sh, "X", &u));
+		assert_true(u);
+	}
+	finish(r.sh);
+}
+
+/* KEY=VALUE arguments: export "$KEY"="$VALUE" with cut, export "$@". */
+static void test_export_expanded(void **st)
+{
+	static const char script[] =
+		/* 1 */ "for A in \"$@\"; do\n"
+		/* 2 */ "  K=$(echo \"$A\" | cut -f1 -d=)\n"
+		/* 3 */ "  V=$(echo \"$A\" | cut -d = -f 2-)\n"
+		/* 4 */ "  export \"$K\"=\"$V\"\n"
+		/* 5 */ "done\n"
+		/* 6 */ "export \"$@\"\n"
+		/* 7 */ "L=$(echo a:b:c | cut -d: -f1,3)\n"
+		/* 8 */ "printf 'x=%s\\n%d%%\\n' \"$TP\" 5 > f.txt\n"
+		/* 9 */ "printf '%s,' a b c > g.txt\n";
+	char *args[] = { "TP=4", "LR=1e-4=x" };
+	sh_t *sh = sh_create(NULL);
+	const struct sh_vfile *vf;
+
+	(void)st;
+	assert_non_null(sh);
+	assert_int_equal(sh_set_args(sh, NULL, false, 2, args), 0);
+	assert_int_equal(sh_run(sh, "job.sh", script, sizeof(script) - 1, NULL, NULL), SH_OK);
+	expect_var(sh, "TP", "4", false);
+	expect_var(sh, "LR", "1e-4=x", false);
+	expect_var(sh, "L", "a:c", false);
+	vf = sh_vfile_find(sh, "f.txt");
+	assert_non_null(vf);
+	assert_int_equal(vf->len, strlen("x=4\n5%\n"));
+	assert_memory_equal(vf->text, "x=4\n5%\n", vf->len);
+	vf = sh_vfile_find(sh, "g.txt");
+	assert_non_null(vf);
+	assert_memory_equal(vf->text, "a,b,c,", vf->len);
+	sh_destroy(sh);
+}
+
+/* A program that is a variable the script never sets (srun $TRAIN_CMD). */
+static void test_unset_program(void **st)
+{
+	static const char script[] =
+		/* 1 */ "srun -N 2 $TRAIN_CMD $ARGS\n"
+		/* 2 */ "srun $EXTRA hostname\n"
+		/* 3 */ "bash -c \"$CMD\"\n"
+		/* 4 */ "SET=x\n"
+		/* 5 */ "$SET --flag\n"
+		/* 6 */ "${LAUNCH[@]} train.py\n";
+	struct run r = run_ok(script, NULL);
+	const char *file, *name;
+	int line;
+
+	(void)st;
+	assert_true(sh_unset_command(r.sh, 0, &file, &line, &name));
+	assert_string_equal(name, "TRAIN_CMD");
+	assert_int_equal(line, 1);
+	assert_true(sh_unset_command(r.sh, 1, &file, &line, &name));
+	assert_string_equal(name, "CMD");
+	assert_int_equal(line, 3);
+	assert_true(sh_unset_command(r.sh, 2, &file, &line, &name));
+	assert_string_equal(name, "LAUNCH");
+	assert_int_equal(line, 6);
+	assert_false(sh_unset_command(r.sh, 3, &file, &line, &name));
+	finish(r.sh);
+}
+
+/* bash <<EOF (a shell reading its script from a here-document) and
+ * printf -v NAME: the text is run, the words keep their lines. */
+static void test_shell_stdin_printf_v(void **st)
+{
+	static const char script[] =
+		/* 1 */ "A=(--tp 2)\n"
+		/* 2 */ "printf -v CMD '%s ' torchrun \"${A[@]}\"\n"
+		/* 3 */ "bash -c \"$CMD\"\n"
+		/* 4 */ "srun bash -l <<EOF\n"
+		/* 5 */ "vllm serve m \\\\\n"
+		/* 6 */ "  --tensor-parallel-size 4\n"
+		/* 7 */ "EOF\n"
+		/* 8 */ "bash run.sh <<< \"ignored\"\n";
+	struct run r = run_ok(script, NULL);
+	const struct sh_cmd *c = need_cmd(r.sh, "torchrun", 0);
+
+	(void)st;
+	expect_argv(c, ARGV("torchrun", "--tp", "2"));
+	assert_int_equal(wline(c, 1), 1);
+	assert_int_equal(count_cmd(r.sh, "printf"), 0);
+	c = need_cmd(r.sh, "vllm", 0);
+	expect_argv(c, ARGV("vllm", "serve", "m", "--tensor-parallel-size", "4"));
+	assert_true(c->inner);
+	/* the here-document's own line: it is written after its command */
+	assert_int_equal(c->line, 5);
+	assert_int_equal(wline(c, 3), 6);
+	/* a script operand: the input is its stdin, not its script */
+	assert_null(find_cmd(r.sh, "ignored", 0));
+	finish(r.sh);
+}
+
+/* A driver script the batch script wrote, run by another evaluator with
+ * sh_run_vfile: its words name the batch script's lines. */
+static void test_vfile_lines(void **st)
+{
+	static const char script[] =
+		/* 1 */ "N=4\n"
+		/* 2 */ "cat > run.sh <<EOF\n"
+		/* 3 */ "#!/bin/bash\n"
+		/* 4 */ "torchrun --nnodes $N train.py\n"
+		/* 5 */ "EOF\n"
+		/* 6 */ "echo 'python eval.py --k 1' >> run.sh\n";
+	struct run r = run_ok(script, NULL);
+	const struct sh_vfile *vf = sh_vfile_find(r.sh, "run.sh");
+	static const char pre[] = "set -- a; ";
+	char buf[256];
+	sh_t *sub = sh_create(NULL);
+	const struct sh_cmd *c;
+
+	(void)st;
+	assert_non_null(vf);
+	assert_non_null(sub);
+	assert_true(vf->len + sizeof(pre) < sizeof(buf));
+	memcpy(buf, pre, sizeof(pre) - 1);
+	memcpy(buf + sizeof(pre) - 1, vf->text, vf->len);
+	assert_int_equal(sh_run_vfile(sub, "run.sh", buf, sizeof(pre) - 1 + vf->len, sizeof(pre) - 1,
+				      vf, NULL, NULL), SH_OK);
+	c = need_cmd(sub, "torchrun", 0);
+	expect_argv(c, ARGV("torchrun", "--nnodes", "4", "train.py"));
+	assert_string_equal(c->file, "job.sh");
+	assert_int_equal(c->line, 4);
+	assert_int_equal(wline(c, 1), 4);
+	/* $N's value was written on line 1 */
+	assert_int_equal(wline(c, 2), 1);
+	c = need_cmd(sub, "python", 0);
+	assert_int_equal(c->line, 6);
+	sh_destroy(sub);
+	finish(r.sh);
+}
+
+/* eval set -- "$OPTS": eval shares the positional parameters. */
+static void test_eval_set_args(void **st)
+{
+	static const char script[] =
+		/* 1 */ "OPTS=\"--nnodes 2 --nproc_per_node 8\"\n"
+		/* 2 */ "eval set -- \"$OPTS\"\n"
+		/* 3 */ "run \"$@\"\n"
+		/* 4 */ "eval shift 2\n"
+		/* 5 */ "run2 \"$@\"\n"
+		/* 6 */ "bash -c 'set -- x' \n"
+		/* 7 */ "run3 $#\n";
+	struct run r = run_ok(script, NULL);
+
+	(void)st;
+	expect_argv(need_cmd(r.sh, "run", 0), ARGV("run", "--nnodes", "2", "--nproc_per_node", "8"));
+	expect_argv(need_cmd(r.sh, "run2", 0), ARGV("run2", "--nproc_per_node", "8"));
+	/* bash -c has its own */
+	expect_argv(need_cmd(r.sh, "run3", 0), ARGV("run3", "2"));
+	finish(r.sh);
+}
+
+/* A pipeline's known text: cat <<EOF | tee F writes F; echo | bash runs it. */
+static void test_pipe_text(void **st)
+{
+	static const char script[] =
+		/* 1 */ "cat <<EOF | tee -a d.sh\n"
+		/* 2 */ "torchrun x.py\n"
+		/* 3 */ "EOF\n"
+		/* 4 */ "C=\"vllm serve m\"\n"
+		/* 5 */ "echo \"$C\" | tee log | srun bash\n"
+		/* 6 */ "echo -n no | grep x | bash\n";
+	struct run r = run_ok(script, NULL);
+	const struct sh_vfile *vf = sh_vfile_find(r.sh, "d.sh");
+	const struct sh_cmd *c;
+
+	(void)st;
+	assert_non_null(vf);
+	assert_int_equal(vf->len, strlen("torchrun x.py\n"));
+	assert_memory_equal(vf->text, "torchrun x.py\n", vf->len);
+	assert_non_null(sh_vfile_find(r.sh, "log"));
+	c = need_cmd(r.sh, "vllm", 0);
+	expect_argv(c, ARGV("vllm", "serve", "m"));
+	assert_true(c->inner);
+	assert_int_equal(wline(c, 2), 4);
+	/* grep's output is not known: nothing for bash */
+	assert_null(find_cmd(r.sh, "no", 0));
+	finish(r.sh);
+}
+
 static void test_eval(void **st)
 {
 	static const char script[] =
@@ -2406,6 +2671,15 @@ int main(void)
 		cmocka_unit_test_teardown(test_set_but_unknown, teardown),
 		cmocka_unit_test_teardown(test_function_args, teardown),
 		cmocka_unit_test_teardown(test_eval, teardown),
+		cmocka_unit_test_teardown(test_read_heredoc, teardown),
+		cmocka_unit_test_teardown(test_read_array, teardown),
+		cmocka_unit_test_teardown(test_cat_heredoc_subst, teardown),
+		cmocka_unit_test_teardown(test_export_expanded, teardown),
+		cmocka_unit_test_teardown(test_unset_program, teardown),
+		cmocka_unit_test_teardown(test_shell_stdin_printf_v, teardown),
+		cmocka_unit_test_teardown(test_vfile_lines, teardown),
+		cmocka_unit_test_teardown(test_eval_set_args, teardown),
+		cmocka_unit_test_teardown(test_pipe_text, teardown),
 		cmocka_unit_test_teardown(test_exec, teardown),
 		cmocka_unit_test_teardown(test_exec_ends_script, teardown),
 		cmocka_unit_test_teardown(test_bash_c, teardown),

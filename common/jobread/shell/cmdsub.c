@@ -12,7 +12,10 @@
  * and bash's cd and pwd; and `scontrol show hostnames | wc -l`, the job's
  * node count (host_count).  realpath and readlink -f are resolved lexically
  * (. and .. against the working directory): a symbolic link is not seen,
- * and the path still names the same file.  Anything else (a pipe, a
+ * and the path still names the same file.  A known output piped into
+ * cut -d D -f LIST is cut as coreutils' cut does ($(echo "$ARG" | cut -f1
+ * -d=) of KEY=VALUE arguments, cs_cut), and $(cat <<EOF ... EOF) is the
+ * here-document's text (cat_heredoc).  Anything else (another pipe, a
  * redirection other than 2>, another program) stays unknown.
  *
  * An unknown operand keeps its placeholders ("${SLURM_JOB_ID}",
@@ -23,6 +26,8 @@
  */
 #include "config.h"
 
+#include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sh_impl.h"
@@ -274,6 +279,118 @@ static bool cs_command(struct sh *sh, char **w, const bool *u, int n, const char
 	return false;
 }
 
+/*
+ * "| cut -d D -f LIST" after a command whose output is known, as
+ * coreutils' cut: each line split at D (default TAB), the fields of LIST
+ * (N, N-, -M, N-M, or a comma list of them) joined by D; a line without D
+ * is written whole (unless -s).  False for anything else, or an output
+ * not known in full.
+ */
+static bool cs_cut(struct sh *sh, struct sh_src *s, const char *file, struct cs_out *o)
+{
+	char *w[8];
+	bool u[8], only = false;
+	int nw = 0;
+	char delim = '\t';
+	const char *list = NULL;
+	struct cs_out r;
+	const char *t;
+
+	for (;;) {
+		size_t end;
+
+		sh_skip_ws(s, false);
+		if (sh_at_end(s) || sh_in_set(";\n&|()<>", sh_cur(s)))
+			break;
+		end = sh_scan_word(s);
+		if (end == s->i || nw == 8)
+			return false;
+		w[nw] = (char *)sh_expand_str(sh, s->t + s->i, end - s->i, 0, s->line, file, &u[nw]);
+		if (u[nw])
+			return false;
+		nw++;
+		sh_adv_to(s, end);
+	}
+	if (nw < 2 || strcmp(w[0], "cut") || o->unk)
+		return false;
+	for (int k = 1; k < nw; k++) {
+		const char *a = w[k];
+
+		if (!strcmp(a, "-s") || !strcmp(a, "--only-delimited")) {
+			only = true;
+		} else if (!strncmp(a, "-d", 2) || !strncmp(a, "-f", 2)) {
+			const char *v = a[2] ? a + 2 : k + 1 < nw ? w[++k] : NULL;
+
+			if (!v)
+				return false;
+			if (a[1] == 'd') {
+				if (strlen(v) != 1)
+					return false;
+				delim = v[0];
+			} else {
+				list = v;
+			}
+		} else {
+			return false;
+		}
+	}
+	if (!list || strspn(list, "0123456789,-") != strlen(list))
+		return false;
+	memset(&r, 0, sizeof(r));
+	t = sh_fld_str(&o->f);
+	while (*t) {
+		const char *e = strchr(t, '\n');
+		size_t ln = e ? (size_t)(e - t) : strlen(t);
+		bool first = true;
+
+		sh_step(sh);
+		if (!memchr(t, delim, ln)) {
+			if (!only) {
+				sh_fld_add(sh, &r.f, t, ln);
+				sh_fld_addc(sh, &r.f, '\n');
+			}
+		} else {
+			int field = 1;
+
+			for (size_t a = 0; a <= ln; field++) {
+				const char *d = memchr(t + a, delim, ln - a);
+				size_t b = d ? (size_t)(d - t) : ln;
+				bool take = false;
+
+				for (const char *p = list; *p && !take;) {
+					long lo = 1, hi = 1;
+					char *q;
+
+					if (*p == '-') {
+						hi = strtol(p + 1, &q, 10);
+					} else {
+						lo = hi = strtol(p, &q, 10);
+						if (*q == '-') {
+							hi = isdigit((unsigned char)q[1]) ? strtol(q + 1, &q, 10)
+											  : (q++, 1L << 30);
+						}
+					}
+					take = field >= lo && field <= hi;
+					p = *q == ',' ? q + 1 : q;
+					if (q == p && *p)
+						return false;
+				}
+				if (take) {
+					if (!first)
+						sh_fld_addc(sh, &r.f, delim);
+					sh_fld_add(sh, &r.f, t + a, b - a);
+					first = false;
+				}
+				a = b + 1;
+			}
+			sh_fld_addc(sh, &r.f, '\n');
+		}
+		t += ln + (e ? 1 : 0);
+	}
+	o->f = r.f;
+	return true;
+}
+
 /* The node list's variable as a word: $V, ${V}, "$V" or "${V}". */
 static bool is_nodelist_word(const char *w, size_t n)
 {
@@ -350,12 +467,66 @@ static const char *host_count(struct sh *sh, const char *b, size_t n)
 }
 
 /*
+ * $(cat <<EOF ... EOF): the here-document's text, as cat copies it (a
+ * command written over several lines into a variable, CMD=$(cat <<EOF)).
+ * The body is "cat", the here-document and nothing else.  NULL otherwise.
+ */
+static const char *cat_heredoc(struct sh *sh, const char *b, size_t n, int line, const char *file,
+			       bool *unk, const struct sh_lmap **map)
+{
+	struct sh_src s;
+	struct sh_redir r;
+	const char *text;
+	size_t len;
+
+	memset(&s, 0, sizeof(s));
+	s.file = file;
+	s.t = b;
+	s.n = n;
+	s.line = line;
+	s.file0 = file;
+	sh_skip_ws(&s, true);
+	if (s.n - s.i < 4 || memcmp(s.t + s.i, "cat", 3) || (s.t[s.i + 3] != ' ' && s.t[s.i + 3] != '\t'))
+		return NULL;
+	sh_adv_to(&s, s.i + 3);
+	sh_skip_ws(&s, false);
+	if (s.n - s.i < 3 || memcmp(s.t + s.i, "<<", 2) || s.t[s.i + 2] == '<')
+		return NULL;
+	{
+		/* A delimiter word must follow (else it is bash's syntax error,
+		 * which the substitution's own run reports, not this look). */
+		size_t k = s.i + 2 + (s.t[s.i + 2] == '-');
+
+		while (k < s.n && (s.t[k] == ' ' || s.t[k] == '\t'))
+			k++;
+		if (k >= s.n || s.t[k] == '\n' || sh_in_set(";&|()<>", s.t[k]))
+			return NULL;
+	}
+	sh_parse_redir(sh, &s, &r);
+	if (!r.body)
+		return NULL;
+	/* Nothing else on the line, nor after the body. */
+	sh_skip_ws(&s, false);
+	if (sh_cur(&s) != '\n')
+		return NULL;
+	sh_adv1(&s);
+	sh_skip_ws(&s, true);
+	if (!sh_at_end(&s))
+		return NULL;
+	text = sh_heredoc_text(sh, &r, file, &len, map, unk);
+	/* Trailing newlines go, as bash removes them. */
+	while (len > 0 && text[len - 1] == '\n')
+		len--;
+	return sh_strndup(sh, text, len);
+}
+
+/*
  * The output of a command substitution (t[0..n) is "$(...)" or "`...`")
  * when it is known at submission, else NULL.  *unk: the output holds
  * unknown parts (kept as placeholders); its text is then not empty.
  */
 const char *sh_cmdsub_known(struct sh *sh, const char *t, size_t n, int line, const char *file,
-			    bool *unk)
+			    bool *unk, const struct sh_lmap **map)
 {
 	bool tick = n > 0 && t[0] == '`';
 	size_t bn = n >= 2 ? n - (tick ? 2 : 3) : 0;
@@ -366,10 +537,19 @@ const char *sh_cmdsub_known(struct sh *sh, const char *t, size_t n, int line, co
 	bool cwd_unk = false;
 
 	*unk = false;
+	*map = NULL;
 	if (n < (tick ? 2u : 3u) || t[n - 1] != (tick ? '`' : ')'))
 		return NULL;
 	if (tick)
 		body = untick(sh, body, &bn);
+	if (!tick) {
+		const char *hd = cat_heredoc(sh, body, bn, line, file, unk, map);
+
+		if (hd)
+			return hd;
+		*unk = false;
+		*map = NULL;
+	}
 	if (bn > 0 && (body[0] == 's' || body[0] == ' ')) {
 		const char *hc = host_count(sh, body, bn);
 
@@ -419,6 +599,12 @@ const char *sh_cmdsub_known(struct sh *sh, const char *t, size_t n, int line, co
 		}
 		if (nw > 0 && !cs_command(sh, w, u, nw, &cwd, &cwd_unk, &o))
 			return NULL;
+		if (sh_cur(&s) == '|' && sh_peekc(&s, 1) != '|') {
+			/* $(echo "$ARG" | cut -d= -f1): the one filter followed. */
+			sh_adv1(&s);
+			if (!cs_cut(sh, &s, file, &o))
+				return NULL;
+		}
 		if (sh_cur(&s) == '&' && sh_peekc(&s, 1) == '&')
 			sh_adv_to(&s, s.i + 2);
 		else if (sh_cur(&s) == ';' || sh_cur(&s) == '\n')

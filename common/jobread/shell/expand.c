@@ -235,6 +235,17 @@ const char *sh_expand_str_ne(struct sh *sh, const char *t, size_t n, int flags, 
 		*ne = f->ne;
 	if (map)
 		*map = sh_fld_map(sh, f);
+	if (map && !*map && f->n_runs == 1 && f->runs[0].line > 0 &&
+	    (f->runs[0].line != line || (f->runs[0].file && f->runs[0].file != file))) {
+		/* All written on one line, not the line of the word: a
+		 * here-document's text, a value set elsewhere. */
+		struct sh_lmap *m = sh_alloc(sh, sizeof(*m) + sizeof(m->r[0]));
+
+		m->n = 1;
+		m->r[0] = f->runs[0];
+		m->r[0].off = 0;
+		*map = m;
+	}
 	return sh_fld_str(f);
 }
 
@@ -278,11 +289,12 @@ static const char *cmdsub_placeholder(struct sh *sh, const char *t, size_t n)
 static void ex_cmdsub(struct sh *sh, struct sh_exp *e, const char *t, size_t n, bool split)
 {
 	bool unk = false;
-	const char *r = sh_cmdsub_known(sh, t, n, e->line, e->file, &unk);
+	const struct sh_lmap *map = NULL;
+	const char *r = sh_cmdsub_known(sh, t, n, e->line, e->file, &unk, &map);
 
 	if (r) {
 		/* Unknown output of pwd, dirname, ... is a path: not empty. */
-		ex_text_m(e, r, unk, e->line, e->file, split, NULL, unk);
+		ex_text_m(e, r, unk, e->line, e->file, split, map, unk);
 		return;
 	}
 	ex_text(e, cmdsub_placeholder(sh, t, n), true, e->line, e->file, false);
@@ -817,6 +829,8 @@ static void expand_into(struct sh *sh, const char *t, size_t n, int flags, struc
 					if (j + 1 < n && sh_in_set("$`\\\n", t[j + 1])) {
 						if (t[j + 1] != '\n')
 							ex_lit(e, t + j + 1, 1, true);
+						else if (e->line > 0)
+							e->line++;   /* \newline: the text goes on below */
 						k = j + 2;
 					} else {
 						ex_lit(e, "\\", 1, true);

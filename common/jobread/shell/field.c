@@ -115,6 +115,34 @@ void sh_fld_add_mapped(struct sh *sh, struct sh_field *f, const char *s, size_t 
 	}
 }
 
+/* Appends s[a, b) of a value whose parts were written where m (or
+ * line/file) says: a slice of a value keeps its lines. */
+void sh_fld_add_range(struct sh *sh, struct sh_field *f, const char *s, size_t a, size_t b,
+		      const struct sh_lmap *m, int line, const char *file)
+{
+	if (a >= b)
+		return;
+	if (!m || m->r[0].off > a) {
+		size_t e = m && m->r[0].off < b ? m->r[0].off : b;
+
+		sh_fld_mark(sh, f, line, file);
+		sh_fld_add(sh, f, s + a, e - a);
+		a = e;
+	}
+	for (int k = 0; m && k < m->n && a < b; k++) {
+		size_t ra = m->r[k].off, rb = k + 1 < m->n ? m->r[k + 1].off : b;
+
+		if (ra < a)
+			ra = a;
+		if (rb > b)
+			rb = b;
+		if (ra >= rb)
+			continue;
+		sh_fld_mark(sh, f, m->r[k].line, m->r[k].file ? m->r[k].file : file);
+		sh_fld_add(sh, f, s + ra, rb - ra);
+	}
+}
+
 void sh_fld_addc(struct sh *sh, struct sh_field *f, char c)
 {
 	sh_fld_add(sh, f, &c, 1);

@@ -23,6 +23,25 @@
 
 /* ---- source text -------------------------------------------------------------------- */
 
+void sh_src_sync(struct sh_src *s)
+{
+	const struct sh_lmap *m = s->map;
+
+	size_t i;
+
+	if (!m || s->i < s->map_base)
+		return;
+	i = s->i - s->map_base;
+	/* s->i only grows (a source is copied to be read again, with its
+	 * run): each entry of the map is passed once. */
+	while (s->run + 1 < m->n && m->r[s->run + 1].off <= i)
+		s->run++;
+	if (s->run < m->n && m->r[s->run].off <= i && m->r[s->run].line > 0) {
+		s->line = m->r[s->run].line;
+		s->file = m->r[s->run].file ? m->r[s->run].file : s->file0;
+	}
+}
+
 /* Consumes one character, keeping the line count and jumping over the
  * here-document bodies at the end of their line. */
 void sh_adv1(struct sh_src *s)
@@ -35,11 +54,13 @@ void sh_adv1(struct sh_src *s)
 			s->line += 1 + s->skip_lines;
 			s->has_skip = false;
 			s->skip_lines = 0;
+			sh_src_sync(s);
 			return;
 		}
 		s->line++;
 	}
 	s->i++;
+	sh_src_sync(s);
 }
 
 /* Blanks, backslash-newlines and comments; newlines too when asked. */
@@ -58,6 +79,7 @@ void sh_skip_ws(struct sh_src *s, bool newlines)
 			const char *nl = memchr(s->t + s->i, '\n', s->n - s->i);
 
 			s->i = nl ? (size_t)(nl - s->t) : s->n;
+			sh_src_sync(s);
 		} else if (c == '\n' && newlines) {
 			sh_adv1(s);
 		} else {
@@ -276,6 +298,7 @@ void sh_adv_to(struct sh_src *s, size_t end)
 		}
 		if (end > s->i)
 			s->i = end;
+		sh_src_sync(s);
 		return;
 	}
 	while (s->i < end && s->i < s->n)
@@ -361,6 +384,9 @@ static void heredoc_body(struct sh *sh, struct sh_src *s, struct sh_redir *r, co
 	size_t start, p, dl = strlen(delim);
 	int lines = 0;
 
+	/* The body starts on the line after the one its << is on, after the
+	 * bodies of the here-documents before it on that line. */
+	r->body_line = s->line + 1 + s->skip_lines;
 	if (s->has_skip) {
 		start = s->skip_to;
 	} else {

@@ -72,6 +72,22 @@ struct sh_var {
 	bool array, exported;
 };
 
+#define SH_MAX_UNSET 8
+
+struct sh_pipe {
+	const char *text;
+	size_t len;
+	const struct sh_lmap *map;
+	int line;
+	const char *file;
+};
+
+struct sh_unset_cmd {
+	const char *file;
+	int line;
+	char name[64];
+};
+
 struct sh_func {
 	struct sh_func *next;
 	const char *name;
@@ -190,6 +206,20 @@ struct sh {
 	int opt_sub, opt_ind;
 	int uncertain;             /* > 0: under a condition not known */
 	int inner;                 /* > 0: inside bash -c / eval */
+	/* The outermost bash -c / eval being run (0: none): a command whose
+	 * text was written before it (a here-document read into CMD) is
+	 * recorded at that line, where it runs; its words keep their own. */
+	int eval_line;
+	const char *eval_file;
+	/* Commands whose program is a variable the script never sets
+	 * (srun $TRAIN_CMD): sh_unset_command() */
+	struct sh_unset_cmd unset_cmds[SH_MAX_UNSET];
+	int n_unset_cmds;
+	/* A pipeline's text: what the command before the | writes when it is
+	 * known (cat of a here-document, echo, printf: pipe_out), handed to
+	 * the next simple command (pipe_in, taken by run_simple into cur_in):
+	 * tee writes it to its file, a shell runs it as its script. */
+	struct sh_pipe *pipe_out, *pipe_in, *cur_in;
 };
 
 /* ---- source text and raw words ------------------------------------------------------ */
@@ -206,6 +236,14 @@ struct sh_src {
 	bool has_skip;
 	size_t skip_at, skip_to;
 	int skip_lines;
+	/* A string built elsewhere (bash -c "$CMD", eval "$CMD"): where each
+	 * part of it was written, so that its words keep the lines of the
+	 * here-document or assignment that wrote them; run is the map's entry
+	 * at i, file0 the file of parts the map names none for. */
+	const struct sh_lmap *map;
+	int run;
+	const char *file0;
+	size_t map_base;           /* the map's offset 0 is text[map_base] */
 };
 
 /* A word as written, before expansion. */
@@ -222,6 +260,7 @@ struct sh_redir {
 	size_t body_len;
 	bool quoted;               /* <<'EOF': no expansion */
 	bool strip_tabs;           /* <<- */
+	int body_line;             /* the line the here-document's text starts on */
 };
 
 struct sh_simple {
@@ -304,6 +343,10 @@ void sh_note(struct sh *sh, const char *file, int line, const char *fmt, ...)
 
 void sh_fld_add(struct sh *sh, struct sh_field *f, const char *s, size_t n);
 void sh_fld_addc(struct sh *sh, struct sh_field *f, char c);
+/* Appends s[a, b) of a value whose parts were written where m (or
+ * line/file) says. */
+void sh_fld_add_range(struct sh *sh, struct sh_field *f, const char *s, size_t a, size_t b,
+		      const struct sh_lmap *m, int line, const char *file);
 /* From the field's current end on, the text was written at line/file. */
 void sh_fld_mark(struct sh *sh, struct sh_field *f, int line, const char *file);
 /* Appends text whose parts were written where map (or line/file) says. */
@@ -320,6 +363,8 @@ struct sh_field *sh_flds_new(struct sh *sh, struct sh_fields *fs, int line, cons
 /* ---- scan.c: scanning --------------------------------------------------------------- */
 
 void sh_adv1(struct sh_src *s);
+/* The line (and file) of s->i from the source's map, when it has one. */
+void sh_src_sync(struct sh_src *s);
 void sh_adv_to(struct sh_src *s, size_t end);
 void sh_skip_ws(struct sh_src *s, bool newlines);
 /* Where a construct that starts at t[i] ends (just after it). */
@@ -380,10 +425,12 @@ void sh_expand_word(struct sh *sh, const char *t, size_t n, int line, const char
 /* ---- cmdsub.c: command substitutions known at submission ---------------------------- */
 
 /* The output of $(...) or `...` (t, n: the whole construct) when it is
- * known (pwd, cd, dirname, basename, realpath, readlink -f, echo), else
- * NULL; *unk: known in part (the placeholders of what is not). */
+ * known (pwd, cd, dirname, basename, realpath, readlink -f, echo, cut,
+ * cat of a here-document), else NULL; *unk: known in part (the
+ * placeholders of what is not); *map: where its parts were written, or
+ * NULL (all on the line of the substitution). */
 const char *sh_cmdsub_known(struct sh *sh, const char *t, size_t n, int line, const char *file,
-			    bool *unk);
+			    bool *unk, const struct sh_lmap **map);
 /* The working directory after cd to dir from cwd (NULL: not known), . and
  * .. resolved. */
 const char *sh_path_resolve(struct sh *sh, const char *cwd, const char *dir);
@@ -406,7 +453,16 @@ int sh_cond_dbracket(struct sh *sh, struct sh_src *s, bool ex);
 
 void sh_record(struct sh *sh, const struct sh_src *s, int line, struct sh_fields *fs, int from,
 	       char **assign, int n_assign);
-/* cat/tee with a here-document, or echo, writing a file: a virtual file. */
+/* The text of a here-document (r->body) as the command reads it: expanded
+ * unless its delimiter is quoted, leading tabs gone for <<-.  *map (may be
+ * NULL) gets the line each part was written on; *unk: unknown in part. */
+const char *sh_heredoc_text(struct sh *sh, const struct sh_redir *r, const char *file,
+			    size_t *len, const struct sh_lmap **map, bool *unk);
+/* The text printf FORMAT ARGS writes (format ff, ARGS from fs->f[arg] on),
+ * appended to f with the lines each part was written on. */
+void sh_printf_text(struct sh *sh, struct sh_field *f, const struct sh_field *ff,
+		    struct sh_fields *fs, int arg);
+/* cat/tee with a here-document, or echo/printf, writing a file: a virtual file. */
 void sh_maybe_vfile(struct sh *sh, const struct sh_src *s, int line, const struct sh_simple *c,
 		    struct sh_fields *fs, int from);
 
@@ -422,5 +478,11 @@ int sh_parse_command(struct sh *sh, struct sh_src *s, bool ex);
  * eval); false when bash would stop reading it at a syntax error. */
 bool sh_eval_text(struct sh *sh, const char *file, const char *text, size_t len, int line,
 		  char **pos, int n_pos, bool inner);
+/* The same for a string whose parts were written where map says. */
+bool sh_eval_text_m(struct sh *sh, const char *file, const char *text, size_t len, int line,
+		    char **pos, int n_pos, bool inner, const struct sh_lmap *map);
+/* The same, the map starting at text[map_base]. */
+bool sh_eval_text_mb(struct sh *sh, const char *file, const char *text, size_t len, int line,
+		     char **pos, int n_pos, bool inner, const struct sh_lmap *map, size_t map_base);
 
 #endif

@@ -64,6 +64,8 @@ struct sh_cmd {
 	const struct sh_cmd *next;
 };
 
+struct sh_lmap;             /* the evaluator's line maps (opaque here) */
+
 /* A file a here-document (or a plain "echo/printf ... > file") wrote. */
 struct sh_vfile {
 	const char *path;      /* as the script named it, expanded */
@@ -71,6 +73,9 @@ struct sh_vfile {
 	size_t len;
 	const char *file;      /* where the here-document is */
 	int line;              /* line of the <<EOF */
+	/* where each part of text was written (the here-document's lines, the
+	 * echo or printf that appended it): sh_run_vfile() */
+	const struct sh_lmap *map;
 	const struct sh_vfile *next;
 };
 

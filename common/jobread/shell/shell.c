@@ -583,6 +583,7 @@ static int parse_pipeline(struct sh *sh, struct sh_src *s, bool ex)
 		/* The time keyword: times the pipeline, runs it. */
 		sh_adv_to(s, s->i + 5);
 	}
+	sh->pipe_out = NULL;
 	r = sh_parse_command(sh, s, ex);
 	for (;;) {
 		sh_skip_ws(s, false);
@@ -591,11 +592,17 @@ static int parse_pipeline(struct sh *sh, struct sh_src *s, bool ex)
 			if (sh_cur(s) == '&')
 				sh_adv1(s);
 			sh_skip_ws(s, true);
+			/* What the command before wrote, when known, is the
+			 * input of the next one. */
+			sh->pipe_in = sh->pipe_out;
+			sh->pipe_out = NULL;
 			r = sh_parse_command(sh, s, ex);
+			sh->pipe_in = NULL;
 		} else {
 			break;
 		}
 	}
+	sh->pipe_out = NULL;
 	return neg ? sh_tri_not(r) : r;
 }
 
@@ -681,9 +688,22 @@ static int parse_list(struct sh *sh, struct sh_src *s, bool ex, const char *cons
 bool sh_eval_text(struct sh *sh, const char *file, const char *text, size_t len, int line,
 		  char **pos, int n_pos, bool inner)
 {
-	bool save_stop = sh->stop, ok = true;
+	return sh_eval_text_m(sh, file, text, len, line, pos, n_pos, inner, NULL);
+}
+
+bool sh_eval_text_m(struct sh *sh, const char *file, const char *text, size_t len, int line,
+		    char **pos, int n_pos, bool inner, const struct sh_lmap *map)
+{
+	return sh_eval_text_mb(sh, file, text, len, line, pos, n_pos, inner, map, 0);
+}
+
+bool sh_eval_text_mb(struct sh *sh, const char *file, const char *text, size_t len, int line,
+		     char **pos, int n_pos, bool inner, const struct sh_lmap *map, size_t map_base)
+{
+	bool save_stop = sh->stop, ok = true, shared;
 	int save_frame = sh->frame;
-	struct sh_src s = { file, text, len, 0, line > 0 ? line : 1, false, 0, 0, 0 };
+	struct sh_src s = { file, text, len, 0, line > 0 ? line : 1, false, 0, 0, 0, map, 0, file,
+			    map_base };
 	char **save_pos = sh->pos;
 	int save_n = sh->n_pos;
 	const int *save_lines = sh->pos_lines;
@@ -699,11 +719,13 @@ bool sh_eval_text(struct sh *sh, const char *file, const char *text, size_t len,
 		sh->pos_lines = NULL;
 		sh->pos_files = NULL;
 	}
+	shared = sh->files > 0 && pos == save_pos && n_pos == save_n;
 	sh->pos = pos;
 	sh->n_pos = n_pos;
 	if (inner)
 		sh->inner++;
 	sh->files++;
+	sh_src_sync(&s);
 	parse_list(sh, &s, true, NULL, hit, sizeof(hit));
 	sh->files--;
 	if (inner)
@@ -721,10 +743,16 @@ bool sh_eval_text(struct sh *sh, const char *file, const char *text, size_t len,
 		sh->ret = false;
 		sh->stop = save_stop;
 	}
-	sh->pos = save_pos;
-	sh->n_pos = save_n;
-	sh->pos_lines = save_lines;
-	sh->pos_files = save_files;
+	/* eval, and source without arguments, share the caller's positional
+	 * parameters: a set -- or shift in them stays (bash manual, "Bourne
+	 * Shell Builtins": eval, and "." which restores them only when it was
+	 * given arguments).  bash -c and source with arguments have their own. */
+	if (!shared) {
+		sh->pos = save_pos;
+		sh->n_pos = save_n;
+		sh->pos_lines = save_lines;
+		sh->pos_files = save_files;
+	}
 	sh->depth--;
 	return ok;
 }
@@ -822,6 +850,12 @@ int sh_set_cwd(sh_t *sh, const char *cwd)
 
 int sh_run(sh_t *sh, const char *name, const char *text, size_t len, sh_open_fn open, void *arg)
 {
+	return sh_run_vfile(sh, name, text, len, 0, NULL, open, arg);
+}
+
+int sh_run_vfile(sh_t *sh, const char *name, const char *text, size_t len, size_t skip,
+		 const struct sh_vfile *vf, sh_open_fn open, void *arg)
+{
 	size_t n = len;
 	int cut;
 
@@ -840,6 +874,9 @@ int sh_run(sh_t *sh, const char *name, const char *text, size_t len, sh_open_fn 
 		sh->nest = 0;
 		sh->xnest = 0;
 		sh->inner = 0;
+		sh->eval_line = 0;
+		sh->eval_file = NULL;
+		sh->pipe_in = sh->pipe_out = sh->cur_in = NULL;
 		sh->uncertain = 0;
 		sh->loops = 0;
 		sh->brk = 0;
@@ -850,8 +887,8 @@ int sh_run(sh_t *sh, const char *name, const char *text, size_t len, sh_open_fn 
 		return sh->err;
 	}
 	sh->jb_set = true;
-	sh_eval_text(sh, name ? name : "script", text ? text : "", text ? n : 0, 1, sh->args,
-		     sh->n_args, false);
+	sh_eval_text_mb(sh, name ? name : "script", text ? text : "", text ? n : 0, 1, sh->args,
+			sh->n_args, false, vf && skip <= n ? vf->map : NULL, skip);
 	sh->jb_set = false;
 	return cut ? SH_ERR_INPUT : SH_OK;
 }
@@ -922,6 +959,19 @@ bool sh_syntax_error(const sh_t *sh, const char **file, int *line, bool *nested)
 		*line = sh->syn_line;
 	if (nested)
 		*nested = sh->syn_nested;
+	return true;
+}
+
+bool sh_unset_command(const sh_t *sh, int k, const char **file, int *line, const char **name)
+{
+	if (!sh || k < 0 || k >= sh->n_unset_cmds)
+		return false;
+	if (file)
+		*file = sh->unset_cmds[k].file;
+	if (line)
+		*line = sh->unset_cmds[k].line;
+	if (name)
+		*name = sh->unset_cmds[k].name;
 	return true;
 }
 

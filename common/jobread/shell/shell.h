@@ -62,6 +62,16 @@ int sh_set_cwd(sh_t *sh, const char *cwd);
  */
 int sh_run(sh_t *sh, const char *name, const char *text, size_t len, sh_open_fn open, void *arg);
 
+/*
+ * sh_run of a text whose bytes from skip on are a file another evaluator
+ * wrote (vf: a driver script the batch script wrote, then runs): the
+ * commands' words keep the lines of the batch script that wrote them, as
+ * vf->map says.  vf (and the evaluator that made it) must outlive sh.
+ * vf NULL: sh_run.
+ */
+int sh_run_vfile(sh_t *sh, const char *name, const char *text, size_t len, size_t skip,
+		 const struct sh_vfile *vf, sh_open_fn open, void *arg);
+
 /* The recorded commands, in the order they would run. */
 const struct sh_cmd *sh_commands(const sh_t *sh);
 /* Files written by here-documents; the last write of a path wins. */
@@ -87,6 +97,15 @@ const char *const *sh_notes(const sh_t *sh, size_t *n);
  * on) rather than the script itself (bash exits there).  false when none.
  */
 bool sh_syntax_error(const sh_t *sh, const char **file, int *line, bool *nested);
+
+/*
+ * The k-th command (from 0) whose program is the value of a variable that
+ * is not set when it runs, neither by the script nor by the environment
+ * it was given ("srun $TRAIN_CMD", "bash -c \"$CMD\"", "$LAUNCH args"):
+ * the job's command comes from the environment sbatch passes and is not
+ * known.  false past the last one.
+ */
+bool sh_unset_command(const sh_t *sh, int k, const char **file, int *line, const char **name);
 
 const char *sh_strerror(int code);
 
