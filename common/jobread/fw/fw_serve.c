@@ -410,6 +410,9 @@ bool jr_fw_vllm(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 		return false;
 	jr_src_arg(&src, prog, NULL, JR_STYLE_FLAG);
 	jr_set_trainer(cx, "vllm", -1, &src);
+	/* A server: known before its model is read, whose name may say
+	 * how the weights are stored (jr_model_ref). */
+	task_infer(cx, prog);
 	if (serve) {
 		from = 2;
 		/* `vllm serve MODEL`: the model is the first word, unless
@@ -420,7 +423,6 @@ bool jr_fw_vllm(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 		}
 	}
 	model_flag(cx, prog, from, NAMES("--model"));
-	task_infer(cx, prog);
 	/* vLLM's FlexibleArgumentParser reads "--max_model_len" as
 	 * "--max-model-len"; TRL's parser (HfArgumentParser) takes both. */
 	set_count(cx, prog, from, JR_TP, NAMES("--tensor-parallel-size", "--tensor_parallel_size", "-tp"),
@@ -469,8 +471,8 @@ bool jr_fw_sglang(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 		return false;
 	jr_src_arg(&src, prog, NULL, JR_STYLE_FLAG);
 	jr_set_trainer(cx, "sglang", -1, &src);
-	model_flag(cx, prog, 1, NAMES("--model-path", "--model"));
 	task_infer(cx, prog);
+	model_flag(cx, prog, 1, NAMES("--model-path", "--model"));
 	set_count(cx, prog, 1, JR_TP, NAMES("--tensor-parallel-size", "--tp-size", "--tp"), false);
 	set_count(cx, prog, 1, JR_PP, NAMES("--pipeline-parallel-size", "--pp-size", "--pp"), false);
 	set_count(cx, prog, 1, JR_EP, NAMES("--expert-parallel-size", "--ep-size", "--ep"), false);

@@ -1,0 +1,352 @@
+/*
+ * modelname.c - a model id or path matched to the catalog model it names,
+ * by what the name says (family, version, size, variant) rather than by
+ * its spelling (issue 28).
+ *
+ * A name is cut into words at '-', '_' and blanks after its last '/' (the
+ * Hub's "org/name", a local directory's last component: huggingface_hub
+ * validate_repo_id allows one '/'), lower-cased.  Words that do not change
+ * the architecture are set aside by one table (suffixes[] below, each with
+ * what it means and where the convention is published): the role of a
+ * fine-tuned release (-Instruct, -Chat, -it, -Base, -hf: same config.json
+ * as the base model), a release date (-0528, -2407: a re-release, said as
+ * an assumption by the reader), and a quantization (-FP8, -AWQ,
+ * -GPTQ-Int4, -Int8, -bnb-4bit, -MXFP4: the same architecture with its
+ * linear weights stored in fewer bits, which the caller must say).  The
+ * rest is split where letters turn to digits ("llama3" -> "llama 3") and
+ * dotted versions at their dots ("3.1" -> "3 1"), so that "Llama-3.1-70B",
+ * "llama3_1_70b" and "meta-llama/Meta-Llama-3.1-70B-Instruct" all read
+ * "llama 3 1 70b".  Sizes keep their unit and decimals ("0.5b", "8x7b",
+ * "a3b" -> "a 3b").  A name matches a catalog model when its words equal
+ * those of the model's name or of one alias, and of no other model's:
+ * every word the table does not know (a size, "lite", "4k", "coder",
+ * "distill", a version "v0.3") must agree, so a different size, version or
+ * variant never matches, and a name two models fit matches neither.
+ *
+ * Nothing is stored: the catalog is read-only after loading (catalog.h),
+ * and the keys are made again for each lookup (tens of models, a few
+ * aliases each).
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <string.h>
+#include <strings.h>
+
+#include "modelname.h"
+#include "util.h"
+
+enum suffix_kind {
+	SUF_ROLE,    /* a fine-tuned release of the same architecture */
+	SUF_QUANT,   /* a quantization method or its bits */
+	SUF_QUAL,    /* qualifies a quantization ("dynamic" activation scales) */
+};
+
+struct suffix {
+	const char *word;          /* one lower-case word of the name */
+	enum suffix_kind kind;
+	enum catalog_quant quant;  /* SUF_QUANT: the format it says */
+	bool bits;                 /* SUF_QUANT: it states the bits (wins over a method) */
+	/* what it means, and where the convention is published */
+	const char *means;
+};
+
+static const struct suffix suffixes[] = {
+	/* Roles.  A fine-tuned model keeps its base's config.json. */
+	{ "instruct", SUF_ROLE, CATALOG_QUANT_NONE, false,
+	  "instruction-tuned (meta-llama/Llama-3.1-8B-Instruct, Qwen/Qwen2.5-7B-Instruct)" },
+	{ "chat", SUF_ROLE, CATALOG_QUANT_NONE, false,
+	  "chat-tuned (deepseek-ai/DeepSeek-V2-Chat, meta-llama/Llama-2-7b-chat-hf)" },
+	{ "it", SUF_ROLE, CATALOG_QUANT_NONE, false,
+	  "instruction-tuned (google/gemma-2-27b-it, google/gemma-3-27b-it)" },
+	{ "base", SUF_ROLE, CATALOG_QUANT_NONE, false,
+	  "the pretrained model (deepseek-ai/DeepSeek-V3-Base, mistralai/Mistral-Nemo-Base-2407)" },
+	{ "hf", SUF_ROLE, CATALOG_QUANT_NONE, false,
+	  "converted to the transformers layout (meta-llama/Llama-2-7b-hf)" },
+	/* Quantization methods.  Formats as memory.c costs them: fp8 e4m3
+	 * with block or channel scales; AWQ is 4-bit only (AutoAWQ's
+	 * w_bit 4, vLLM awq); GPTQ's bits are in its config (AutoGPTQ
+	 * BaseQuantizeConfig bits, default 4); bitsandbytes loads 4- or
+	 * 8-bit as the next word says; MXFP4 as gpt-oss ships its experts
+	 * (openai/gpt-oss-120b config.json quantization_config). */
+	{ "fp8", SUF_QUANT, CATALOG_QUANT_FP8, true,
+	  "fp8 weights (meta-llama/Llama-3.1-405B-Instruct-FP8, Qwen/Qwen3-30B-A3B-FP8)" },
+	{ "awq", SUF_QUANT, CATALOG_QUANT_INT4, true,
+	  "AWQ 4-bit weights (Qwen/Qwen2.5-7B-Instruct-AWQ; AutoAWQ w_bit 4)" },
+	{ "gptq", SUF_QUANT, CATALOG_QUANT_INT4, false,
+	  "GPTQ weights, bits in the next word (Qwen/Qwen2.5-72B-Instruct-GPTQ-Int4)" },
+	{ "bnb", SUF_QUANT, CATALOG_QUANT_OTHER, false,
+	  "bitsandbytes weights, bits in the next word (unsloth/Llama-3.3-70B-Instruct-bnb-4bit)" },
+	{ "mxfp4", SUF_QUANT, CATALOG_QUANT_MXFP4, true,
+	  "MXFP4 expert weights (openai/gpt-oss-120b quantization_config quant_method mxfp4)" },
+	{ "nvfp4", SUF_QUANT, CATALOG_QUANT_OTHER, true,
+	  "NVFP4 weights (nvidia/DeepSeek-R1-FP4 ModelOpt checkpoints), not modelled" },
+	{ "gguf", SUF_QUANT, CATALOG_QUANT_OTHER, true,
+	  "a llama.cpp GGUF file, its quantization per file, not modelled" },
+	/* Bits. */
+	{ "int4", SUF_QUANT, CATALOG_QUANT_INT4, true,
+	  "4-bit integer weights (Qwen/Qwen2.5-72B-Instruct-GPTQ-Int4, hugging-quants ...-AWQ-INT4)" },
+	{ "int8", SUF_QUANT, CATALOG_QUANT_INT8, true,
+	  "8-bit integer weights (Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8)" },
+	{ "4bit", SUF_QUANT, CATALOG_QUANT_INT4, true,
+	  "4-bit weights (unsloth ...-bnb-4bit, mlx-community ...-4bit)" },
+	{ "8bit", SUF_QUANT, CATALOG_QUANT_INT8, true,
+	  "8-bit weights (unsloth ...-bnb-8bit, mlx-community ...-8bit)" },
+	{ "w4a16", SUF_QUANT, CATALOG_QUANT_INT4, true,
+	  "4-bit weights, 16-bit activations (llm-compressor scheme W4A16)" },
+	{ "w8a8", SUF_QUANT, CATALOG_QUANT_INT8, true,
+	  "8-bit weights and activations (llm-compressor scheme W8A8)" },
+	{ "w8a16", SUF_QUANT, CATALOG_QUANT_INT8, true,
+	  "8-bit weights, 16-bit activations (llm-compressor scheme W8A16)" },
+	{ "dynamic", SUF_QUAL, CATALOG_QUANT_NONE, false,
+	  "activation scales computed per token (RedHatAI ...-FP8-dynamic)" },
+};
+
+/* A leading word that is the publisher's, not the model's: Meta names
+ * its Llama 3 and 3.1 repositories "Meta-Llama-3-8B",
+ * "Meta-Llama-3.1-70B-Instruct" (meta-llama on the Hub), Llama 3.2 on
+ * "Llama-3.2-1B"; both are the same models. */
+static const struct {
+	const char *word, *before;   /* dropped when the next word starts with before */
+} lead_orgs[] = {
+	{ "meta", "llama" },
+};
+
+const char *catalog_quant_name(enum catalog_quant q)
+{
+	static const char *const n[] = { "", "fp8", "int8", "int4", "mxfp4", "quantized" };
+	_Static_assert(ADV_ARRAY_SIZE(n) == CATALOG_QUANT_COUNT, "a name for each format");
+	return (unsigned)q < CATALOG_QUANT_COUNT ? n[q] : "";
+}
+
+static const struct suffix *suffix_of(const char *w)
+{
+	for (size_t k = 0; k < ADV_ARRAY_SIZE(suffixes); k++)
+		if (!strcmp(suffixes[k].word, w))
+			return &suffixes[k];
+	return NULL;
+}
+
+/* A release date: MMDD (DeepSeek-R1-0528, DeepSeek-V3-0324) or YYMM from
+ * 2023 on (Mistral-Nemo-Instruct-2407, Mistral-Small-24B-Instruct-2501). */
+static bool is_date(const char *w)
+{
+	int a, b;
+
+	if (strlen(w) != 4 || !isdigit((unsigned char)w[0]) || !isdigit((unsigned char)w[1]) ||
+	    !isdigit((unsigned char)w[2]) || !isdigit((unsigned char)w[3]))
+		return false;
+	a = (w[0] - '0') * 10 + (w[1] - '0');
+	b = (w[2] - '0') * 10 + (w[3] - '0');
+	return (a >= 1 && a <= 12 && b >= 1 && b <= 31) || (a >= 23 && a <= 29 && b >= 1 && b <= 12);
+}
+
+static void append(char *buf, size_t len, const char *sep, const char *w)
+{
+	size_t o = strlen(buf);
+
+	if (o + strlen(sep) + strlen(w) + 1 > len)
+		return;
+	if (o)
+		adv_strlcpy(buf + o, sep, len - o), o += strlen(sep);
+	adv_strlcpy(buf + o, w, len - o);
+}
+
+/* Is every character of w[0..n) a digit or a dot? */
+static bool numeric(const char *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isdigit((unsigned char)w[i]) && w[i] != '.')
+			return false;
+	return true;
+}
+
+/* One word of the core into its parts: "llama3" -> "llama 3", "qwen2.5"
+ * -> "qwen 2 5", "v0.1" -> "v 0 1"; "0.5b", "8x7b", "70b" stay whole. */
+static bool add_core(char *buf, size_t len, const char *w)
+{
+	size_t n = strlen(w), start = 0;
+	size_t before = strlen(buf);
+
+	for (size_t i = 1; i <= n; i++) {
+		bool cut = i == n || (isalpha((unsigned char)w[i - 1]) && isdigit((unsigned char)w[i]));
+		char part[CATALOG_MATCH_NAME_MAX + 1];
+		size_t pn = i - start;
+
+		if (!cut)
+			continue;
+		if (pn > 0 && pn <= CATALOG_MATCH_NAME_MAX) {
+			memcpy(part, w + start, pn);
+			part[pn] = '\0';
+			if (numeric(part, pn)) {
+				/* A version "3.1": its numbers, whatever joins
+				 * them (no strtok: lookups run on many threads). */
+				char *t = part;
+
+				for (size_t j = 0; j <= pn; j++) {
+					if (part[j] != '.' && part[j] != '\0')
+						continue;
+					part[j] = '\0';
+					if (*t)
+						append(buf, len, " ", t);
+					t = part + j + 1;
+				}
+			} else {
+				append(buf, len, " ", part);
+			}
+		}
+		start = i;
+	}
+	return strlen(buf) > before;
+}
+
+bool catalog_name_key(const char *name, char *buf, size_t len, struct catalog_match *out)
+{
+	struct catalog_match mine, *info = &mine;
+	char copy[CATALOG_MATCH_NAME_MAX + 1];
+	char *words[CATALOG_MATCH_TOKENS_MAX];
+	char *orig[CATALOG_MATCH_TOKENS_MAX];
+	char lower[CATALOG_MATCH_NAME_MAX + 1];
+	const char *base;
+	size_t n = 0, blen;
+	bool quant_bits = false;
+
+	memset(info, 0, sizeof(*info));
+	if (out)
+		memset(out, 0, sizeof(*out));
+	if (!buf || len == 0)
+		return false;
+	buf[0] = '\0';
+	if (!name || !*name || strstr(name, "://"))
+		return false;
+	/* The last component of a path or Hub id ("org/name", "/ckpt/name/"). */
+	blen = strlen(name);
+	if (blen > 4 * CATALOG_MATCH_NAME_MAX)
+		return false;
+	while (blen > 0 && name[blen - 1] == '/')
+		blen--;
+	base = name;
+	for (size_t i = 0; i < blen; i++)
+		if (name[i] == '/')
+			base = name + i + 1;
+	blen -= (size_t)(base - name);
+	if (blen == 0 || blen > CATALOG_MATCH_NAME_MAX)
+		return false;
+	memcpy(copy, base, blen);
+	copy[blen] = '\0';
+	for (size_t i = 0; i <= blen; i++)
+		lower[i] = (char)tolower((unsigned char)copy[i]);
+	/* Words at the separators, in both spellings. */
+	{
+		char *p = lower, *q = copy;
+
+		while (*p) {
+			while (*p == '-' || *p == '_' || *p == ' ' || *p == '\t')
+				*p++ = '\0', *q++ = '\0';
+			if (!*p)
+				break;
+			if (n == CATALOG_MATCH_TOKENS_MAX)
+				return false;
+			words[n] = p;
+			orig[n++] = q;
+			while (*p && *p != '-' && *p != '_' && *p != ' ' && *p != '\t')
+				p++, q++;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct suffix *s = i > 0 ? suffix_of(words[i]) : NULL;
+		bool org = false;
+
+		for (size_t k = 0; i == 0 && i + 1 < n && k < ADV_ARRAY_SIZE(lead_orgs); k++)
+			if (!strcmp(words[i], lead_orgs[k].word) &&
+			    !strncmp(words[i + 1], lead_orgs[k].before, strlen(lead_orgs[k].before)))
+				org = true;
+		if (org)
+			continue;
+		if (s && s->kind == SUF_ROLE) {
+			append(info->variant, sizeof(info->variant), "-", orig[i]);
+			continue;
+		}
+		if (s && (s->kind == SUF_QUANT || s->kind == SUF_QUAL)) {
+			append(info->quant_text, sizeof(info->quant_text), "-", orig[i]);
+			/* Bits win over a method's default; the first of
+			 * either kind otherwise. */
+			if (s->kind == SUF_QUANT &&
+			    ((s->bits && !quant_bits) || info->quant == CATALOG_QUANT_NONE)) {
+				info->quant = s->quant;
+				quant_bits = s->bits;
+			}
+			continue;
+		}
+		if (i > 0 && is_date(words[i])) {
+			if (!info->date[0])
+				adv_strlcpy(info->date, orig[i], sizeof(info->date));
+			continue;
+		}
+		add_core(buf, len, words[i]);
+	}
+	if (info->quant == CATALOG_QUANT_INT4 && !quant_bits)
+		info->quant_bits_assumed = true;   /* -GPTQ alone: 4-bit, said */
+	/* A qualifier alone ("-dynamic") is no quantization: the name is
+	 * not one the table reads. */
+	if (info->quant_text[0] && info->quant == CATALOG_QUANT_NONE) {
+		buf[0] = '\0';
+		return false;
+	}
+	if (out)
+		*out = *info;
+	return buf[0] != '\0';
+}
+
+/* Does some name or alias of m read key? */
+static bool model_reads(const struct adv_model *m, const char *key)
+{
+	char k[CATALOG_MATCH_NAME_MAX * 2];
+
+	if (catalog_name_key(m->name, k, sizeof(k), NULL) && !strcmp(k, key))
+		return true;
+	for (size_t a = 0; a < m->n_aliases; a++)
+		if (m->aliases[a] && catalog_name_key(m->aliases[a], k, sizeof(k), NULL) &&
+		    !strcmp(k, key))
+			return true;
+	return false;
+}
+
+bool catalog_match_model(const catalog_t *cat, const char *name, struct catalog_match *out)
+{
+	char key[CATALOG_MATCH_NAME_MAX * 2];
+	struct catalog_match info;
+	const struct adv_model *found = NULL, *m;
+	size_t n;
+
+	if (out)
+		memset(out, 0, sizeof(*out));
+	if (!cat || !name || !*name)
+		return false;
+	if ((m = catalog_find_model(cat, name)) != NULL) {
+		if (out) {
+			out->model = m;
+			out->exact = true;
+		}
+		return true;
+	}
+	if (!catalog_name_key(name, key, sizeof(key), &info))
+		return false;
+	n = catalog_model_count(cat);
+	for (size_t i = 0; i < n; i++) {
+		m = catalog_model_at(cat, i);
+		if (!m || !model_reads(m, key))
+			continue;
+		if (found && found != m)
+			return false;   /* two models fit: unsure */
+		found = m;
+	}
+	if (!found)
+		return false;
+	if (out) {
+		*out = info;
+		out->model = found;
+	}
+	return true;
+}
