@@ -302,7 +302,8 @@ static bool name_says(struct jr_ctx *cx, const char *name, const struct catalog_
 	const struct adv_model *m = mt->model;
 	const struct jobread_value *task = jr_get(cx, JR_TASK);
 	bool infer = task && task->set && !task->unknown && task->i == ADV_TASK_INFER;
-	bool confirmed = mt->quant == CATALOG_QUANT_FP8 && m->weights_fp8;
+	bool confirmed = (mt->quant == CATALOG_QUANT_FP8 && m->weights_fp8) ||
+			 (mt->quant == CATALOG_QUANT_MXFP4 && m->weights_mxfp4);
 	struct jobread_src wsrc;
 	int w;
 

@@ -206,6 +206,18 @@ static void checkpoint_dtype(struct jr_ctx *cx, const struct jr_cmd *p, int from
 	if (!cat || !mv->set || mv->unknown || !mv->s[0] || opt(p, from, quant_names, &v, &unk, &src))
 		return;
 	m = catalog_find_model(cat, mv->s);
+	if (m && m->weights_mxfp4 && !jr_get(cx, JR_WEIGHTS)->set) {
+		/* gpt-oss: vLLM and SGLang load the MXFP4 experts as
+		 * published (vLLM's Mxfp4Config from quantization_config),
+		 * on Hopper and Blackwell alike; memory.c costs the experts
+		 * at MXFP4 and the rest at 16 bits. */
+		memset(&src, 0, sizeof(src));
+		adv_snprintf(src.key, sizeof(src.key),
+			     "the checkpoint's mxfp4 experts (catalog %s: weights_dtype mxfp4)",
+			     m->name);
+		jr_set_int(cx, JR_WEIGHTS, ADV_WEIGHTS_MXFP4, &src);
+		return;
+	}
 	if (!m || !m->weights_fp8)
 		return;
 	g = jr_input(cx)->res.gpu[0] ? catalog_find_gpu(cat, jr_input(cx)->res.gpu) : NULL;
