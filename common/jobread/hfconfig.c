@@ -304,7 +304,7 @@ static bool name_says(struct jr_ctx *cx, const char *name, const struct catalog_
 	bool infer = task && task->set && !task->unknown && task->i == ADV_TASK_INFER;
 	bool confirmed = (mt->quant == CATALOG_QUANT_FP8 && m->weights_fp8) ||
 			 (mt->quant == CATALOG_QUANT_MXFP4 && m->weights_mxfp4);
-	struct jobread_src wsrc;
+	struct jobread_src wsrc, msrc;
 	int w;
 
 	if (mt->quant != CATALOG_QUANT_NONE && !confirmed && !infer) {
@@ -314,7 +314,12 @@ static bool name_says(struct jr_ctx *cx, const char *name, const struct catalog_
 			m->name, catalog_quant_name(mt->quant), mt->quant_text);
 		return false;
 	}
-	jr_set_str(cx, JR_MODEL, m->name, src);
+	/* The value is the catalog's name, not the job's spelling: no fix
+	 * in the job's terms may quote it as what the job says (the source
+	 * still names the line). */
+	msrc = *src;
+	msrc.style = JR_STYLE_DERIVED;
+	jr_set_str(cx, JR_MODEL, m->name, &msrc);
 	if (hub_id_impossible(name))
 		jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, "--llm-model=NAME",
 			"%s has no readable config.json; taken as catalog model %s by its name", name,
