@@ -26,6 +26,7 @@
 #include "engine/engine.h"
 #include "fixture.h"
 #include "jobread/jobread.h"
+#include "jobread/reader.h"
 
 #define CWD "/home/ada/run"
 
@@ -1212,23 +1213,15 @@ static void test_megatron_legacy(void **st)
 static void test_megatron_vocab_file(void **st)
 {
 	static const char bert[] =
-		"python pretrain_bert.py --tensor-model-parallel-size 2 --num-layers 24 \
-"
-		"  --hidden-size 1024 --num-attention-heads 16 --micro-batch-size 4 \
-"
-		"  --tokenizer-type BertWordPieceLowerCase \
-"
-		"  --vocab-file /data/bert-large-uncased-vocab.txt
-";
+		"python pretrain_bert.py --tensor-model-parallel-size 2 --num-layers 24 \\\n"
+		"  --hidden-size 1024 --num-attention-heads 16 --micro-batch-size 4 \\\n"
+		"  --tokenizer-type BertWordPieceLowerCase \\\n"
+		"  --vocab-file /data/bert-large-uncased-vocab.txt\n";
 	static const char wrong_type[] =
-		"python pretrain_bert.py --tensor-model-parallel-size 2 --num-layers 24 \
-"
-		"  --hidden-size 1024 --num-attention-heads 16 --micro-batch-size 4 \
-"
-		"  --tokenizer-type BertWordPieceCase \
-"
-		"  --vocab-file /data/bert-large-uncased-vocab.txt
-";
+		"python pretrain_bert.py --tensor-model-parallel-size 2 --num-layers 24 \\\n"
+		"  --hidden-size 1024 --num-attention-heads 16 --micro-batch-size 4 \\\n"
+		"  --tokenizer-type BertWordPieceCase \\\n"
+		"  --vocab-file /data/bert-large-uncased-vocab.txt\n";
 	struct job j = { bert, NULL, 1, 8, 0, 0, NULL, 0 };
 	struct jobread_out out;
 
