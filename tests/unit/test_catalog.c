@@ -99,7 +99,8 @@ static void test_shipped_catalog(void **st)
 		"qwen2.5-14b", "qwen2.5-32b", "qwen3-0.6b", "qwen3-1.7b", "qwen3-4b", "qwen3-8b",
 		"qwen3-14b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-v2",
 		"deepseek-v2-lite", "mistral-nemo-12b", "gemma2-2b", "gemma2-9b", "gemma3-1b",
-		"gemma3-27b", "phi3-mini-128k", "gpt-oss-120b", "gpt-oss-20b",
+		"gemma3-27b", "phi3-mini-128k", "gpt-oss-120b", "gpt-oss-20b", "llama2-7b",
+		"llama2-13b", "llama2-70b", "phi4",
 	};
 	int rc = catalog_load(s->cat, SHIPPED, s->err, sizeof(s->err));
 

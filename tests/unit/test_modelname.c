@@ -149,6 +149,13 @@ static void test_matches(void **st)
 	matches(cat, "Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b");
 	matches(cat, "gemma-2-27b-it", "gemma2-27b");
 	matches(cat, "Qwen/Qwen2.5-72B-Instruct-GPTQ-Int4", "qwen2.5-72b");
+	matches(cat, "meta-llama/Llama-2-70b-chat-hf", "llama2-70b");
+	matches(cat, "Qwen/Qwen3-30B-A3B-Instruct-2507-FP8", "qwen3-30b-a3b");
+	matches(cat, "openai/gpt-oss-20b", "gpt-oss-20b");
+	matches(cat, "google/gemma-3-27b-it", "gemma3-27b");
+	matches(cat, "mistralai/Mistral-Nemo-Instruct-2407", "mistral-nemo-12b");
+	matches(cat, "deepseek-ai/DeepSeek-V2-Lite-Chat", "deepseek-v2-lite");
+	matches(cat, "microsoft/Phi-3.5-mini-instruct", "phi3-mini-128k");
 	/* The name or an alias itself: exact. */
 	assert_non_null(match(cat, "meta-llama/Llama-3.1-8B", &mt));
 	assert_true(mt.exact);
@@ -163,11 +170,16 @@ static void test_no_false_match(void **st)
 	/* Another size, version or family. */
 	no_match(cat, "Llama-3.1-7B");
 	no_match(cat, "Llama-3.2-70B");
-	no_match(cat, "Llama-2-70b-hf");
+	no_match(cat, "CodeLlama-70b-hf");
+	no_match(cat, "Llama-2-34b-hf");
 	no_match(cat, "Qwen2-7B");
 	no_match(cat, "Qwen2.5-Coder-7B-Instruct");
 	no_match(cat, "Mistral-7B-Instruct-v0.3");
 	no_match(cat, "Mixtral-8x7B-v0.2");
+	no_match(cat, "Qwen3-30B-A3B-Base-Coder");
+	no_match(cat, "microsoft/Phi-3-mini-4k-instruct");
+	no_match(cat, "deepseek-ai/DeepSeek-V2.5");
+	no_match(cat, "Qwen/Qwen3-8B-Base-0.5B");
 	/* Fine-tunes of another make, distillations: not the same model by name. */
 	no_match(cat, "nvidia/Llama-3.1-Nemotron-70B-Instruct");
 	no_match(cat, "deepseek-ai/DeepSeek-R1-Distill-Llama-70B");
