@@ -183,6 +183,32 @@ static void quantization(struct jr_ctx *cx, const struct jr_cmd *p, int from,
 }
 
 /*
+ * Before the model is read: a --quantization the job states is what the
+ * server loads, so the model's name is not taken to say it (jr_model_ref:
+ * a -FP8 or -AWQ suffix is an assumption only when nothing states the
+ * format).  A method the memory model does not have is costed at 16 bits,
+ * as quantization() says.  quantization() reads the flag again, after
+ * --dtype, for the precision.
+ */
+static void quantization_stated(struct jr_ctx *cx, const struct jr_cmd *p, int from,
+				const char *const names[])
+{
+	struct jobread_src src;
+	const char *v;
+	bool unk;
+	int w;
+
+	if (!opt(p, from, names, &v, &unk, &src) || !v)
+		return;
+	if (unk)
+		jr_set_unknown(cx, JR_WEIGHTS, &src, "a quantization chosen at run time");
+	else if ((w = quant_format(v)) >= 0)
+		jr_set_int(cx, JR_WEIGHTS, w, &src);
+	else if (strcasecmp(v, "none") != 0)
+		jr_set_int(cx, JR_WEIGHTS, ADV_WEIGHTS_16BIT, &src);
+}
+
+/*
  * A catalog model whose published checkpoint stores fp8 weights
  * (DeepSeek-V3/R1: config.json quantization_config, quant_method fp8):
  * vLLM takes the checkpoint's quantization when --quantization does not
@@ -425,6 +451,7 @@ bool jr_fw_vllm(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 	/* A server: known before its model is read, whose name may say
 	 * how the weights are stored (jr_model_ref). */
 	task_infer(cx, prog);
+	quantization_stated(cx, prog, serve ? 2 : from, NAMES("--quantization", "-q"));
 	if (serve) {
 		from = 2;
 		/* `vllm serve MODEL`: the model is the first word, unless
@@ -484,6 +511,7 @@ bool jr_fw_sglang(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 	jr_src_arg(&src, prog, NULL, JR_STYLE_FLAG);
 	jr_set_trainer(cx, "sglang", -1, &src);
 	task_infer(cx, prog);
+	quantization_stated(cx, prog, 1, NAMES("--quantization"));
 	model_flag(cx, prog, 1, NAMES("--model-path", "--model"));
 	set_count(cx, prog, 1, JR_TP, NAMES("--tensor-parallel-size", "--tp-size", "--tp"), false);
 	set_count(cx, prog, 1, JR_PP, NAMES("--pipeline-parallel-size", "--pp-size", "--pp"), false);
