@@ -27,9 +27,15 @@
  * v_head_dim) and torch_dtype.  A multimodal config keeps the language
  * model under text_config.
  *
- * A name that can only be a local path (not a Hub id: validate_repo_id)
- * and has no readable config.json here is a directory on the cluster: the
- * model is unknown (SCRIPT_UNKNOWN, --llm-model), not a catalog miss.
+ * A name that is no catalog alias and no readable directory is matched by
+ * its words (common/config/modelname.c, issue 28): a Hub id with -Instruct,
+ * a release date or a quantization suffix, a local copy under the Hub's
+ * name, a framework's spelling.  A matched name's model is the catalog's
+ * name (its source style derived: no fix quotes it as the job's value);
+ * what rests on the name is said (name_says()).  A name that can only be
+ * a local path (not a Hub id: validate_repo_id), has no readable
+ * config.json here and matches no model is a directory on the cluster:
+ * the model is unknown (SCRIPT_UNKNOWN, --llm-model), not a catalog miss.
  *
  * quantization_config (transformers' quantizers: quant_method fp8,
  * bitsandbytes, gptq, awq, compressed-tensors ..., with bits or
