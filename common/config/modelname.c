@@ -5,7 +5,8 @@
  *
  * A name is cut into words at '-', '_' and blanks after its last '/' (the
  * Hub's "org/name", a local directory's last component: huggingface_hub
- * validate_repo_id allows one '/'), lower-cased.  Words that do not change
+ * validate_repo_id allows one '/'; in the Hub cache's
+ * models--ORG--NAME/snapshots/REV, NAME), lower-cased.  Words that do not change
  * the architecture are set aside by one table (suffixes[] below, each with
  * what it means and where the convention is published): the role of a
  * fine-tuned release (-Instruct, -Chat, -it, -Base, -hf: same config.json
@@ -231,6 +232,27 @@ bool catalog_name_key(const char *name, char *buf, size_t len, struct catalog_ma
 		if (name[i] == '/')
 			base = name + i + 1;
 	blen -= (size_t)(base - name);
+	/* The Hugging Face cache keeps a Hub model under
+	 * hub/models--ORG--NAME/snapshots/REVISION (huggingface_hub
+	 * file_download.py repo_folder_name: "--" joins the repository
+	 * type, the org and the name; validate_repo_id allows no "--" in a
+	 * name): such a path is the model NAME, whatever follows. */
+	for (const char *c = name; c && *c && c < name + 4 * CATALOG_MATCH_NAME_MAX; ) {
+		const char *end = strchr(c, '/');
+		size_t cl = end ? (size_t)(end - c) : strlen(c);
+
+		if (cl > 8 && !strncmp(c, "models--", 8)) {
+			const char *last = c + 8;
+
+			for (size_t k = 8; k + 1 < cl; k++)
+				if (c[k] == '-' && c[k + 1] == '-')
+					last = c + k + 2;
+			base = last;
+			blen = cl - (size_t)(last - c);
+			break;
+		}
+		c = end ? end + 1 : NULL;
+	}
 	if (blen == 0 || blen > CATALOG_MATCH_NAME_MAX)
 		return false;
 	memcpy(copy, base, blen);

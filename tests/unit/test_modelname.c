@@ -56,6 +56,11 @@ static void test_keys(void **st)
 	key_is("llama3_1_70b", "llama 3 1 70b");
 	key_is("meta-llama/Meta-Llama-3.1-70B-Instruct", "llama 3 1 70b");
 	key_is("/fsx/models/Meta-Llama-3.1-70B-Instruct/", "llama 3 1 70b");
+	/* The Hugging Face cache: models--ORG--NAME/snapshots/REVISION. */
+	key_is("/scratch/hf/hub/models--Qwen--Qwen2.5-7B-Instruct/snapshots/a09a3545", "qwen 2 5 7b");
+	key_is("~/.cache/huggingface/hub/models--meta-llama--Llama-3.1-8B", "llama 3 1 8b");
+	key_is("/x/models--/y", "y");
+	key_is("/x/models--org--", "");
 	key_is("Qwen/Qwen2.5-0.5B-Instruct-AWQ", "qwen 2 5 0.5b");
 	key_is("Qwen/Qwen3-30B-A3B-Instruct-2507-FP8", "qwen 3 30b a 3b");
 	key_is("mistralai/Mixtral-8x7B-Instruct-v0.1", "mixtral 8x 7b v 0 1");
