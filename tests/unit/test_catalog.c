@@ -100,7 +100,7 @@ static void test_shipped_catalog(void **st)
 		"qwen3-14b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-v2",
 		"deepseek-v2-lite", "mistral-nemo-12b", "gemma2-2b", "gemma2-9b", "gemma3-1b",
 		"gemma3-27b", "phi3-mini-128k", "gpt-oss-120b", "gpt-oss-20b", "llama2-7b",
-		"llama2-13b", "llama2-70b", "phi4",
+		"llama2-13b", "llama2-70b", "phi4", "mistral-7b-v0.3", "mistral-small-24b",
 	};
 	int rc = catalog_load(s->cat, SHIPPED, s->err, sizeof(s->err));
 

@@ -161,6 +161,8 @@ static void test_matches(void **st)
 	matches(cat, "mistralai/Mistral-Nemo-Instruct-2407", "mistral-nemo-12b");
 	matches(cat, "deepseek-ai/DeepSeek-V2-Lite-Chat", "deepseek-v2-lite");
 	matches(cat, "microsoft/Phi-3.5-mini-instruct", "phi3-mini-128k");
+	matches(cat, "mistralai/Mistral-7B-Instruct-v0.3", "mistral-7b-v0.3");
+	matches(cat, "mistralai/Mistral-7B-Instruct-v0.1", "mistral-7b");
 	/* The name or an alias itself: exact. */
 	assert_non_null(match(cat, "meta-llama/Llama-3.1-8B", &mt));
 	assert_true(mt.exact);
@@ -179,7 +181,8 @@ static void test_no_false_match(void **st)
 	no_match(cat, "Llama-2-34b-hf");
 	no_match(cat, "Qwen2-7B");
 	no_match(cat, "Qwen2.5-Coder-7B-Instruct");
-	no_match(cat, "Mistral-7B-Instruct-v0.3");
+	no_match(cat, "Mistral-7B-Instruct-v0.2");
+	no_match(cat, "mistralai/Mistral-Small-3.1-24B-Instruct-2503");
 	no_match(cat, "Mixtral-8x7B-v0.2");
 	no_match(cat, "Qwen3-30B-A3B-Base-Coder");
 	no_match(cat, "microsoft/Phi-3-mini-4k-instruct");

@@ -194,7 +194,8 @@ static void test_issue28_published_sizes(void **st)
 		{ "phi3-mini-128k", 3.82, 0, false }, { "gpt-oss-120b", 116.8, 5.1, true },
 		{ "gpt-oss-20b", 20.9, 3.6, true },   { "llama2-7b", 6.74, 0, false },
 		{ "llama2-13b", 13.0, 0, false },     { "llama2-70b", 69.0, 0, false },
-		{ "phi4", 14.7, 0, false },
+		{ "phi4", 14.7, 0, false },           { "mistral-7b-v0.3", 7.25, 0, false },
+		{ "mistral-small-24b", 23.6, 0, false },
 	};
 
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
