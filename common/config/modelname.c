@@ -143,15 +143,18 @@ static bool is_date(const char *w)
 	return (a >= 1 && a <= 12 && b >= 1 && b <= 31) || (a >= 23 && a <= 29 && b >= 1 && b <= 12);
 }
 
-static void append(char *buf, size_t len, const char *sep, const char *w)
+/* Appends sep (when buf is not empty) and w; false, buf unchanged, when
+ * they do not fit. */
+static bool append(char *buf, size_t len, const char *sep, const char *w)
 {
 	size_t o = strlen(buf);
 
 	if (o + strlen(sep) + strlen(w) + 1 > len)
-		return;
+		return false;
 	if (o)
 		adv_strlcpy(buf + o, sep, len - o), o += strlen(sep);
 	adv_strlcpy(buf + o, w, len - o);
+	return true;
 }
 
 /* Is every character of w[0..n) a digit or a dot? */
@@ -164,11 +167,13 @@ static bool numeric(const char *w, size_t n)
 }
 
 /* One word of the core into its parts: "llama3" -> "llama 3", "qwen2.5"
- * -> "qwen 2 5", "v0.1" -> "v 0 1"; "0.5b", "8x7b", "70b" stay whole. */
+ * -> "qwen 2 5", "v0.1" -> "v 0 1"; "0.5b", "8x7b", "70b" stay whole.
+ * False when the key does not fit buf: a cut key could read as another
+ * model's, so the caller matches nothing. */
 static bool add_core(char *buf, size_t len, const char *w)
 {
 	size_t n = strlen(w), start = 0;
-	size_t before = strlen(buf);
+	bool ok = true;
 
 	for (size_t i = 1; i <= n; i++) {
 		bool cut = i == n || (isalpha((unsigned char)w[i - 1]) && isdigit((unsigned char)w[i]));
@@ -190,16 +195,16 @@ static bool add_core(char *buf, size_t len, const char *w)
 						continue;
 					part[j] = '\0';
 					if (*t)
-						append(buf, len, " ", t);
+						ok = append(buf, len, " ", t) && ok;
 					t = part + j + 1;
 				}
 			} else {
-				append(buf, len, " ", part);
+				ok = append(buf, len, " ", part) && ok;
 			}
 		}
 		start = i;
 	}
-	return strlen(buf) > before;
+	return ok;
 }
 
 bool catalog_name_key(const char *name, char *buf, size_t len, struct catalog_match *out)
@@ -306,7 +311,10 @@ bool catalog_name_key(const char *name, char *buf, size_t len, struct catalog_ma
 				adv_strlcpy(info->date, orig[i], sizeof(info->date));
 			continue;
 		}
-		add_core(buf, len, words[i]);
+		if (!add_core(buf, len, words[i])) {
+			buf[0] = '\0';
+			return false;
+		}
 	}
 	if (info->quant == CATALOG_QUANT_INT4 && !quant_bits)
 		info->quant_bits_assumed = true;   /* -GPTQ alone: 4-bit, said */

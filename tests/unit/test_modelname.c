@@ -235,9 +235,19 @@ static void test_bounds(void **st)
 	no_match(cat, longname);
 	no_match(cat, "a-b-c-d-e-f-g-h-i-j-k-l-m-n-o-p-q-r-s-t-u-v-w-x-y-z-llama3-8b");
 	no_match(cat, "////");
-	/* A short buffer cuts the key, never overruns it. */
-	catalog_name_key("Meta-Llama-3.1-70B-Instruct-with-many-more-words-here", k, 8, NULL);
-	assert_true(strlen(k) < 8);
+	/* A key that does not fit is no key (a cut one could read as another
+	 * model's), and the buffer is never overrun. */
+	assert_false(catalog_name_key("Meta-Llama-3.1-70B-Instruct-with-many-more-words-here", k, 8,
+				      NULL));
+	assert_string_equal(k, "");
+	assert_true(catalog_name_key("llama3-8b", k, 12, NULL));
+	assert_string_equal(k, "llama 3 8b");
+	/* 160 characters of letter-digit pairs: 320 with the spaces, which
+	 * the matcher's own buffers hold. */
+	memset(longname, 0, sizeof(longname));
+	for (int i = 0; i < 80; i++)
+		memcpy(longname + 2 * i, "a1", 2);
+	assert_false(catalog_match_model(cat, longname, NULL));
 }
 
 int main(void)
