@@ -292,8 +292,9 @@ static bool hub_id_impossible(const char *name)
  * the catalog's entry does not confirm (weights_dtype) is costed in the
  * format the name says, the least memory it allows, so that no reject
  * rests on the 16-bit weights it may not have; said, with the option
- * that states it.  A trainer's quantized base (QLoRA on "-bnb-4bit") is
- * not modelled: the name stays unmatched, and says why.  Returns false
+ * that states it.  A trainer's quantized base (QLoRA on "-bnb-4bit") and
+ * a format the memory model does not have (-GGUF, -NVFP4) are not
+ * modelled: the name stays unmatched, and says why.  Returns false
  * when the name is not taken.
  */
 static bool name_says(struct jr_ctx *cx, const char *name, const struct catalog_match *mt,
@@ -313,11 +314,20 @@ static bool name_says(struct jr_ctx *cx, const char *name, const struct catalog_
 	struct jobread_src wsrc, msrc;
 	int w;
 
+	w = (unsigned)mt->quant < CATALOG_QUANT_COUNT ? format[mt->quant] : -1;
 	if (mt->quant != CATALOG_QUANT_NONE && !confirmed && !infer) {
 		jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, "--llm-model=NAME",
 			"%s is catalog model %s with %s weights (-%s); training on quantized base "
 			"weights is not modelled, so the model is not taken from its name", name,
 			m->name, catalog_quant_name(mt->quant), mt->quant_text);
+		return false;
+	}
+	if (mt->quant != CATALOG_QUANT_NONE && !confirmed && w < 0 && !jr_get(cx, JR_WEIGHTS)->set) {
+		/* Costed at 16 bits, a reject could rest on weights the job
+		 * does not load. */
+		jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, "--llm-model=NAME",
+			"%s is catalog model %s with weights in a format not modelled (-%s), so "
+			"the model is not taken from its name", name, m->name, mt->quant_text);
 		return false;
 	}
 	/* The value is the catalog's name, not the job's spelling: no fix
@@ -336,16 +346,8 @@ static bool name_says(struct jr_ctx *cx, const char *name, const struct catalog_
 			"assumed to keep %s's architecture", name, m->name, mt->date, m->name);
 	if (mt->quant == CATALOG_QUANT_NONE || confirmed)
 		return true;
-	w = (unsigned)mt->quant < CATALOG_QUANT_COUNT ? format[mt->quant] : -1;
-	if (w < 0) {
-		jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, "--llm-weights=...",
-			"%s: the -%s suffix says quantized weights in a format not modelled; they "
-			"are costed as 16-bit, so the memory estimate may be high", name,
-			mt->quant_text);
-		return true;
-	}
-	if (jr_get(cx, JR_WEIGHTS)->set)
-		return true;   /* the job's own --quantization or config says */
+	if (w < 0 || jr_get(cx, JR_WEIGHTS)->set)
+		return true;   /* the job's own --quantization says */
 	wsrc = *src;
 	adv_snprintf(wsrc.key, sizeof(wsrc.key), "the model name's -%s suffix", mt->quant_text);
 	wsrc.style = JR_STYLE_DERIVED;
