@@ -18,7 +18,9 @@
  * dotted versions at their dots ("3.1" -> "3 1"), so that "Llama-3.1-70B",
  * "llama3_1_70b" and "meta-llama/Meta-Llama-3.1-70B-Instruct" all read
  * "llama 3 1 70b".  Sizes keep their unit and decimals ("0.5b", "8x7b",
- * "a3b" -> "a 3b").  A name matches a catalog model when its words equal
+ * "a3b" -> "a 3b"), and the frameworks' spellings of sizes and versions
+ * read as the Hub's (word_norm(): "1p5b", "500m", "0_5b", "qwen25").  A
+ * name matches a catalog model when its words equal
  * those of the model's name or of one alias, and of no other model's:
  * every word the table does not know (a size, "lite", "4k", "coder",
  * "distill", a version "v0.3") must agree, so a different size, version or
@@ -166,6 +168,82 @@ static bool numeric(const char *w, size_t n)
 	return true;
 }
 
+/* Families whose frameworks join major and minor version digits in
+ * recipe names: NeMo's llama31_8b, llama32_1b, qwen25_7b
+ * (nemo/collections/llm/recipes), torchtitan's llama31 spellings. */
+static const char *const joined_version_families[] = { "llama", "qwen" };
+
+static bool all_digits(const char *w, size_t n)
+{
+	if (n == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isdigit((unsigned char)w[i]))
+			return false;
+	return true;
+}
+
+/*
+ * The frameworks' own spellings of a size or version, as the Hub writes
+ * them: "1p5b" (NeMo recipe qwen25_1p5b, Megatron-Bridge
+ * Qwen25ModelProvider1P5B) is "1.5b"; "500m" (NeMo qwen25_500m,
+ * Qwen3Config600M) is "0.5b"; "0" then "5b" as separate words (torchtune
+ * builder qwen2_5_0_5b) is "0.5b" (*used_next); "llama31", "qwen25" are
+ * "llama3.1", "qwen2.5".  Anything else is copied.  out has room for the
+ * word and 8 more characters.
+ */
+static void word_norm(const char *w, const char *next, char *out, size_t len, bool *used_next)
+{
+	size_t n = strlen(w), p = 0;
+
+	*used_next = false;
+	adv_strlcpy(out, w, len);
+	while (p < n && isdigit((unsigned char)w[p]))
+		p++;
+	if (p > 0 && p + 2 < n && w[p] == 'p' && all_digits(w + p + 1, n - p - 2) &&
+	    (w[n - 1] == 'b' || w[n - 1] == 'm')) {
+		out[p] = '.';
+		return;
+	}
+	if (p > 2 && p + 1 == n && w[p] == 'm' && p <= 6) {
+		long v = 0;
+		char frac[8];
+		int f = 0;
+
+		for (size_t i = 0; i < p; i++)
+			v = v * 10 + (w[i] - '0');
+		if (v < 100)
+			return;
+		for (long r = v % 1000, d = 100; r > 0 && d > 0; d /= 10) {
+			frac[f++] = (char)('0' + r / d);
+			r %= d;
+		}
+		frac[f] = '\0';
+		adv_snprintf(out, len, f ? "%ld.%sb" : "%ldb", v / 1000, frac);
+		return;
+	}
+	if (!strcmp(w, "0") && next) {
+		size_t nn = strlen(next), q = 0;
+
+		while (q < nn && isdigit((unsigned char)next[q]))
+			q++;
+		if (q > 0 && q + 1 == nn && next[q] == 'b' && nn + 3 <= len) {
+			adv_snprintf(out, len, "0.%s", next);
+			*used_next = true;
+		}
+		return;
+	}
+	for (size_t k = 0; k < ADV_ARRAY_SIZE(joined_version_families); k++) {
+		size_t fl = strlen(joined_version_families[k]);
+
+		if (n == fl + 2 && !strncmp(w, joined_version_families[k], fl) &&
+		    all_digits(w + fl, 2) && n + 2 <= len) {
+			adv_snprintf(out, len, "%s%c.%c", joined_version_families[k], w[fl], w[fl + 1]);
+			return;
+		}
+	}
+}
+
 /* One word of the core into its parts: "llama3" -> "llama 3", "qwen2.5"
  * -> "qwen 2 5", "v0.1" -> "v 0 1"; "0.5b", "8x7b", "70b" stay whole.
  * False when the key does not fit buf: a cut key could read as another
@@ -311,9 +389,18 @@ bool catalog_name_key(const char *name, char *buf, size_t len, struct catalog_ma
 				adv_strlcpy(info->date, orig[i], sizeof(info->date));
 			continue;
 		}
-		if (!add_core(buf, len, words[i])) {
-			buf[0] = '\0';
-			return false;
+		{
+			char norm[CATALOG_MATCH_NAME_MAX + 9];
+			bool used_next;
+
+			word_norm(words[i], i + 1 < n ? words[i + 1] : NULL, norm, sizeof(norm),
+				  &used_next);
+			if (used_next)
+				i++;
+			if (!add_core(buf, len, norm)) {
+				buf[0] = '\0';
+				return false;
+			}
 		}
 	}
 	if (info->quant == CATALOG_QUANT_INT4 && !quant_bits)

@@ -66,6 +66,19 @@ static void test_keys(void **st)
 	key_is("mistralai/Mixtral-8x7B-Instruct-v0.1", "mixtral 8x 7b v 0 1");
 	key_is("google/gemma-2-27b-it", "gemma 2 27b");
 	key_is("deepseek-ai/DeepSeek-R1-0528", "deepseek r 1");
+	/* The frameworks' spellings of sizes and versions (word_norm). */
+	key_is("qwen25_1p5b", "qwen 2 5 1.5b");
+	key_is("qwen25_500m", "qwen 2 5 0.5b");
+	key_is("qwen3_600m", "qwen 3 0.6b");
+	key_is("qwen2_5_0_5b_instruct", "qwen 2 5 0.5b");
+	key_is("llama32_1b", "llama 3 2 1b");
+	key_is("llama3_1_8b", "llama 3 1 8b");
+	key_is("gpt2_125m", "gpt 2 0.125b");
+	key_is("x-1000m", "x 1b");
+	key_is("x-99m", "x 99m");
+	key_is("Llama-3.0-8B", "llama 3 0 8b");
+	key_is("llama333_8b", "llama 333 8b");
+	key_is("m-0", "m 0");
 	/* The role of "Meta" only before a Llama. */
 	key_is("meta-opt-13b", "meta opt 13b");
 	/* A first word is never a suffix. */
@@ -163,6 +176,15 @@ static void test_matches(void **st)
 	matches(cat, "microsoft/Phi-3.5-mini-instruct", "phi3-mini-128k");
 	matches(cat, "mistralai/Mistral-7B-Instruct-v0.3", "mistral-7b-v0.3");
 	matches(cat, "mistralai/Mistral-7B-Instruct-v0.1", "mistral-7b");
+	/* NeMo recipe and torchtune builder names. */
+	matches(cat, "qwen25_1p5b", "qwen2.5-1.5b");
+	matches(cat, "qwen25_500m", "qwen2.5-0.5b");
+	matches(cat, "qwen25_72b", "qwen2.5-72b");
+	matches(cat, "qwen2_5_0_5b_instruct", "qwen2.5-0.5b");
+	matches(cat, "llama32_3b", "llama3.2-3b");
+	matches(cat, "deepseek_v2_lite", "deepseek-v2-lite");
+	matches(cat, "mistral_nemo_12b", "mistral-nemo-12b");
+	matches(cat, "gemma2_9b", "gemma2-9b");
 	/* The name or an alias itself: exact. */
 	assert_non_null(match(cat, "meta-llama/Llama-3.1-8B", &mt));
 	assert_true(mt.exact);
