@@ -210,7 +210,7 @@ static void vocab(struct neox *nx)
 	const struct jr_vocab_file *kv;
 	const struct cfg_node *vf, *tt;
 	struct jobread_src src, tsrc;
-	const char *type = "GPT2BPETokenizer";
+	const char *type = "GPT2BPETokenizer", *dfile = NULL;
 	long long div = 128, tp = 1, padded;
 
 	if (jr_get(nx->cx, JR_ARCH_VOCAB)->set)
@@ -222,7 +222,7 @@ static void vocab(struct neox *nx)
 		return;
 	if (strcmp(type, kv->tokenizer))
 		return;
-	if (find(nx, "make_vocab_size_divisible_by", &(const char *){ NULL }) &&
+	if (find(nx, "make_vocab_size_divisible_by", &dfile) &&
 	    !get_int(nx, JR_ARCH_VOCAB, "make_vocab_size_divisible_by", &div, false))
 		return;
 	if (tpv->set) {
