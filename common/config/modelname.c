@@ -106,15 +106,45 @@ static const struct suffix suffixes[] = {
 	  "activation scales computed per token (RedHatAI ...-FP8-dynamic)" },
 };
 
-/* A leading word that is the publisher's, not the model's: Meta names
- * its Llama 3 and 3.1 repositories "Meta-Llama-3-8B",
- * "Meta-Llama-3.1-70B-Instruct" (meta-llama on the Hub), Llama 3.2 on
- * "Llama-3.2-1B"; both are the same models. */
+/* Leading words that are the publisher's, not the model's, dropped when
+ * the next word starts with the family it publishes: Meta names its
+ * Llama 3 and 3.1 repositories "Meta-Llama-3-8B" (meta-llama on the Hub;
+ * Llama 3.2 is "Llama-3.2-1B": the same models), and a local copy named
+ * after the Hub id with '_' for '/' keeps the organisation
+ * ("meta-llama_Llama-3.1-8B", "Qwen_Qwen2.5-7B-Instruct"): the Hub's
+ * organisations meta-llama, Qwen, google, mistralai, deepseek-ai,
+ * microsoft and openai, each before its own family only. */
 static const struct {
-	const char *word, *before;   /* dropped when the next word starts with before */
+	const char *words[2];   /* one or two words; NULL ends */
+	const char *before;     /* the next word's start */
 } lead_orgs[] = {
-	{ "meta", "llama" },
+	/* The longer spelling first: "meta-llama_Llama-3.1-8B". */
+	{ { "meta", "llama" }, "llama" },
+	{ { "meta", "llama" }, "meta" },
+	{ { "meta", NULL }, "llama" },
+	{ { "qwen", NULL }, "qwen" },
+	{ { "google", NULL }, "gemma" },
+	{ { "mistralai", NULL }, "mistral" },
+	{ { "mistralai", NULL }, "mixtral" },
+	{ { "deepseek", "ai" }, "deepseek" },
+	{ { "microsoft", NULL }, "phi" },
+	{ { "openai", NULL }, "gpt" },
 };
+
+/* How many of words[at..n) are a publisher's before its family (0: none). */
+static size_t lead_org(char *const *words, size_t at, size_t n)
+{
+	for (size_t k = 0; k < ADV_ARRAY_SIZE(lead_orgs); k++) {
+		size_t w = lead_orgs[k].words[1] ? 2 : 1;
+
+		if (at + w >= n || strcmp(words[at], lead_orgs[k].words[0]) ||
+		    (w == 2 && strcmp(words[at + 1], lead_orgs[k].words[1])))
+			continue;
+		if (!strncmp(words[at + w], lead_orgs[k].before, strlen(lead_orgs[k].before)))
+			return w;
+	}
+	return 0;
+}
 
 const char *catalog_quant_name(enum catalog_quant q)
 {
@@ -293,7 +323,7 @@ bool catalog_name_key(const char *name, char *buf, size_t len, struct catalog_ma
 	char *orig[CATALOG_MATCH_TOKENS_MAX];
 	char lower[CATALOG_MATCH_NAME_MAX + 1];
 	const char *base;
-	size_t n = 0, blen;
+	size_t n = 0, blen, first = 0;
 	bool quant_bits = false;
 
 	memset(info, 0, sizeof(*info));
@@ -359,16 +389,17 @@ bool catalog_name_key(const char *name, char *buf, size_t len, struct catalog_ma
 				p++, q++;
 		}
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct suffix *s = i > 0 ? suffix_of(words[i]) : NULL;
-		bool org = false;
+	/* Publishers' words first, a few at most ("meta-llama_Meta-Llama-3"). */
+	for (int round = 0; round < 3; round++) {
+		size_t w = lead_org(words, first, n);
 
-		for (size_t k = 0; i == 0 && i + 1 < n && k < ADV_ARRAY_SIZE(lead_orgs); k++)
-			if (!strcmp(words[i], lead_orgs[k].word) &&
-			    !strncmp(words[i + 1], lead_orgs[k].before, strlen(lead_orgs[k].before)))
-				org = true;
-		if (org)
-			continue;
+		if (!w)
+			break;
+		first += w;
+	}
+	for (size_t i = first; i < n; i++) {
+		const struct suffix *s = i > first ? suffix_of(words[i]) : NULL;
+
 		if (s && s->kind == SUF_ROLE) {
 			append(info->variant, sizeof(info->variant), "-", orig[i]);
 			continue;
@@ -384,7 +415,7 @@ bool catalog_name_key(const char *name, char *buf, size_t len, struct catalog_ma
 			}
 			continue;
 		}
-		if (i > 0 && is_date(words[i])) {
+		if (i > first && is_date(words[i])) {
 			if (!info->date[0])
 				adv_strlcpy(info->date, orig[i], sizeof(info->date));
 			continue;

@@ -81,6 +81,17 @@ static void test_keys(void **st)
 	key_is("m-0", "m 0");
 	/* The role of "Meta" only before a Llama. */
 	key_is("meta-opt-13b", "meta opt 13b");
+	/* A local copy named after the Hub id with '_' for '/': the
+	 * organisation before its own family only. */
+	key_is("/models/meta-llama_Llama-3.1-8B-Instruct", "llama 3 1 8b");
+	key_is("/models/meta-llama_Meta-Llama-3-70B", "llama 3 70b");
+	key_is("Qwen_Qwen2.5-7B-Instruct", "qwen 2 5 7b");
+	key_is("google_gemma-2-9b-it", "gemma 2 9b");
+	key_is("deepseek-ai_DeepSeek-V2-Lite", "deepseek v 2 lite");
+	key_is("mistralai_Mixtral-8x7B-v0.1", "mixtral 8x 7b v 0 1");
+	key_is("google_t5-11b", "google t 5 11b");
+	key_is("Qwen-7B", "qwen 7b");
+	key_is("openai", "openai");
 	/* A first word is never a suffix. */
 	key_is("Instruct-7B", "instruct 7b");
 	/* Not read: a URL, empty, a qualifier without a quantization. */
