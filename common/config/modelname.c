@@ -6,11 +6,13 @@
  * A name is cut into words at '-', '_' and blanks after its last '/' (the
  * Hub's "org/name", a local directory's last component: huggingface_hub
  * validate_repo_id allows one '/'; in the Hub cache's
- * models--ORG--NAME/snapshots/REV, NAME), lower-cased.  Words that do not change
- * the architecture are set aside by one table (suffixes[] below, each with
- * what it means and where the convention is published): the role of a
- * fine-tuned release (-Instruct, -Chat, -it, -Base, -hf: same config.json
- * as the base model), a release date (-0528, -2407: a re-release, said as
+ * models--ORG--NAME/snapshots/REV, NAME), lower-cased.  A Hub
+ * organisation before its own family is the publisher's (lead_orgs[]:
+ * "Meta-Llama-3-8B", a copy named "Qwen_Qwen2.5-7B").  Words that do not
+ * change the architecture are set aside by one table (suffixes[] below,
+ * each with what it means and where the convention is published): the
+ * role of a fine-tuned release (-Instruct, -Chat, -it, -Base, -hf: same
+ * config.json as the base model), a release date (-0528, -2407: a re-release, said as
  * an assumption by the reader), and a quantization (-FP8, -AWQ,
  * -GPTQ-Int4, -Int8, -bnb-4bit, -MXFP4: the same architecture with its
  * linear weights stored in fewer bits, which the caller must say).  The
@@ -20,11 +22,11 @@
  * "llama 3 1 70b".  Sizes keep their unit and decimals ("0.5b", "8x7b",
  * "a3b" -> "a 3b"), and the frameworks' spellings of sizes and versions
  * read as the Hub's (word_norm(): "1p5b", "500m", "0_5b", "qwen25").  A
- * name matches a catalog model when its words equal
- * those of the model's name or of one alias, and of no other model's:
- * every word the table does not know (a size, "lite", "4k", "coder",
- * "distill", a version "v0.3") must agree, so a different size, version or
- * variant never matches, and a name two models fit matches neither.
+ * name matches a catalog model when its words equal those of the model's
+ * name or of one alias, and of no other model's: every word the table
+ * does not know (a size, "lite", "4k", "coder", "distill", a version
+ * "v0.3") must agree, so a different size, version or variant never
+ * matches, and a name two models fit matches neither.
  *
  * Nothing is stored: the catalog is read-only after loading (catalog.h),
  * and the keys are made again for each lookup (tens of models, a few
