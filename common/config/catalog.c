@@ -361,21 +361,25 @@ static int catalog_norm_parse(struct yamlutil_doc *d, const yaml_node_t *map, en
 	return YAMLUTIL_OK;
 }
 
-/* weights_dtype: what the published checkpoint stores (bf16, fp16, fp8). */
-static int catalog_weights_parse(struct yamlutil_doc *d, const yaml_node_t *map, bool *fp8)
+/* weights_dtype: what the published checkpoint stores (bf16, fp16, fp8;
+ * mxfp4: gpt-oss's MoE experts, config.json quantization_config
+ * quant_method mxfp4, the rest bf16). */
+static int catalog_weights_parse(struct yamlutil_doc *d, const yaml_node_t *map,
+				 struct adv_model *m)
 {
 	yaml_node_t *v = yamlutil_get(d, map, "weights_dtype");
 	const char *s = yamlutil_scalar(v);
 
 	if (!v)
 		return YAMLUTIL_OK;
+	m->weights_fp8 = m->weights_mxfp4 = false;
 	if (s && !strcasecmp(s, "fp8"))
-		*fp8 = true;
-	else if (s && (!strcasecmp(s, "bf16") || !strcasecmp(s, "fp16")))
-		*fp8 = false;
-	else
+		m->weights_fp8 = true;
+	else if (s && !strcasecmp(s, "mxfp4"))
+		m->weights_mxfp4 = true;
+	else if (!(s && (!strcasecmp(s, "bf16") || !strcasecmp(s, "fp16"))))
 		return yamlutil_fail(d, v, YAMLUTIL_ERR_VALUE,
-				     "expected bf16, fp16 or fp8 for 'weights_dtype', got '%s'",
+				     "expected bf16, fp16, fp8 or mxfp4 for 'weights_dtype', got '%s'",
 				     s ? s : yamlutil_kind(v));
 	return YAMLUTIL_OK;
 }
@@ -451,7 +455,7 @@ static int catalog_model_numbers(struct yamlutil_doc *d, const yaml_node_t *map,
 	    (rc = yamlutil_bool(d, map, "gated_mlp", &m->gated_mlp)) ||
 	    (rc = yamlutil_bool(d, map, "tied_embeddings", &m->tied_embeddings)) ||
 	    (rc = catalog_norm_parse(d, map, &m->norm)) ||
-	    (rc = catalog_weights_parse(d, map, &m->weights_fp8)))
+	    (rc = catalog_weights_parse(d, map, m)))
 		return rc;
 	return YAMLUTIL_OK;
 }

@@ -92,6 +92,10 @@ struct adv_model {
 	 * them so unless told to quantize otherwise.  Catalog key
 	 * weights_dtype: fp8 (default bf16). */
 	bool weights_fp8;
+	/* The published checkpoint stores its MoE experts in MXFP4 (gpt-oss:
+	 * quantization_config quant_method mxfp4, attention and embeddings
+	 * bf16).  Catalog key weights_dtype: mxfp4. */
+	bool weights_mxfp4;
 	const char *file;      /* where it was defined */
 	int line;              /* 1-based position of its name */
 	int column;

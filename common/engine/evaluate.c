@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "checkpoint.h"
+#include "config/modelname.h"
 #include "estimate.h"
 #include "evaluate.h"
 #include "findings.h"
@@ -70,7 +71,19 @@ static void suggest_models(const catalog_t *cat, const char *name, char *fix, si
 	int dist[ENGINE_SUGGESTIONS] = { 0 };
 	size_t i, n = catalog_model_count(cat), used = 0;
 	int k, j;
+	struct catalog_match mt;
 
+	/* A name whose words are one model's (modelname.c: a Hub id with
+	 * -Instruct, a date, a quantization) names that model: it is the
+	 * one suggestion, with the weights its quantization suffix says. */
+	if (catalog_match_model(cat, name, &mt) && mt.model) {
+		if (mt.quant != CATALOG_QUANT_NONE && mt.quant != CATALOG_QUANT_OTHER)
+			adv_snprintf(fix, len, "--llm-model=%s --llm-weights=%s", mt.model->name,
+				     catalog_quant_name(mt.quant));
+		else
+			adv_snprintf(fix, len, "--llm-model=%s", mt.model->name);
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		const char *cand = catalog_model_at(cat, i)->name;
 		int d = edit_distance(name, cand);

@@ -27,9 +27,15 @@
  * v_head_dim) and torch_dtype.  A multimodal config keeps the language
  * model under text_config.
  *
- * A name that can only be a local path (not a Hub id: validate_repo_id)
- * and has no readable config.json here is a directory on the cluster: the
- * model is unknown (SCRIPT_UNKNOWN, --llm-model), not a catalog miss.
+ * A name that is no catalog alias and no readable directory is matched by
+ * its words (common/config/modelname.c, issue 28): a Hub id with -Instruct,
+ * a release date or a quantization suffix, a local copy under the Hub's
+ * name, a framework's spelling.  A matched name's model is the catalog's
+ * name (its source style derived: no fix quotes it as the job's value);
+ * what rests on the name is said (name_says()).  A name that can only be
+ * a local path (not a Hub id: validate_repo_id), has no readable
+ * config.json here and matches no model is a directory on the cluster:
+ * the model is unknown (SCRIPT_UNKNOWN, --llm-model), not a catalog miss.
  *
  * quantization_config (transformers' quantizers: quant_method fp8,
  * bitsandbytes, gptq, awq, compressed-tensors ..., with bits or
@@ -46,6 +52,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config/modelname.h"
 #include "ctx.h"
 #include "reader.h"
 #include "util.h"
@@ -259,28 +266,6 @@ void jr_read_hf_config(struct jr_ctx *cx, const char *display, const cfg_t *cfg)
 	}
 }
 
-/* "org/name" tails: a local copy of a Hub model keeps the Hub's name. */
-static const struct adv_model *by_tail(const catalog_t *cat, const char *base)
-{
-	size_t n = catalog_model_count(cat);
-
-	for (size_t i = 0; i < n; i++) {
-		const struct adv_model *m = catalog_model_at(cat, i);
-
-		if (!m)
-			continue;
-		if (!strcasecmp(m->name, base))
-			return m;
-		for (size_t a = 0; a < m->n_aliases; a++) {
-			const char *al = m->aliases[a], *slash = al ? strrchr(al, '/') : NULL;
-
-			if (al && (!strcasecmp(al, base) || (slash && !strcasecmp(slash + 1, base))))
-				return m;
-		}
-	}
-	return NULL;
-}
-
 /*
  * A name that cannot be a Hugging Face Hub id, so only a local path:
  * huggingface_hub's validate_repo_id allows "name" or "namespace/name" (one
@@ -299,13 +284,89 @@ static bool hub_id_impossible(const char *name)
 	return slash && strchr(slash + 1, '/') != NULL;
 }
 
+/*
+ * A name matched to a catalog model by its words (modelname.c): sets the
+ * model and says what rests on the name.  A local directory's content is
+ * assumed from its name; a release date is taken to keep the model's
+ * architecture; a quantized checkpoint (-FP8, -AWQ, -GPTQ-Int4 ...) that
+ * the catalog's entry does not confirm (weights_dtype) is costed in the
+ * format the name says, the least memory it allows, so that no reject
+ * rests on the 16-bit weights it may not have; said, with the option
+ * that states it.  A trainer's quantized base (QLoRA on "-bnb-4bit") and
+ * a format the memory model does not have (-GGUF, -NVFP4) are not
+ * modelled: the name stays unmatched, and says why.  Returns false
+ * when the name is not taken.
+ */
+static bool name_says(struct jr_ctx *cx, const char *name, const struct catalog_match *mt,
+		      const struct jobread_src *src)
+{
+	static const int format[] = {
+		[CATALOG_QUANT_NONE] = -1, [CATALOG_QUANT_FP8] = ADV_WEIGHTS_FP8,
+		[CATALOG_QUANT_INT8] = ADV_WEIGHTS_INT8, [CATALOG_QUANT_INT4] = ADV_WEIGHTS_INT4,
+		[CATALOG_QUANT_MXFP4] = ADV_WEIGHTS_MXFP4, [CATALOG_QUANT_OTHER] = -1,
+	};
+	_Static_assert(ADV_ARRAY_SIZE(format) == CATALOG_QUANT_COUNT, "a weight format for each");
+	const struct adv_model *m = mt->model;
+	const struct jobread_value *task = jr_get(cx, JR_TASK);
+	bool infer = task && task->set && !task->unknown && task->i == ADV_TASK_INFER;
+	bool confirmed = (mt->quant == CATALOG_QUANT_FP8 && m->weights_fp8) ||
+			 (mt->quant == CATALOG_QUANT_MXFP4 && m->weights_mxfp4);
+	struct jobread_src wsrc, msrc;
+	int w;
+
+	w = (unsigned)mt->quant < CATALOG_QUANT_COUNT ? format[mt->quant] : -1;
+	if (mt->quant != CATALOG_QUANT_NONE && !confirmed && !infer) {
+		jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, "--llm-model=NAME",
+			"%s is catalog model %s with %s weights (-%s); training on quantized base "
+			"weights is not modelled, so the model is not taken from its name", name,
+			m->name, catalog_quant_name(mt->quant), mt->quant_text);
+		return false;
+	}
+	if (mt->quant != CATALOG_QUANT_NONE && !confirmed && w < 0 && !jr_get(cx, JR_WEIGHTS)->set) {
+		/* Costed at 16 bits, a reject could rest on weights the job
+		 * does not load. */
+		jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, "--llm-model=NAME",
+			"%s is catalog model %s with weights in a format not modelled (-%s), so "
+			"the model is not taken from its name", name, m->name, mt->quant_text);
+		return false;
+	}
+	/* The value is the catalog's name, not the job's spelling: no fix
+	 * in the job's terms may quote it as what the job says (the source
+	 * still names the line). */
+	msrc = *src;
+	msrc.style = JR_STYLE_DERIVED;
+	jr_set_str(cx, JR_MODEL, m->name, &msrc);
+	if (hub_id_impossible(name))
+		jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, "--llm-model=NAME",
+			"%s has no readable config.json; taken as catalog model %s by its name", name,
+			m->name);
+	else if (mt->date[0])
+		jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, "--llm-model=NAME",
+			"%s is taken as catalog model %s: its -%s suffix dates a re-release, "
+			"assumed to keep %s's architecture", name, m->name, mt->date, m->name);
+	if (mt->quant == CATALOG_QUANT_NONE || confirmed)
+		return true;
+	if (w < 0 || jr_get(cx, JR_WEIGHTS)->set)
+		return true;   /* the job's own --quantization says */
+	wsrc = *src;
+	adv_snprintf(wsrc.key, sizeof(wsrc.key), "the model name's -%s suffix", mt->quant_text);
+	wsrc.style = JR_STYLE_DERIVED;
+	jr_set_int(cx, JR_WEIGHTS, w, &wsrc);
+	jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, "--llm-weights=16bit|fp8|int8|int4|mxfp4",
+		"%s: the -%s suffix says %s weights%s, which the catalog's %s does not confirm; "
+		"they are costed as %s, the least memory the name allows", name, mt->quant_text,
+		catalog_quant_name(mt->quant), mt->quant_bits_assumed ? " (4-bit taken: the bits "
+		"are not in the name)" : "", m->name, catalog_quant_name(mt->quant));
+	return true;
+}
+
 void jr_model_ref(struct jr_ctx *cx, const char *name, const struct jobread_src *src)
 {
 	const catalog_t *cat = jr_catalog(cx);
 	char dir[JOBREAD_PATH_MAX], cfgpath[JOBREAD_PATH_MAX];
 	const struct jobread_value *layers;
-	const struct adv_model *m;
-	const char *display = NULL, *base;
+	struct catalog_match mt;
+	const char *display = NULL;
 	const cfg_t *cfg;
 	size_t len;
 
@@ -341,18 +402,11 @@ void jr_model_ref(struct jr_ctx *cx, const char *name, const struct jobread_src 
 		jr_set_str(cx, JR_MODEL, name, src);
 		return;
 	}
-	/* A directory without a readable config.json (or not shipped yet):
-	 * its last component may still be a catalog model's Hub name. */
-	base = strrchr(dir, '/');
-	base = base ? base + 1 : dir;
-	m = cat && base != dir ? by_tail(cat, base) : NULL;
-	if (m) {
-		jr_set_str(cx, JR_MODEL, m->name, src);
-		jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, "--llm-model=NAME",
-			"%s has no readable config.json; taken as catalog model %s by its name", name,
-			m->name);
+	/* Not a directory here (or one without a readable config.json):
+	 * the name says which model when one catalog model fits its words
+	 * (modelname.c). */
+	if (cat && catalog_match_model(cat, name, &mt) && name_says(cx, name, &mt, src))
 		return;
-	}
 	/* A name no Hub id can be is a directory on the cluster: what model it
 	 * holds is not known before the job runs. */
 	if (hub_id_impossible(name)) {
@@ -369,6 +423,7 @@ void jr_model_ref(struct jr_ctx *cx, const char *name, const struct jobread_src 
 const struct adv_model *jr_catalog_tokenizer(const catalog_t *cat, const char *name)
 {
 	char dir[JOBREAD_PATH_MAX];
+	struct catalog_match mt;
 	const struct adv_model *m;
 	const char *base;
 	char *slash;
@@ -386,8 +441,8 @@ const struct adv_model *jr_catalog_tokenizer(const catalog_t *cat, const char *n
 	for (int k = 0; k < 2; k++) {
 		slash = strrchr(dir, '/');
 		base = slash ? slash + 1 : dir;
-		if (*base && (m = by_tail(cat, base)) != NULL)
-			return m;
+		if (*base && catalog_match_model(cat, base, &mt))
+			return mt.model;
 		if (!slash || !strchr(base, '.'))
 			break;
 		*slash = '\0';
@@ -428,5 +483,14 @@ const struct adv_model *jr_catalog_variant(const catalog_t *cat, const char *nam
 		}
 	}
 	w[o] = '\0';
-	return catalog_find_model(cat, w);
+	if ((m = catalog_find_model(cat, w)) != NULL)
+		return m;
+	/* By its words (modelname.c); a recipe's name says no quantization. */
+	{
+		struct catalog_match mt;
+
+		if (catalog_match_model(cat, name, &mt) && mt.quant == CATALOG_QUANT_NONE)
+			return mt.model;
+	}
+	return NULL;
 }

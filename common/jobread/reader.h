@@ -143,20 +143,38 @@ void jr_read_accelerate_config(struct jr_ctx *cx, const char *path);
  * A model named by a trainer (hfconfig.c): a catalog name or alias (incl.
  * HF ids) sets JR_MODEL; a local directory with a config.json is read as
  * an inline architecture (hidden_size, num_hidden_layers, ...) and sets
- * the JR_ARCH_* fields; anything else sets JR_MODEL to the name as given
- * (the engine then says MODEL_UNKNOWN with suggestions).
+ * the JR_ARCH_* fields; a name whose words are one catalog model's
+ * (common/config/modelname.c: "Meta-Llama-3.1-70B-Instruct-FP8") sets
+ * JR_MODEL to that model's name and says what rests on the name
+ * (SCRIPT_ASSUMED: a local directory, a release date, a quantized
+ * checkpoint); anything else sets JR_MODEL to the name as given (the
+ * engine then says MODEL_UNKNOWN with suggestions).
  */
 void jr_model_ref(struct jr_ctx *cx, const char *name, const struct jobread_src *src);
 /* A catalog model by a framework's own spelling of its name ("llama3_70b",
  * "llama31_405b", "llama3_1_8b", "qwen2_5_7b": the catalog writes hyphens
- * and a dotted minor version); NULL when unknown.  Used by NeMo recipes,
- * torchtune builders and torchtitan registry names. */
+ * and a dotted minor version; else by its words, modelname.c); NULL when
+ * unknown.  Used by NeMo recipes, torchtune builders and torchtitan
+ * registry names. */
 const struct adv_model *jr_catalog_variant(const catalog_t *cat, const char *name);
 /* The catalog model whose tokenizer a trainer names: a Hub id or alias
  * ("meta-llama/Meta-Llama-3-8B"), a local copy keeping the Hub's name as
  * its last component, or a file in one ("/m/Llama-2-7b-hf/tokenizer.model").
  * NULL when none. */
 const struct adv_model *jr_catalog_tokenizer(const catalog_t *cat, const char *name);
+/* A tokenizer file published under a name every setup keeps
+ * ("gpt2-vocab.json", "bert-large-uncased-vocab.txt"; vocabfile.c): the
+ * --tokenizer-type that reads it and its token count.  NULL when the
+ * file's last component is not one. */
+struct jr_vocab_file {
+	const char *file;
+	const char *tokenizer;   /* Megatron's and GPT-NeoX's tokenizer type */
+	int tokens;
+};
+const struct jr_vocab_file *jr_vocab_file(const char *path);
+/* Megatron's and GPT-NeoX's _vocab_size_with_padding: tokens rounded up to
+ * a multiple of divisible_by x tp; 0 when an argument is out of range. */
+long long jr_vocab_padded(long long tokens, long long divisible_by, long long tp);
 /* Reads a Hugging Face config.json text into JR_ARCH_* fields; a
  * quantization_config is said (SCRIPT_ASSUMED: costed as 16-bit). */
 void jr_read_hf_config(struct jr_ctx *cx, const char *display, const cfg_t *cfg);

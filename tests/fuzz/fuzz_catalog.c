@@ -6,12 +6,16 @@
  * (catalog.h): a failed load names the input in its message and leaves the
  * catalog as it was, and loading the same names twice is refused.  Every
  * model of an accepted catalog has its parameters computed and every name
- * and alias found again, and the engine checks a few jobs of the first
+ * and alias found again (also through catalog_match_model, whose word
+ * matching reads the fuzzed names, alone and with suffixes added), and the
+ * engine checks a few jobs of the first
  * models on the first GPUs (engine_check.h).
  */
 #include <math.h>
+#include <stdio.h>
 
 #include "config/catalog.h"
+#include "config/modelname.h"
 #include "config/policy.h"
 #include "engine_check.h"
 #include "fuzz.h"
@@ -29,9 +33,17 @@ static void check_loaded(const catalog_t *cat)
 		const struct adv_model *m = catalog_model_at(cat, i);
 		struct adv_params p;
 
+		struct catalog_match mt;
+		char suffixed[ADV_NAME_MAX + 32];
+
 		FUZZ_ASSERT(catalog_find_model(cat, m->name) == m);
+		FUZZ_ASSERT(catalog_match_model(cat, m->name, &mt) && mt.model == m && mt.exact);
 		for (size_t a = 0; a < m->n_aliases; a++)
 			FUZZ_ASSERT(catalog_find_model(cat, m->aliases[a]) == m);
+		/* Another model may read the same words: then none matches. */
+		snprintf(suffixed, sizeof(suffixed), "org/%s-Instruct-GPTQ-Int4", m->name);
+		if (catalog_match_model(cat, suffixed, &mt))
+			FUZZ_ASSERT(mt.model != NULL);
 		catalog_model_params(m, &p);
 		FUZZ_ASSERT(!isnan(p.total) && p.total >= 0);
 		FUZZ_ASSERT(p.active <= p.total * (1 + 1e-9));

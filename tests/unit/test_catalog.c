@@ -94,6 +94,13 @@ static void test_shipped_catalog(void **st)
 		"llama3-8b", "llama3-70b", "llama3-405b", "llama3.1-8b", "mixtral-8x7b",
 		"mixtral-8x22b", "deepseek-v3", "qwen2.5-7b", "qwen2.5-72b", "gpt3-175b",
 		"bloom-176b", "falcon-180b", "mistral-7b", "gemma2-27b", "llama3.1-70b",
+		/* issue 28 */
+		"llama3.2-1b", "llama3.2-3b", "qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b",
+		"qwen2.5-14b", "qwen2.5-32b", "qwen3-0.6b", "qwen3-1.7b", "qwen3-4b", "qwen3-8b",
+		"qwen3-14b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-v2",
+		"deepseek-v2-lite", "mistral-nemo-12b", "gemma2-2b", "gemma2-9b", "gemma3-1b",
+		"gemma3-27b", "phi3-mini-128k", "gpt-oss-120b", "gpt-oss-20b", "llama2-7b",
+		"llama2-13b", "llama2-70b", "phi4", "mistral-7b-v0.3", "mistral-small-24b",
 	};
 	int rc = catalog_load(s->cat, SHIPPED, s->err, sizeof(s->err));
 
@@ -117,7 +124,7 @@ static void test_shipped_catalog(void **st)
 		assert_int_equal(m->heads % m->kv_heads, 0);
 	}
 	assert_int_equal(catalog_gpu_count(s->cat), 15);
-	assert_int_equal(catalog_model_count(s->cat), 15);
+	assert_int_equal(catalog_model_count(s->cat), sizeof(models) / sizeof(models[0]));
 }
 
 static void test_shipped_values(void **st)
@@ -410,7 +417,7 @@ static void test_err_out_of_range(void **st)
 static void test_err_weights_dtype(void **st)
 {
 	expect_error(*st, "w.yaml", MODEL_M1_HEAD "    heads: 32\n    weights_dtype: int3\n",
-		     CATALOG_ERR_VALUE, "w.yaml:9:20: expected bf16, fp16 or fp8 for 'weights_dtype', got 'int3'");
+		     CATALOG_ERR_VALUE, "w.yaml:9:20: expected bf16, fp16, fp8 or mxfp4 for 'weights_dtype', got 'int3'");
 }
 
 static void test_err_zero_heads(void **st)

@@ -227,6 +227,14 @@ static void test_unknown_names(void **st)
 	assert_non_null(strstr(f->fix, "--llm-model=llama3-8b"));
 	assert_int_equal(res.verdict, ADV_REJECT);
 	assert_false(res.has_memory);
+	/* An option is looked up by name and alias; a name whose words are
+	 * one model's (issue 28, modelname.c) is that model's one
+	 * suggestion, with the weights its quantization suffix says. */
+	fixture_req(&r, "h100", 1, "Qwen/Qwen2.5-7B-Instruct-AWQ", "task", "infer", NULL);
+	engine_check(s->cat, s->pol, &r, &res);
+	f = fixture_finding(&res, "MODEL_UNKNOWN");
+	assert_non_null(f);
+	assert_string_equal(f->fix, "--llm-model=qwen2.5-7b --llm-weights=int4");
 	/* Aliases resolve. */
 	fixture_req(&r, "NVIDIA H100 80GB HBM3", 8, "meta-llama/Meta-Llama-3-70B", "layout", "tp8",
 		    NULL);

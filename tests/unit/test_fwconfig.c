@@ -877,6 +877,46 @@ static void test_neox(void **st)
 	read_job(st, &j, &o);
 	want(&o, JR_CKPT_OFF, 1, m, 0, "");
 	want(&o, JR_TP, 2, m, 4, "model-parallel-size");
+	/* No vocab_file: the vocabulary is not read. */
+	assert_false(o.v[JR_ARCH_VOCAB].set);
+}
+
+/* Issue 28: GPT-NeoX's vocab_file by its published name, padded as NeoX
+ * pads it (make_vocab_size_divisible_by x model_parallel_size); another
+ * tokenizer_type reading the file says nothing. */
+static const char neox_vocab[] =
+	"model_parallel_size: 2\n"                       /* 1 */
+	"num_layers: 24\n"                               /* 2 */
+	"hidden_size: 2048\n"                            /* 3 */
+	"num_attention_heads: 16\n"                      /* 4 */
+	"vocab_file: /lustre/data/gpt2-vocab.json\n"     /* 5 */
+	"merge_file: /lustre/data/gpt2-merges.txt\n"     /* 6 */
+	"make_vocab_size_divisible_by: 64\n";            /* 7 */
+
+static const char neox_vocab_hf[] =
+	"model_parallel_size: 2\n"
+	"vocab_file: /lustre/data/gpt2-vocab.json\n"
+	"tokenizer_type: HFTokenizer\n";
+
+static void test_neox_vocab(void **st)
+{
+	static const struct vfile files[] = {
+		{ CWD "/v.yml", neox_vocab },
+		{ CWD "/hf.yml", neox_vocab_hf },
+		{ NULL, NULL },
+	};
+	static const char script[] = "#!/bin/bash\npython deepy.py train.py v.yml\n";
+	static const char hf[] = "#!/bin/bash\npython deepy.py train.py hf.yml\n";
+	struct job j = { script, files, 1, 8, 0, 1, NULL };
+	struct jobread_out o;
+
+	read_job(st, &j, &o);
+	/* 50257 to a multiple of 64 x 2. */
+	want(&o, JR_ARCH_VOCAB, 50304, "v.yml", 5, "vocab_file");
+	assert_int_equal(o.v[JR_ARCH_VOCAB].src.style, JR_STYLE_DERIVED);
+	j.script = hf;
+	read_job(st, &j, &o);
+	assert_false(o.v[JR_ARCH_VOCAB].set);
 }
 
 /* ---- torchtune ------------------------------------------------------------------------ */
@@ -1458,6 +1498,7 @@ int main(void)
 		cmocka_unit_test(test_nanotron_recompute),
 		cmocka_unit_test(test_nanotron_world_mismatch),
 		cmocka_unit_test(test_neox),
+		cmocka_unit_test(test_neox_vocab),
 		cmocka_unit_test(test_torchtune),
 		cmocka_unit_test(test_axolotl),
 		cmocka_unit_test(test_model_refs),

@@ -1521,6 +1521,46 @@ static void test_megatron_legacy(void **st)
 	CHECK(&out, JR_ARCH_VOCAB, 50432, S, 3, "--vocab-file");
 }
 
+/* Issue 28: a published vocabulary file by its name (vocabfile.c): BERT's
+ * WordPiece files with the tokenizer type that reads them; another type
+ * reading the file says nothing; the padding as Megatron pads. */
+static void test_megatron_vocab_file(void **st)
+{
+	static const char bert[] =
+		"python pretrain_bert.py --tensor-model-parallel-size 2 --num-layers 24 \\\n"
+		"  --hidden-size 1024 --num-attention-heads 16 --micro-batch-size 4 \\\n"
+		"  --tokenizer-type BertWordPieceLowerCase \\\n"
+		"  --vocab-file /data/bert-large-uncased-vocab.txt\n";
+	static const char wrong_type[] =
+		"python pretrain_bert.py --tensor-model-parallel-size 2 --num-layers 24 \\\n"
+		"  --hidden-size 1024 --num-attention-heads 16 --micro-batch-size 4 \\\n"
+		"  --tokenizer-type BertWordPieceCase \\\n"
+		"  --vocab-file /data/bert-large-uncased-vocab.txt\n";
+	struct job j = { bert, NULL, 1, 8, 0, 0, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	/* 30522 to a multiple of 128 x 2. */
+	CHECK(&out, JR_ARCH_VOCAB, 30720, S, 4, "--vocab-file");
+	assert_int_equal(out.v[JR_ARCH_VOCAB].src.style, JR_STYLE_DERIVED);
+	j.script = wrong_type;
+	read_job(st, &j, &out);
+	UNSET(&out, JR_ARCH_VOCAB);
+
+	assert_int_equal(jr_vocab_file("/x/gpt2-vocab.json")->tokens, 50257);
+	assert_string_equal(jr_vocab_file("GPT2-MERGES.TXT")->tokenizer, "GPT2BPETokenizer");
+	assert_int_equal(jr_vocab_file("bert-base-cased-vocab.txt")->tokens, 28996);
+	assert_null(jr_vocab_file("/x/vocab.json"));
+	assert_null(jr_vocab_file("/x/gpt2-vocab.json/"));
+	assert_null(jr_vocab_file(""));
+	assert_null(jr_vocab_file(NULL));
+	assert_int_equal(jr_vocab_padded(50257, 128, 1), 50304);
+	assert_int_equal(jr_vocab_padded(50257, 128, 8), 51200);
+	assert_int_equal(jr_vocab_padded(0, 128, 1), 0);
+	assert_int_equal(jr_vocab_padded(50257, 0, 1), 0);
+	assert_int_equal(jr_vocab_padded(50257, 1LL << 20, 1LL << 20), 0);
+}
+
 /* A Hugging Face tokenizer id names a catalog model's vocabulary;
  * --pad-vocab-size-to states the padded size; the memory flags are read. */
 static void test_megatron_vocab_memory(void **st)
@@ -1779,6 +1819,7 @@ int main(void)
 		cmocka_unit_test(test_megatron_ds_moe),
 		cmocka_unit_test(test_megatron_ds_moe_list),
 		cmocka_unit_test(test_megatron_legacy),
+		cmocka_unit_test(test_megatron_vocab_file),
 		cmocka_unit_test(test_megatron_vocab_memory),
 		cmocka_unit_test(test_llama_cookbook),
 		cmocka_unit_test(test_llmc),

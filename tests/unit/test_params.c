@@ -10,6 +10,7 @@
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -161,6 +162,55 @@ static void test_mixtral(void **st)
 	assert_near(p.active, 39e9, 0.01);
 }
 
+/*
+ * Issue 28's models: each within 1.5% of its published total (the model
+ * cards; the Hub's safetensors totals where a card rounds), tighter than
+ * issue 2's 2%: what is left out (QKV biases, QK-norms, attention sinks,
+ * a multimodal model's vision encoder) is under 1.5% of each.  MoE
+ * active counts within 3% of the cards', which round them to two digits
+ * (DeepSeek-V2-Lite's 2.45B is "2.4B"); gpt-oss and DeepSeek-V2-Lite
+ * publish theirs without the input embedding.
+ */
+#define ISSUE28_TOLERANCE 0.015
+
+static void test_issue28_published_sizes(void **st)
+{
+	static const struct {
+		const char *name;
+		double total_b, active_b;
+		bool active_without_embedding;
+	} m[] = {
+		{ "llama3.2-1b", 1.24, 0, false },    { "llama3.2-3b", 3.21, 0, false },
+		{ "qwen2.5-0.5b", 0.49, 0, false },   { "qwen2.5-1.5b", 1.54, 0, false },
+		{ "qwen2.5-3b", 3.09, 0, false },     { "qwen2.5-14b", 14.7, 0, false },
+		{ "qwen2.5-32b", 32.5, 0, false },    { "qwen3-0.6b", 0.6, 0, false },
+		{ "qwen3-1.7b", 1.7, 0, false },      { "qwen3-4b", 4.0, 0, false },
+		{ "qwen3-8b", 8.2, 0, false },        { "qwen3-14b", 14.8, 0, false },
+		{ "qwen3-32b", 32.8, 0, false },      { "qwen3-30b-a3b", 30.5, 3.3, false },
+		{ "qwen3-235b-a22b", 235, 22, false }, { "deepseek-v2", 236, 21, false },
+		{ "deepseek-v2-lite", 15.7, 2.4, true }, { "mistral-nemo-12b", 12.2, 0, false },
+		{ "gemma2-2b", 2.61, 0, false },      { "gemma2-9b", 9.24, 0, false },
+		{ "gemma3-1b", 1.0, 0, false },       { "gemma3-27b", 27, 0, false },
+		{ "phi3-mini-128k", 3.82, 0, false }, { "gpt-oss-120b", 116.8, 5.1, true },
+		{ "gpt-oss-20b", 20.9, 3.6, true },   { "llama2-7b", 6.74, 0, false },
+		{ "llama2-13b", 13.0, 0, false },     { "llama2-70b", 69.0, 0, false },
+		{ "phi4", 14.7, 0, false },           { "mistral-7b-v0.3", 7.25, 0, false },
+		{ "mistral-small-24b", 23.6, 0, false },
+	};
+
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		struct adv_params p = params_of(m[i].name);
+
+		printf("  %-18s %8.3f B (published %.3f)\n", m[i].name, p.total / 1e9, m[i].total_b);
+		assert_near(p.total, m[i].total_b * 1e9, ISSUE28_TOLERANCE);
+		if (m[i].active_b > 0)
+			assert_near(p.active - (m[i].active_without_embedding ? p.embedding : 0),
+				    m[i].active_b * 1e9, 0.03);
+		else
+			assert_float_equal(p.active, p.total, 0.5);
+	}
+}
+
 /* MLA with full-rank queries (q_lora_rank 0, as DeepSeek-V2-Lite) uses h*a*(qk+rope). */
 static void test_mla_without_q_lora(void **st)
 {
@@ -206,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_bloom),
 		cmocka_unit_test(test_deepseek_v3),
 		cmocka_unit_test(test_mixtral),
+		cmocka_unit_test(test_issue28_published_sizes),
 		cmocka_unit_test(test_mla_without_q_lora),
 		cmocka_unit_test(test_dense_layernorm_tied),
 	};

@@ -40,7 +40,8 @@
  * tokenizer, or megatron/core/tokenizers/utils/build_tokenizer.py) to a
  * multiple of --make-vocab-size-divisible-by (default 128) times TP:
  * GPT2BPETokenizer (or a gpt2 --vocab-file with --merge-file) has 50257
- * tokens, a Hugging Face tokenizer named by --tokenizer-model or
+ * tokens, a --vocab-file published under a known name (gpt2-vocab.json,
+ * bert-large-uncased-vocab.txt ...: vocabfile.c) has its file's, a Hugging Face tokenizer named by --tokenizer-model or
  * --tokenizer-name-or-path is a catalog model's; BigScience's
  * --pad-vocab-size-to states the padded size itself.  Otherwise apply.c
  * takes a default and says so (SCRIPT_ASSUMED).
@@ -260,6 +261,7 @@ static void vocab(struct jr_ctx *cx, const struct jr_cmd *p)
 {
 	const struct jobread_value *tpv = jr_get(cx, JR_TP);
 	struct jobread_src src;
+	const struct jr_vocab_file *kv;
 	const char *t, *which = NULL, *name, *vf;
 	long long base = 0, div = 128, tp = tpv->set && !tpv->unknown && tpv->i > 0 ? tpv->i : 1;
 	long long mult, padded;
@@ -272,10 +274,15 @@ static void vocab(struct jr_ctx *cx, const struct jr_cmd *p)
 	t = str_of(p, NAMES("--tokenizer-type"), &which, &eq, &unk);
 	vf = str_of(p, NAMES("--vocab-file"), NULL, NULL, &unk);
 	name = str_of(p, NAMES("--tokenizer-model", "--tokenizer-name-or-path"), &which, &eq, &unk);
+	kv = vf ? jr_vocab_file(vf) : NULL;
 	if ((t && !strcmp(t, "GPT2BPETokenizer")) ||
 	    (!t && vf && has(p, "--merge-file") && strstr(jr_basename(vf), "gpt2"))) {
 		base = MEG_GPT2_VOCAB;
 		jr_src_arg(&src, p, t ? "--tokenizer-type" : "--vocab-file", JR_STYLE_DERIVED);
+	} else if (kv && (!t || !strcmp(t, kv->tokenizer))) {
+		/* A published vocabulary file by its name (vocabfile.c). */
+		base = kv->tokens;
+		jr_src_arg(&src, p, "--vocab-file", JR_STYLE_DERIVED);
 	} else if (name && !(t && (!strcmp(t, "NullTokenizer") || !strcmp(t, "GPT2BPETokenizer")))) {
 		const struct adv_model *m = jr_catalog_tokenizer(jr_catalog(cx), name);
 

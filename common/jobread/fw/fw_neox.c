@@ -24,7 +24,8 @@
  * checkpoint without it).  The MLP width follows ParallelMLP
  * (megatron/model/transformer.py): intermediate_size (or 4h), two thirds
  * of it for a gated MLP halved into its two branches, rounded up to
- * mlp_multiple_of.
+ * mlp_multiple_of.  The vocabulary of a published vocab_file (gpt2-vocab.json
+ * ...) padded as NeoX pads it (vocab() below).
  */
 #include "config.h"
 
@@ -193,6 +194,47 @@ static void arch(struct neox *nx)
 	if (is_gated)
 		src.key[0] = '\0';   /* the branch width is derived from the key */
 	jr_set_int(nx->cx, JR_ARCH_FFN, ffn, &src);
+}
+
+/*
+ * The vocabulary (issue 28): GPT-NeoX builds its tokenizer from
+ * tokenizer_type (default GPT2BPETokenizer, neox_args.py) and vocab_file,
+ * and pads its count to a multiple of make_vocab_size_divisible_by
+ * (default 128) x model_parallel_size (megatron/tokenizer/tokenizer.py
+ * _vocab_size_with_padding).  The count is known here when vocab_file is
+ * a file published under its name (vocabfile.c) that the type reads.
+ */
+static void vocab(struct neox *nx)
+{
+	const struct jobread_value *tpv = jr_get(nx->cx, JR_TP);
+	const struct jr_vocab_file *kv;
+	const struct cfg_node *vf, *tt;
+	struct jobread_src src, tsrc;
+	const char *type = "GPT2BPETokenizer", *dfile = NULL;
+	long long div = 128, tp = 1, padded;
+
+	if (jr_get(nx->cx, JR_ARCH_VOCAB)->set)
+		return;
+	vf = get_node(nx, "vocab_file", &src);
+	if (!vf || !cfg_str(vf) || !(kv = jr_vocab_file(cfg_str(vf))))
+		return;
+	if ((tt = get_node(nx, "tokenizer_type", &tsrc)) != NULL && !(type = cfg_str(tt)))
+		return;
+	if (strcmp(type, kv->tokenizer))
+		return;
+	if (find(nx, "make_vocab_size_divisible_by", &dfile) &&
+	    !get_int(nx, JR_ARCH_VOCAB, "make_vocab_size_divisible_by", &div, false))
+		return;
+	if (tpv->set) {
+		if (tpv->unknown)
+			return;
+		tp = tpv->i;
+	}
+	if ((padded = jr_vocab_padded(kv->tokens, div, tp)) <= 0)
+		return;
+	/* Derived from the file's name: only vocab_file is in the job. */
+	src.style = JR_STYLE_DERIVED;
+	jr_set_int(nx->cx, JR_ARCH_VOCAB, padded, &src);
 }
 
 static void precision(struct neox *nx)
@@ -394,6 +436,7 @@ bool jr_fw_neox(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 	if (n && cfg_bool(n, &b))
 		jr_set_int(cx, JR_RECOMPUTE, b ? ADV_RECOMPUTE_FULL : ADV_RECOMPUTE_NONE, &src);
 	arch(&nx);
+	vocab(&nx);
 	precision(&nx);
 	checkpoint(&nx);
 	return true;

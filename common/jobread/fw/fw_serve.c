@@ -214,6 +214,32 @@ static void quantization(struct jr_ctx *cx, const struct jr_cmd *p, int from,
 }
 
 /*
+ * Before the model is read: a --quantization the job states is what the
+ * server loads, so the model's name is not taken to say it (jr_model_ref:
+ * a -FP8 or -AWQ suffix is an assumption only when nothing states the
+ * format).  A method the memory model does not have is costed at 16 bits,
+ * as quantization() says.  quantization() reads the flag again, after
+ * --dtype, for the precision.
+ */
+static void quantization_stated(struct jr_ctx *cx, const struct jr_cmd *p, int from,
+				const char *const names[])
+{
+	struct jobread_src src;
+	const char *v;
+	bool unk;
+	int w;
+
+	if (!opt(p, from, names, &v, &unk, &src) || !v)
+		return;
+	if (unk)
+		jr_set_unknown(cx, JR_WEIGHTS, &src, "a quantization chosen at run time");
+	else if ((w = jr_vllm_quant(v)) >= 0)
+		jr_set_int(cx, JR_WEIGHTS, w, &src);
+	else if (strcasecmp(v, "none") != 0)
+		jr_set_int(cx, JR_WEIGHTS, ADV_WEIGHTS_16BIT, &src);
+}
+
+/*
  * A catalog model whose published checkpoint stores fp8 weights
  * (DeepSeek-V3/R1: config.json quantization_config, quant_method fp8):
  * vLLM takes the checkpoint's quantization when --quantization does not
@@ -238,6 +264,18 @@ static void checkpoint_dtype(struct jr_ctx *cx, const struct jr_cmd *p, int from
 	    jr_get(cx, JR_WEIGHTS)->set)
 		return;
 	m = catalog_find_model(cat, mv->s);
+	if (m && m->weights_mxfp4 && !jr_get(cx, JR_WEIGHTS)->set) {
+		/* gpt-oss: vLLM and SGLang load the MXFP4 experts as
+		 * published (vLLM's Mxfp4Config from quantization_config),
+		 * on Hopper and Blackwell alike; memory.c costs the experts
+		 * at MXFP4 and the rest at 16 bits. */
+		memset(&src, 0, sizeof(src));
+		adv_snprintf(src.key, sizeof(src.key),
+			     "the checkpoint's mxfp4 experts (catalog %s: weights_dtype mxfp4)",
+			     m->name);
+		jr_set_int(cx, JR_WEIGHTS, ADV_WEIGHTS_MXFP4, &src);
+		return;
+	}
 	if (!m || !m->weights_fp8)
 		return;
 	g = jr_input(cx)->res.gpu[0] ? catalog_find_gpu(cat, jr_input(cx)->res.gpu) : NULL;
@@ -526,6 +564,10 @@ bool jr_fw_vllm(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 		return false;
 	jr_src_arg(&src, prog, NULL, JR_STYLE_FLAG);
 	jr_set_trainer(cx, "vllm", -1, &src);
+	/* A server: known before its model is read, whose name may say
+	 * how the weights are stored (jr_model_ref). */
+	task_infer(cx, prog);
+	quantization_stated(cx, prog, serve ? 2 : image ? 1 : from, NAMES("--quantization", "-q"));
 	if (serve || image) {
 		from = serve ? 2 : 1;
 		/* `vllm serve MODEL`: the model is the first word, unless
@@ -538,7 +580,6 @@ bool jr_fw_vllm(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 	if (!trl)
 		vllm_config(cx, prog, from);
 	model_flag(cx, prog, from, NAMES("--model"));
-	task_infer(cx, prog);
 	/* vLLM's FlexibleArgumentParser reads "--max_model_len" as
 	 * "--max-model-len"; TRL's parser (HfArgumentParser) takes both. */
 	set_count(cx, prog, from, JR_TP, NAMES("--tensor-parallel-size", "--tensor_parallel_size", "-tp"),
@@ -587,8 +628,9 @@ bool jr_fw_sglang(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 		return false;
 	jr_src_arg(&src, prog, NULL, JR_STYLE_FLAG);
 	jr_set_trainer(cx, "sglang", -1, &src);
-	model_flag(cx, prog, 1, NAMES("--model-path", "--model"));
 	task_infer(cx, prog);
+	quantization_stated(cx, prog, 1, NAMES("--quantization"));
+	model_flag(cx, prog, 1, NAMES("--model-path", "--model"));
 	set_count(cx, prog, 1, JR_TP, NAMES("--tensor-parallel-size", "--tp-size", "--tp"), false);
 	set_count(cx, prog, 1, JR_PP, NAMES("--pipeline-parallel-size", "--pp-size", "--pp"), false);
 	set_count(cx, prog, 1, JR_EP, NAMES("--expert-parallel-size", "--ep-size", "--ep"), false);
