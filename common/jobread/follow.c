@@ -27,30 +27,11 @@
 #include "ctx.h"
 #include "engine/findings.h"
 #include "follow.h"
+#include "words.h"
 #include "util.h"
 
 /* A line longer than this is looked at only this far. */
 #define FOLLOW_LINE_MAX 4096
-
-/* Words that start an LLM trainer, server or evaluator, matched at a
- * word's start: a line with one names an LLM job by itself. */
-static const char *const launch_words[] = {
-	"vllm serve", "vllm.entrypoints",
-	"sglang.launch_server", "pretrain_gpt", "pretrain_llama", "pretrain_t5",
-	"pretrain_bert", "pretrain_mamba", "tune run", "axolotl", "deepy.py", "torchtitan",
-	"nanotron", "run_train.py", "llamafactory-cli", "megatron", "nemo_launcher",
-	"trl sft", "trl grpo", "trl dpo", "lighteval", "levanter", "openrlhf", "trtllm-serve",
-	"text-generation-launcher", "text-generation-inference", "lmdeploy serve", "llama-server",
-	"ollama serve", "lm_eval", "lm-eval", "basaran", "train_gpt2cu",
-};
-
-/* Launchers that start any program (PyTorch's, DeepSpeed's, accelerate's):
- * a line with one is an LLM job only with evidence (issue 28: a diffusion
- * model, a BERT classifier or a weather model is launched the same way). */
-static const char *const generic_words[] = {
-	"torchrun", "torch.distributed.run", "torch.distributed.launch", "deepspeed",
-	"accelerate launch", "accelerate-launch",
-};
 
 /*
  * Evidence that a job trains, serves or evaluates an LLM (issue 28), matched
@@ -143,7 +124,8 @@ static void evidence_of_line(struct evidence *e, const char *line, int lineno, b
 {
 	char lower[FOLLOW_LINE_MAX];
 	const char *w;
-	size_t i;
+	size_t i, nw;
+	const struct jr_word *words = jr_words(&nw);
 
 	for (i = 0; line[i] && i < sizeof(lower) - 1; i++)
 		lower[i] = (char)tolower((unsigned char)line[i]);
@@ -151,8 +133,9 @@ static void evidence_of_line(struct evidence *e, const char *line, int lineno, b
 	if (!e->strong) {
 		w = evidence_in(lower, llm_strong, ADV_ARRAY_SIZE(llm_strong));
 		/* An LLM trainer's, server's or evaluator's own launch word. */
-		if (!w)
-			w = evidence_in(lower, launch_words, ADV_ARRAY_SIZE(launch_words));
+		for (size_t k = 0; !w && k < nw; k++)
+			if ((words[k].roles & JR_WORD_LINE) && has_evidence_word(lower, words[k].word))
+				w = words[k].word;
 		for (size_t k = 0; !w && k < ADV_ARRAY_SIZE(llm_inside); k++)
 			if (strstr(lower, llm_inside[k]))
 				w = llm_inside[k];
@@ -184,13 +167,15 @@ static bool is_evidence(const struct evidence *e)
 static const char *launch_word(const char *line, bool *generic)
 {
 	const char *llm = NULL, *any = NULL;
+	size_t n;
+	const struct jr_word *w = jr_words(&n);
 
-	for (size_t k = 0; !llm && k < ADV_ARRAY_SIZE(launch_words); k++)
-		if (has_word(line, launch_words[k]))
-			llm = launch_words[k];
-	for (size_t k = 0; !any && k < ADV_ARRAY_SIZE(generic_words); k++)
-		if (has_word(line, generic_words[k]))
-			any = generic_words[k];
+	for (size_t k = 0; k < n; k++) {
+		if (!llm && (w[k].roles & JR_WORD_LINE) && has_word(line, w[k].word))
+			llm = w[k].word;
+		if (!any && (w[k].roles & JR_WORD_GENERIC) && has_word(line, w[k].word))
+			any = w[k].word;
+	}
 	/* srun (or mpirun) starting a Python program. */
 	if (!any && has_word(line, "python") && (has_word(line, "srun") || has_word(line, "mpirun")))
 		any = "srun ... python";

@@ -33,6 +33,7 @@
 
 #include "ctx.h"
 #include "follow.h"
+#include "words.h"
 #include "jobread.h"
 #include "jobread/shell/shell.h"
 #include "reader.h"
@@ -140,24 +141,12 @@ static void set_env(sh_t *sh, const struct jobread_input *in)
 #define JR_SLURM_ARG0 "$(SlurmdSpoolDir)/job${SLURM_JOB_ID}/slurm_script"
 
 /* A cheap filter: only commands that mention a launcher or an
- * interpreter are worth a framework reader's time. */
+ * interpreter are worth a framework reader's time.  Wrappers (time nohup
+ * stdbuf taskset uv run ...) come first: look a little further than the
+ * program word. */
 static bool candidate(const struct sh_cmd *c)
 {
-	static const char *const words[] = {
-		"srun", "torchrun", "torch.distributed", "deepspeed", "accelerate", "mpirun",
-		"mpiexec", "python", "vllm", "sglang", "tune", "axolotl", "deepy", ".py", "trl",
-		"nemo", "torchtitan", "nanotron", "run_train", ".sh", "llamafactory", "lmf", "openrlhf",
-		"text-generation", "lmdeploy", "llama-server", "ollama", "lm_eval", "lm-eval", "trtllm",
-		"basaran", "train_gpt2cu",
-	};
-
-	/* Wrappers (time nohup stdbuf taskset uv run ...) come first: look
-	 * a little further than the program word. */
-	for (int i = 0; i < c->argc && i < 32; i++)
-		for (size_t k = 0; k < ADV_ARRAY_SIZE(words); k++)
-			if (strstr(c->argv[i], words[k]))
-				return true;
-	return false;
+	return jr_words_in_argv(c->argv, c->argc, 0, 32, JR_WORD_TRY);
 }
 
 /* A launcher or trainer word among the command's arguments (not the
@@ -165,17 +154,7 @@ static bool candidate(const struct sh_cmd *c)
  * one that cannot be followed is said. */
 static bool launch_word(const struct sh_cmd *c)
 {
-	static const char *const words[] = {
-		"torchrun", "torch.distributed", "deepspeed", "accelerate", "python", "vllm", "sglang",
-		".py", "--nproc", "--tensor", "--model", "trtllm", "text-generation", "lmdeploy",
-		"llama-server", "ollama", "lm_eval", "lm-eval",
-	};
-
-	for (int i = 1; i < c->argc && i < 64; i++)
-		for (size_t k = 0; k < ADV_ARRAY_SIZE(words); k++)
-			if (strstr(c->argv[i], words[k]))
-				return true;
-	return false;
+	return jr_words_in_argv(c->argv, c->argc, 1, 64, JR_WORD_ARG);
 }
 
 /* An ML launcher or trainer named in the command: a launch of it that was
@@ -183,18 +162,7 @@ static bool launch_word(const struct sh_cmd *c)
  * (a plain MPI or CUDA job passes silently). */
 static bool ml_word(const struct sh_cmd *c)
 {
-	static const char *const words[] = {
-		"torchrun", "torch.distributed", "deepspeed", "accelerate", "vllm", "sglang",
-		"megatron", "pretrain_gpt", "nemo", "torchtitan", "nanotron", "axolotl", "levanter",
-		"trtllm", "text-generation-launcher", "text-generation-inference", "lmdeploy",
-		"llama-server", "ollama", "lm_eval", "lm-eval", "basaran", "train_gpt2cu",
-	};
-
-	for (int i = 0; i < c->argc && i < 64; i++)
-		for (size_t k = 0; k < ADV_ARRAY_SIZE(words); k++)
-			if (strstr(c->argv[i], words[k]))
-				return true;
-	return false;
+	return jr_words_in_argv(c->argv, c->argc, 0, 64, JR_WORD_ML);
 }
 
 typedef bool (*jr_fw_fn)(struct jr_ctx *, const struct jr_cmd *, bool);
