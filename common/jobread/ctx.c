@@ -60,6 +60,8 @@ struct jr_ctx {
 	struct jr_loaded loaded[JR_MAX_LOADED];
 	int n_mounts;
 	struct jr_mount mounts[JR_MAX_MOUNTS];
+	bool program_set[JR_PROGRAM_STATES];
+	struct jr_program program[JR_PROGRAM_STATES];
 };
 
 /* ---- the context's life ----------------------------------------------------- */
@@ -199,6 +201,27 @@ void jr_note(struct jr_ctx *cx, enum adv_code code, const char *fix, const char 
 	va_end(ap);
 }
 
+void jr_program_said(struct jr_ctx *cx, enum jr_program_state st, const char *name,
+		     const struct jobread_src *src, const char *why)
+{
+	struct jr_program *p;
+
+	if ((unsigned)st >= JR_PROGRAM_STATES || cx->program_set[st])
+		return;
+	p = &cx->program[st];
+	memset(p, 0, sizeof(*p));
+	adv_strlcpy(p->name, name ? name : "", sizeof(p->name));
+	if (src)
+		p->src = *src;
+	adv_strlcpy(p->why, why ? why : "", sizeof(p->why));
+	cx->program_set[st] = true;
+}
+
+const struct jr_program *jr_program_get(const struct jr_ctx *cx, enum jr_program_state st)
+{
+	return (unsigned)st < JR_PROGRAM_STATES && cx->program_set[st] ? &cx->program[st] : NULL;
+}
+
 /* ---- sources ----------------------------------------------------------------- */
 
 void jr_src_word(struct jobread_src *s, const struct jr_cmd *cmd, int i, const char *key,
@@ -310,6 +333,11 @@ static void resolve_path(const struct jr_ctx *cx, const char *path, char *buf, s
 		return;
 	}
 	adv_snprintf(buf, len, "%s%s", m->src, abs + strlen(m->dst));
+}
+
+void jr_resolve(const struct jr_ctx *cx, const char *path, char *buf, size_t len)
+{
+	resolve_path(cx, path ? path : "", buf, len);
 }
 
 void jr_mount(struct jr_ctx *cx, const char *src, size_t src_len, const char *dst, size_t dst_len)

@@ -110,6 +110,28 @@ bool jr_exists(struct jr_ctx *cx, const char *path);
  * to ship (a later round reads it). */
 bool jr_unreadable(const struct jr_ctx *cx, const char *path);
 
+/* A path as jr_load resolves it (submit directory, container mounts). */
+void jr_resolve(const struct jr_ctx *cx, const char *path, char *buf, size_t len);
+
+/*
+ * The programs the launches run, as the Python reader (fw/fw_python.c)
+ * left them: the first one it could not read, and the first it read and
+ * found no LLM in.  Kept in the context, not in jobread_out: the walk
+ * undoes what a command it does not take set, and these decide the job
+ * once the walk is done (jr_program_finish).
+ */
+enum jr_program_state { JR_PROGRAM_NOT_READ = 0, JR_PROGRAM_NOT_LLM, JR_PROGRAM_STATES };
+struct jr_program {
+	char name[JOBREAD_PATH_MAX];   /* as the job names it */
+	struct jobread_src src;        /* the command that runs it */
+	char why[ADV_MSG_MAX];
+};
+/* Keeps the first program said in each state. */
+void jr_program_said(struct jr_ctx *cx, enum jr_program_state st, const char *name,
+		     const struct jobread_src *src, const char *why);
+/* NULL when none was said. */
+const struct jr_program *jr_program_get(const struct jr_ctx *cx, enum jr_program_state st);
+
 /* ---- sources -------------------------------------------------------------- */
 
 /* Source of word i of cmd (i < 0: the command itself) under key. */

@@ -110,6 +110,22 @@ bool jr_fw_levanter(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module
 bool jr_fw_lighteval(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module); /* lighteval vllm|accelerate */
 bool jr_fw_verl(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);      /* python -m verl.trainer.main_ppo */
 
+/*
+ * The program a launch runs when no framework reader above knows it
+ * (fw_python.c): a .py file, or "-m pkg.mod" of a package, in the submit
+ * directory, read statically for literal evidence.  Returns JR_PY_NONE
+ * (no Python program of the job's), JR_PY_LLM (read, an LLM job: its
+ * values set, the trainer named), JR_PY_NOT_LLM (read, no LLM in it),
+ * JR_PY_NOT_READ (cannot be read), JR_PY_NEED (asked of the client).
+ * The last three are kept in the context (jr_program_said).
+ */
+enum { JR_PY_NONE = 0, JR_PY_LLM, JR_PY_NOT_LLM, JR_PY_NOT_READ, JR_PY_NEED };
+int jr_py_program(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
+/* After the walk: a program not read, where no trainer read the job, makes
+ * the job's workload unknown (PROGRAM_NOT_READ, an LLM job); one read
+ * without LLM evidence says why the job is not one (out->program_why). */
+void jr_program_finish(struct jr_ctx *cx);
+
 /* DeepSpeed JSON (fw_deepspeed.c): zero stage, micro/global batch,
  * gradient accumulation, bf16/fp16, from a ds_config file named by a
  * flag.  Used by Megatron-DeepSpeed, HF, accelerate and the deepspeed
