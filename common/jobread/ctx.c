@@ -33,6 +33,8 @@
 
 /* Files the readers of one job may load (each once: cached). */
 #define JR_MAX_LOADED 24
+/* Commands whose program was read and holds no LLM, kept per job. */
+#define JR_MAX_EXPLAINED 16
 /* Container bind mounts of one job kept; more are not mapped. */
 #define JR_MAX_MOUNTS 16
 
@@ -62,6 +64,8 @@ struct jr_ctx {
 	struct jr_mount mounts[JR_MAX_MOUNTS];
 	bool program_set[JR_PROGRAM_STATES];
 	struct jr_program program[JR_PROGRAM_STATES];
+	int n_explained;
+	struct { char file[256]; int line; } explained[JR_MAX_EXPLAINED];
 };
 
 /* ---- the context's life ----------------------------------------------------- */
@@ -220,6 +224,25 @@ void jr_program_said(struct jr_ctx *cx, enum jr_program_state st, const char *na
 const struct jr_program *jr_program_get(const struct jr_ctx *cx, enum jr_program_state st)
 {
 	return (unsigned)st < JR_PROGRAM_STATES && cx->program_set[st] ? &cx->program[st] : NULL;
+}
+
+/* The file's name is copied: a wrapper script's evaluator is gone by the
+ * time follow.c asks.  Names are compared as far as they are kept. */
+void jr_program_explained(struct jr_ctx *cx, const char *file, int line)
+{
+	if (!file || cx->n_explained >= JR_MAX_EXPLAINED || jr_program_is_explained(cx, file, line))
+		return;
+	adv_strlcpy(cx->explained[cx->n_explained].file, file, sizeof(cx->explained[0].file));
+	cx->explained[cx->n_explained++].line = line;
+}
+
+bool jr_program_is_explained(const struct jr_ctx *cx, const char *file, int line)
+{
+	for (int i = 0; file && i < cx->n_explained; i++)
+		if (cx->explained[i].line == line &&
+		    !strncmp(cx->explained[i].file, file, sizeof(cx->explained[0].file) - 1))
+			return true;
+	return false;
 }
 
 /* ---- sources ----------------------------------------------------------------- */

@@ -131,6 +131,11 @@ void jr_program_said(struct jr_ctx *cx, enum jr_program_state st, const char *na
 		     const struct jobread_src *src, const char *why);
 /* NULL when none was said. */
 const struct jr_program *jr_program_get(const struct jr_ctx *cx, enum jr_program_state st);
+/* The commands (file, line) whose program was read and holds no LLM: a
+ * launcher on that line is explained, not "not followed" (follow.c).
+ * Bounded (16); more are not kept. */
+void jr_program_explained(struct jr_ctx *cx, const char *file, int line);
+bool jr_program_is_explained(const struct jr_ctx *cx, const char *file, int line);
 
 /* ---- sources -------------------------------------------------------------- */
 

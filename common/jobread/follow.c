@@ -169,6 +169,9 @@ void follow_scan(struct jr_ctx *cx, const sh_t *sh, const char *name, const char
 	{
 		const struct sh_cmd *c = recorded_at(sh, name, hit);
 
+		/* Its program was read and holds no LLM (fw_python.c). */
+		if (c && jr_program_is_explained(cx, c->file, c->line))
+			return;
 		if (c && any_unknown(c))
 			adv_strlcpy(why, "its command is not known before it runs (a command "
 				    "substitution or a value set at run time)", sizeof(why));

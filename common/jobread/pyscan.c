@@ -543,7 +543,7 @@ static void open_bracket(struct parser *ps, const struct tok *t)
 {
 	struct frame *f = &ps->f[ps->depth - 1], *c;
 	struct py_scan *o = ps->out;
-	bool call = t->c == '(' && f->live && f->last == T_NAME && !f->def;
+	bool call = t->c == '(' && f->live && f->last == T_NAME && !f->def && !is_keyword(f->chain);
 	int idx = -1;
 
 	if (ps->depth >= PY_MAX_DEPTH) {
@@ -615,6 +615,7 @@ void py_scan(const char *text, size_t len, py_want_fn want, void *arg, struct py
 	ps->want = want;
 	ps->arg = arg;
 	ps->depth = 1;
+	ps->skip = 0;
 	frame_init(&ps->f[0], -1, false);
 	if (!text)
 		return;

@@ -594,6 +594,16 @@ void print_check(FILE *f, const struct adv_result *res, const char *decision_id,
 		fprintf(f, "see: advisorctl show %s\n", ADV_TEXT(decision_id));
 }
 
+void print_not_llm_why(FILE *f, const struct adv_result *res)
+{
+	if (res->llm_job || res->n_findings || res->has_layout)
+		return;
+	if (res->n_sources || res->n_unknown)
+		print_sources(f, res);
+	else
+		fprintf(f, "the reader found no launcher, trainer or program of the job's to read\n");
+}
+
 /* ---- ckpt, plan -------------------------------------------------------------- */
 
 void print_ckpt(FILE *f, const Advisor__CkptResponse *r, bool json)

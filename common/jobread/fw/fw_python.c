@@ -824,6 +824,8 @@ static void calls(struct pyr *r, struct found *fd)
 			break;
 		case R_GENERATE:
 			fd->infer = true;
+			if (!fd->train)
+				task_at(r, fd, c);
 			break;
 		case R_MULTI:
 			fd->multi = true;
@@ -1034,6 +1036,7 @@ int jr_py_program(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 			     "TRL trainer or catalog model in it", display, r->s->lines,
 			     r->s->cut ? ", in part" : "");
 		jr_program_said(cx, JR_PROGRAM_NOT_LLM, a0, &src, why);
+		jr_program_explained(cx, prog->file, prog->line);
 		free(r->s);
 		free(r);
 		return JR_PY_NOT_LLM;
