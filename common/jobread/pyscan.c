@@ -674,7 +674,8 @@ void py_scan(const char *text, size_t len, py_want_fn want, void *arg, struct py
 		chain_tok(f, &t);
 	}
 	statement_end(ps, &ps->f[0]);
-	out->lines = lx.line;
+	/* A last line ended by its newline starts no other. */
+	out->lines = lx.line - (len > 0 && text[len - 1] == '\n' ? 1 : 0);
 }
 
 const char *py_last(const char *name)

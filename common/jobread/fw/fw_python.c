@@ -205,7 +205,8 @@ static const struct kwrule {
 #define PYR_MAX_HOPS 4
 
 struct param {
-	const char *dest;          /* into the scan or the flag strings */
+	const char *dest;          /* into the scan, or destbuf */
+	char destbuf[PY_KW_MAX];
 	char flag[PY_KW_MAX + 2];  /* "--dest" as declared */
 	char flag2[PY_KW_MAX + 2]; /* another spelling ("-m", "--model-name") */
 	int call;                  /* add_argument, or -1 */
@@ -514,10 +515,11 @@ static void params(struct pyr *r)
 		if (a && a->kind == PY_STR) {
 			p->dest = a->text;
 		} else {
-			for (char *q = p->flag + 2; *q; q++)
+			adv_strlcpy(p->destbuf, p->flag + strspn(p->flag, "-"), sizeof(p->destbuf));
+			for (char *q = p->destbuf; *q; q++)
 				if (*q == '-')
 					*q = '_';
-			p->dest = p->flag + strspn(p->flag, "-");
+			p->dest = p->destbuf;
 		}
 		a = arg_of(r, c, "action", -1);
 		p->store_true = a && a->kind == PY_STR && !strcmp(a->text, "store_true");
