@@ -227,6 +227,10 @@ static int try_trainers(struct jr_ctx *cx, struct jobread_out *out, const struct
 		for (size_t k = 0; k < ADV_ARRAY_SIZE(jr_trainers); k++)
 			if (jr_trainers[k](cx, prog, is_module)) {
 				out->is_llm = true;
+				/* An HF or TRL script of the job's own: its
+				 * flags read, the program for the rest. */
+				if (!is_module && (!strcmp(out->trainer, "hf") || !strcmp(out->trainer, "trl")))
+					jr_py_supplement(cx, prog);
 				return TRY_TRAINER;
 			}
 	/* A program of the job's own that no framework reader knows: read

@@ -121,6 +121,9 @@ bool jr_fw_verl(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);  
  */
 enum { JR_PY_NONE = 0, JR_PY_LLM, JR_PY_NOT_LLM, JR_PY_NOT_READ, JR_PY_NEED };
 int jr_py_program(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
+/* The program of a script a flag-based reader (fw_hf.c) read: what only
+ * the program states is added; the flags read win (fw_python.c). */
+void jr_py_supplement(struct jr_ctx *cx, const struct jr_cmd *prog);
 /* After the walk: a program not read, where no trainer read the job, makes
  * the job's workload unknown (PROGRAM_NOT_READ, an LLM job); one read
  * without LLM evidence says why the job is not one (out->program_why). */

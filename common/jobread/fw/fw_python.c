@@ -1102,3 +1102,39 @@ void jr_program_finish(struct jr_ctx *cx)
 	if (nl && !o->is_llm)
 		adv_strlcpy(o->program_why, nl->why, sizeof(o->program_why));
 }
+
+/*
+ * A program a flag-based trainer reader already read (fw_hf.c: an HF or
+ * TRL script by its --model_name_or_path, --per_device_train_batch_size
+ * flags): the flags win, as HfArgumentParser gives them over the
+ * dataclasses' defaults, but what only the program states (LoRA over 4-bit
+ * weights, device_map, a DeepSpeed JSON in TrainingArguments) is read from
+ * it.  LoRA in the program makes the task lora whatever the flags derived.
+ */
+void jr_py_supplement(struct jr_ctx *cx, const struct jr_cmd *prog)
+{
+	struct jobread_out *o = jr_out(cx);
+	struct jobread_value *save;
+	char trainer[sizeof(o->trainer)];
+	int rc;
+
+	if (!prog || prog->argc < 1 || !prog->argv[0] || !has_py(prog->argv[0]) ||
+	    (prog->unknown && prog->unknown[0]))
+		return;
+	save = malloc(sizeof(o->v));
+	if (!save)
+		return;
+	memcpy(save, o->v, sizeof(o->v));
+	adv_strlcpy(trainer, o->trainer, sizeof(trainer));
+	rc = jr_py_program(cx, prog, false);
+	for (int f = 0; f < JR_FIELD_COUNT; f++) {
+		bool lora = f == JR_TASK && rc == JR_PY_LLM && o->v[f].set && !o->v[f].unknown &&
+			    o->v[f].i == ADV_TASK_LORA;
+
+		if (rc != JR_PY_LLM || (save[f].set && !lora))
+			o->v[f] = save[f];
+	}
+	adv_strlcpy(o->trainer, trainer, sizeof(o->trainer));
+	o->is_llm = true;
+	free(save);
+}
