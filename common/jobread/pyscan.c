@@ -282,7 +282,7 @@ static void lex_next(struct lex *lx, struct tok *t)
 /* ---- the parser ------------------------------------------------------------------ */
 
 /* A statement's assignment, as it is read. */
-enum { ST_START, ST_TARGET, ST_ANNOT, ST_VALUE, ST_NONE };
+enum { ST_START, ST_TARGET, ST_ANNOT, ST_VALUE, ST_NONE, ST_IMPORT, ST_FROM, ST_FROM_NAMES };
 
 struct frame {
 	int call;                  /* the call it is the argument list of (recorded), else -1 */
@@ -309,6 +309,10 @@ struct frame {
 	int st;
 	char target[PY_KW_MAX];
 	bool annotated, aug;
+	/* import statements: the dotted name being read, the from-module */
+	char mod[PY_NAME_MAX];
+	char from[PY_NAME_MAX];
+	bool as;
 };
 
 struct parser {
@@ -421,10 +425,33 @@ static void item_end(struct parser *ps, struct frame *f)
 	item_reset(f);
 }
 
+static void import_add(struct py_scan *o, const char *a, const char *b, int line)
+{
+	struct py_import *im;
+
+	if (!a[0])
+		return;
+	if (o->n_imports >= PY_MAX_IMPORTS) {
+		o->cut = true;
+		return;
+	}
+	im = &o->imports[o->n_imports];
+	if (b && b[0])
+		adv_snprintf(im->name, sizeof(im->name), "%s%s%s", a,
+			     a[strlen(a) - 1] == '.' ? "" : ".", b);
+	else
+		adv_strlcpy(im->name, a, sizeof(im->name));
+	im->line = line;
+	o->n_imports++;
+}
+
 /* The statement ends: "NAME = VALUE" is kept. */
 static void statement_end(struct parser *ps, struct frame *f)
 {
 	struct py_scan *o = ps->out;
+
+	if (f->st == ST_IMPORT)
+		import_add(o, f->mod, NULL, f->vline > 0 ? f->vline : 0);
 
 	if (f->st == ST_VALUE && f->target[0]) {
 		if (o->n_assign >= PY_MAX_ASSIGN) {
@@ -462,12 +489,72 @@ static bool is_keyword(const char *s)
 	return false;
 }
 
+/* A dotted name of an import statement, one token at a time. */
+static void mod_tok(char *buf, size_t len, const struct tok *t)
+{
+	size_t n = strlen(buf);
+
+	if (t->k == T_DOT && n + 1 < len) {
+		buf[n] = '.';
+		buf[n + 1] = '\0';
+	} else if (t->k == T_NAME && (n == 0 || buf[n - 1] == '.')) {
+		adv_strlcpy(buf + n, t->val, len - n);
+	}
+}
+
+/* "import a.b as c, d" and "from .a import b as c, d". */
+static void import_tok(struct py_scan *o, struct frame *f, const struct tok *t)
+{
+	bool name = t->k == T_NAME;
+
+	if (f->as) {
+		f->as = false;   /* the alias */
+		return;
+	}
+	if (name && !strcmp(t->val, "as")) {
+		f->as = true;
+		return;
+	}
+	switch (f->st) {
+	case ST_IMPORT:
+		if (t->k == T_COMMA) {
+			import_add(o, f->mod, NULL, t->line);
+			f->mod[0] = '\0';
+		} else {
+			mod_tok(f->mod, sizeof(f->mod), t);
+		}
+		break;
+	case ST_FROM:
+		if (name && !strcmp(t->val, "import")) {
+			import_add(o, f->from, NULL, t->line);
+			f->st = ST_FROM_NAMES;
+		} else {
+			mod_tok(f->from, sizeof(f->from), t);
+		}
+		break;
+	case ST_FROM_NAMES:
+		if (name)
+			import_add(o, f->from, t->val, t->line);
+		break;
+	default:
+		break;
+	}
+}
+
 /* The statement frame's own view of a token at depth 0. */
-static bool statement_tok(struct frame *f, const struct tok *t)
+static bool statement_tok(struct py_scan *o, struct frame *f, const struct tok *t)
 {
 	switch (f->st) {
+	case ST_IMPORT: case ST_FROM: case ST_FROM_NAMES:
+		import_tok(o, f, t);
+		return true;
 	case ST_START:
-		if (t->k == T_NAME && !is_keyword(t->val)) {
+		if (t->k == T_NAME && (!strcmp(t->val, "import") || !strcmp(t->val, "from"))) {
+			f->st = t->val[0] == 'i' ? ST_IMPORT : ST_FROM;
+			f->mod[0] = f->from[0] = '\0';
+			f->as = false;
+			f->vline = t->line;
+		} else if (t->k == T_NAME && !is_keyword(t->val)) {
 			adv_strlcpy(f->target, t->val, sizeof(f->target));
 			f->st = ST_TARGET;
 		} else {
@@ -609,6 +696,7 @@ void py_scan(const char *text, size_t len, py_want_fn want, void *arg, struct py
 	struct tok t;
 
 	memset(out, 0, offsetof(struct py_scan, calls));
+	out->n_imports = 0;
 	ps = &local;
 	memset(ps, 0, offsetof(struct parser, f));
 	ps->out = out;
@@ -649,7 +737,7 @@ void py_scan(const char *text, size_t len, py_want_fn want, void *arg, struct py
 				chain_tok(f, &t);
 				continue;
 			}
-			if (!statement_tok(f, &t))
+			if (!statement_tok(ps->out, f, &t))
 				value_tok(f, &t);
 			chain_tok(f, &t);
 			continue;

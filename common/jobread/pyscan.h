@@ -59,6 +59,14 @@ struct py_assign {
 	int line;
 };
 
+/* A module the program imports: "import a.b", "from a.b import c" (a.b,
+ * and a.b.c: c may be a module), "from .m import x" (".m": relative). */
+#define PY_MAX_IMPORTS 64
+struct py_import {
+	char name[PY_NAME_MAX];
+	int line;
+};
+
 /* Which calls to keep (by their dotted name as written); arg as given. */
 typedef bool (*py_want_fn)(const char *name, void *arg);
 
@@ -69,11 +77,13 @@ struct py_scan {
 	struct py_call calls[PY_MAX_CALLS];
 	struct py_arg args[PY_MAX_ARGS];
 	struct py_assign assign[PY_MAX_ASSIGN];
+	int n_imports;
+	struct py_import imports[PY_MAX_IMPORTS];
 };
 
 /* Scans text (len bytes, any content) into *out, keeping the calls want
- * accepts (all when want is NULL) and every assignment.  Linear in len;
- * never fails. */
+ * accepts (all when want is NULL), every assignment and every import.
+ * Linear in len; never fails. */
 void py_scan(const char *text, size_t len, py_want_fn want, void *arg, struct py_scan *out);
 
 /* The last component of a dotted name ("a.b.from_pretrained" ->

@@ -79,6 +79,10 @@ static void check_scan(const struct py_scan *s)
 		FUZZ_ASSERT(a->line >= 0 && a->line <= s->lines + 1);
 		FUZZ_ASSERT(a->kw[0] ? a->pos == -1 : a->pos >= 0);
 	}
+	FUZZ_ASSERT(s->n_imports >= 0 && s->n_imports <= PY_MAX_IMPORTS);
+	for (int i = 0; i < s->n_imports; i++)
+		FUZZ_ASSERT(memchr(s->imports[i].name, '\0', sizeof(s->imports[i].name)) &&
+			    s->imports[i].name[0]);
 	for (int i = 0; i < s->n_assign; i++) {
 		const struct py_assign *a = &s->assign[i];
 

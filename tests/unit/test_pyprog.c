@@ -156,6 +156,26 @@ static void test_scan_assignments(void **st)
 	free(s);
 }
 
+static void test_scan_imports(void **st)
+{
+	(void)st;
+	struct py_scan *s = scan(
+		/* 1 */ "import os, lab.train as t\n"
+		/* 2 */ "from .model import build, Net as N\n"
+		/* 3 */ "from pkg import (a, b)\n"
+		/* 4 */ "x = 'import nothing'\n");
+	static const char *const want_names[] = { "os", "lab.train", ".model", ".model.build",
+						  ".model.Net", "pkg" };
+	static const int want_lines[] = { 1, 1, 2, 2, 2, 3 };
+
+	assert_int_equal(s->n_imports, 6);
+	for (int i = 0; i < 6; i++) {
+		assert_string_equal(s->imports[i].name, want_names[i]);
+		assert_int_equal(s->imports[i].line, want_lines[i]);
+	}
+	free(s);
+}
+
 /* Hostile text: every input ends, within a bound, with what fits kept. */
 static void test_scan_hostile(void **st)
 {
@@ -384,6 +404,25 @@ static void test_program_not_llm(void **st)
 	free(o);
 }
 
+/* The model loaded in a module of the program's directory. */
+static void test_program_module(void **st)
+{
+	static const struct vfile files[] = {
+		{ CWD "/app/main.py", "from .load import get\nfrom torch import nn\nm = get()\n"
+				      "m.generate(q)\n" },
+		{ CWD "/app/load.py",
+		  "def get():\n    return AutoModelForCausalLM.from_pretrained('Qwen/Qwen2.5-7B')\n" },
+		{ NULL, NULL },
+	};
+	struct jobread_out *o = read_job(st, "#!/bin/bash\npython app/main.py\n", files, 1);
+
+	assert_true(o->is_llm);
+	assert_string_equal(o->v[JR_MODEL].s, "Qwen/Qwen2.5-7B");
+	assert_string_equal(o->v[JR_MODEL].src.file, "app/load.py");
+	assert_int_equal(o->v[JR_MODEL].src.line, 2);
+	free(o);
+}
+
 static void test_program_one_gpu(void **st)
 {
 	static const struct vfile files[] = {
@@ -406,12 +445,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scan_calls_and_literals),
 		cmocka_unit_test(test_scan_assignments),
+		cmocka_unit_test(test_scan_imports),
 		cmocka_unit_test(test_scan_hostile),
 		cmocka_unit_test_setup_teardown(test_read_trainer_program, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_dataclass_and_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_model_unknown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_not_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_not_llm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_program_module, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_one_gpu, setup, teardown),
 	};
 

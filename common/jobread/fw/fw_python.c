@@ -34,6 +34,12 @@
  *    pipeline_parallel_size, dtype, quantization, gpu_memory_utilization,
  *    max_model_len, max_num_seqs)).
  *
+ * A program that holds no model of its own follows the modules it imports
+ * from its own directory ("from lab.modeling import load_model" ->
+ * lab/modeling.py; at most PYR_MAX_MODULES, never a library's name), read
+ * with the same table: Python puts the script's directory first on
+ * sys.path (The Python Tutorial, 6.1.2 "The Module Search Path").
+ *
  * A value is the job's only when it is a literal: in the call itself, in
  * a name the program assigns one literal (model_id = "..."), or in a
  * parameter of the program's command line (argparse add_argument, an
@@ -916,24 +922,6 @@ static void gpus(struct pyr *r, struct found *fd)
 			gpn - 1, gpn);
 }
 
-/* ---- the program ------------------------------------------------------------------- */
-
-/* Modules that are tools, not a job's program. */
-static bool tool_module(const char *m)
-{
-	static const char *const tools[] = {
-		"pip", "venv", "ensurepip", "http.server", "json.tool", "site", "sysconfig",
-		"torch.utils.collect_env", "huggingface_hub", "wandb", "nvitop", "gpustat", "timeit",
-		"compileall", "pytest", "unittest",
-	};
-
-	for (size_t k = 0; k < ADV_ARRAY_SIZE(tools); k++)
-		if (!strcmp(m, tools[k]) || (!strncmp(m, tools[k], strlen(tools[k])) &&
-					     m[strlen(tools[k])] == '.'))
-			return true;
-	return false;
-}
-
 static bool has_py(const char *s)
 {
 	size_t n = strlen(s);
@@ -959,6 +947,117 @@ static bool in_submit_dir(struct jr_ctx *cx, const char *path)
 	return !strncmp(abs, cwd, n) && abs[n] == '/';
 }
 
+/* ---- the program's own modules ----------------------------------------------- */
+
+/* Modules of the program's own directory followed per program, and files
+ * tried for them: each is a file the client ships, within JOBREAD_MAX_FILES
+ * (a config file the program names must still find room). */
+#define PYR_MAX_MODULES 3
+#define PYR_MAX_TRIES 4
+
+/* Libraries, not the job's modules: never asked of the client. */
+static bool library(const char *name)
+{
+	static const char *const libs[] = {
+		"torch", "transformers", "peft", "trl", "datasets", "accelerate", "vllm", "unsloth",
+		"deepspeed", "bitsandbytes", "numpy", "pandas", "os", "sys", "json", "argparse",
+		"dataclasses", "typing", "math", "re", "random", "time", "logging", "pathlib",
+		"functools", "itertools", "collections", "subprocess", "yaml", "wandb", "tqdm",
+		"evaluate", "sklearn", "scipy", "torchvision", "safetensors", "huggingface_hub",
+		"tokenizers", "sentencepiece", "einops", "flash_attn", "omegaconf", "hydra", "fire",
+		"contextlib", "shutil", "glob", "warnings", "copy", "abc", "enum", "io", "socket",
+		"datetime", "pickle", "__future__",
+	};
+	size_t n = strcspn(name, ".");
+
+	for (size_t k = 0; k < ADV_ARRAY_SIZE(libs); k++)
+		if (strlen(libs[k]) == n && !strncmp(name, libs[k], n))
+			return true;
+	return false;
+}
+
+/*
+ * The modules the program imports from its own directory ("from model
+ * import load", "from .data import x", "import lab.train"): read for the
+ * evidence the program itself does not hold (its model loaded by a helper),
+ * with the same table.  Names the program's parameters hold are not
+ * followed across files: a module's own literals only.  *read lists the
+ * modules read, for the reason a program is no LLM job's.
+ */
+static void modules(struct pyr *r, struct found *fd, const char *path, char *read, size_t len)
+{
+	char dir[JOBREAD_PATH_MAX], cand[JOBREAD_PATH_MAX], seen[PYR_MAX_TRIES][JOBREAD_PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct pyr *m = NULL;
+	int tries = 0, n_read = 0;
+
+	adv_snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 0, path);
+	for (int i = 0; i < r->s->n_imports && tries < PYR_MAX_TRIES && n_read < PYR_MAX_MODULES; i++) {
+		const char *name = r->s->imports[i].name, *text;
+		size_t n, tl = 0;
+		bool dup = false;
+
+		if (name[0] == '.')
+			name++;   /* relative: the program's package is its directory */
+		if (!name[0] || name[0] == '.' || library(name))
+			continue;
+		n = (size_t)adv_snprintf(cand, sizeof(cand), "%s%s%s.py", dir, dir[0] ? "/" : "", name);
+		if (n >= sizeof(cand))
+			continue;
+		for (char *q = cand + strlen(dir) + (dir[0] ? 1 : 0); *q && q < cand + n - 3; q++)
+			if (*q == '.')
+				*q = '/';
+		for (int k = 0; k < tries; k++)
+			dup = dup || !strcmp(seen[k], cand);
+		if (dup || !strcmp(cand, path) || !in_submit_dir(r->cx, cand))
+			continue;
+		adv_strlcpy(seen[tries++], cand, sizeof(seen[0]));
+		text = jr_load_text(r->cx, cand, &tl);
+		if (!text)
+			continue;   /* not the job's, or asked of the client (a later round) */
+		if (!m) {
+			m = malloc(sizeof(*m));
+			if (m)
+				m->s = malloc(sizeof(*m->s));
+			if (!m || !m->s) {
+				free(m);
+				return;
+			}
+		}
+		m->cx = r->cx;
+		m->prog = r->prog;
+		m->display = cand;
+		m->n_params = 0;
+		py_scan(text, tl, want_call, NULL, m->s);
+		for (int c = 0; c < m->s->n_calls; c++)
+			m->role[c] = role_of(m->s->calls[c].name);
+		calls(m, fd);
+		n_read++;
+		adv_snprintf(read + strlen(read), len - strlen(read), "%s%s", read[0] ? ", " : "", cand);
+	}
+	if (m)
+		free(m->s);
+	free(m);
+}
+
+/* ---- the program ------------------------------------------------------------------- */
+
+/* Modules that are tools, not a job's program. */
+static bool tool_module(const char *m)
+{
+	static const char *const tools[] = {
+		"pip", "venv", "ensurepip", "http.server", "json.tool", "site", "sysconfig",
+		"torch.utils.collect_env", "huggingface_hub", "wandb", "nvitop", "gpustat", "timeit",
+		"compileall", "pytest", "unittest",
+	};
+
+	for (size_t k = 0; k < ADV_ARRAY_SIZE(tools); k++)
+		if (!strcmp(m, tools[k]) || (!strncmp(m, tools[k], strlen(tools[k])) &&
+					     m[strlen(tools[k])] == '.'))
+			return true;
+	return false;
+}
+
 static void reason(struct jr_ctx *cx, const char *name, const struct jobread_src *src, const char *why)
 {
 	jr_program_said(cx, JR_PROGRAM_NOT_READ, name, src, why);
@@ -974,6 +1073,7 @@ int jr_py_program(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 	struct jobread_src src;
 	struct pyr *r;
 	struct found fd;
+	char mods[JOBREAD_PATH_MAX] = "";
 
 	if (!a0 || (prog->unknown && prog->unknown[0]))
 		return JR_PY_NONE;
@@ -1031,12 +1131,14 @@ int jr_py_program(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 	fd.model_call = -1;
 	/* Read in order: the loading calls' dtype, then the trainer's bf16/fp16. */
 	calls(r, &fd);
+	if (!fd.llm || fd.model_call < 0)
+		modules(r, &fd, display, mods, sizeof(mods));
 	if (!fd.llm) {
 		char why[ADV_MSG_MAX];
 
-		adv_snprintf(why, sizeof(why), "%s read (%d lines%s): no causal-LM load, LLM engine, "
-			     "TRL trainer or catalog model in it", display, r->s->lines,
-			     r->s->cut ? ", in part" : "");
+		adv_snprintf(why, sizeof(why), "%s read (%d lines%s%s%s): no causal-LM load, LLM "
+			     "engine, TRL trainer or catalog model in it", display, r->s->lines,
+			     r->s->cut ? ", in part" : "", mods[0] ? "; with " : "", mods);
 		jr_program_said(cx, JR_PROGRAM_NOT_LLM, a0, &src, why);
 		jr_program_explained(cx, prog->file, prog->line);
 		free(r->s);
