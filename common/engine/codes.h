@@ -25,7 +25,7 @@
 	X(MODEL_UNKNOWN, REJECT, \
 	  "The model is not in the catalog; info when the name was read from the job itself.") \
 	X(SCRIPT_CONFLICT, WARN, \
-	  "An --llm-* option disagrees with the job's own configuration; the option wins.") \
+	  "An --llm-* option disagrees with the job's own configuration (the option wins), or two parts of the job's configuration disagree.") \
 	X(SCRIPT_UNKNOWN, INFO, \
 	  "A value the job states is not known before it runs; the fix names the option that supplies it.") \
 	X(SCRIPT_CONFIG_ERROR, INFO, \

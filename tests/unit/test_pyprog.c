@@ -440,6 +440,22 @@ static void test_program_one_gpu(void **st)
 	free(o);
 }
 
+/* vLLM's offline engine uses tensor_parallel_size x pipeline_parallel_size GPUs. */
+static void test_program_vllm_idle(void **st)
+{
+	static const struct vfile files[] = {
+		{ CWD "/gen.py", "llm = LLM(model='meta-llama/Meta-Llama-3-8B', tensor_parallel_size=2)\n" },
+		{ NULL, NULL },
+	};
+	struct jobread_out *o = read_job(st, "#!/bin/bash\npython gen.py\n", files, 8);
+
+	assert_true(has_note(o, "GPUS_IDLE", "6 of the node's 8 GPUs stay idle"));
+	free(o);
+	o = read_job(st, "#!/bin/bash\npython gen.py\n", files, 2);
+	assert_false(has_note(o, "GPUS_IDLE", NULL));
+	free(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +470,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_program_not_llm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_module, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_one_gpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_program_vllm_idle, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

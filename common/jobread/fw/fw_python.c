@@ -913,6 +913,24 @@ static void gpus(struct pyr *r, struct found *fd)
 			fd->dm_src.file, fd->dm_src.line, gpn, gpn);
 		return;
 	}
+	/* vLLM's engine starts tensor_parallel_size x pipeline_parallel_size
+	 * workers of its own, one per GPU, whatever the node has. */
+	if (fd->vllm && per == 1 && gpn > 1 && !jr_out(r->cx)->launcher[0] && !fd->multi) {
+		const struct jobread_value *tp = jr_get(r->cx, JR_TP), *pp = jr_get(r->cx, JR_PP);
+		long long w = (tp->set && !tp->unknown ? tp->i : tp->set ? 0 : 1) *
+			      (pp->set && !pp->unknown ? pp->i : pp->set ? 0 : 1);
+
+		char fix[128];
+
+		adv_snprintf(fix, sizeof(fix), "request %lld GPUs (--gres=gpu:%lld), or spread the "
+			     "engine over %d", w, w, gpn);
+		if (w > 0 && w < gpn)
+			jr_note(r->cx, ADV_CODE_GPUS_IDLE, fix,
+				"%s starts vLLM's engine on tensor_parallel_size x pipeline_parallel_size "
+				"= %lld GPUs: %lld of the node's %d GPUs stay idle", r->display, w,
+				gpn - w, gpn);
+		return;
+	}
 	if (fd->dm != 1 && fd->dm != 3 && per == 1 && gpn > 1 && fd->one_device && !fd->multi &&
 	    !fd->hf && !fd->trl && !fd->vllm && !jr_out(r->cx)->launcher[0])
 		jr_note(r->cx, ADV_CODE_GPUS_IDLE, "request 1 GPU (--gres=gpu:1), or spread the model "
