@@ -1002,7 +1002,8 @@ static bool library(const char *name)
  * followed across files: a module's own literals only.  *read lists the
  * modules read, for the reason a program is no LLM job's.
  */
-static void modules(struct pyr *r, struct found *fd, const char *path, char *read, size_t len)
+static void modules(struct pyr *r, struct found *fd, const char *path, bool is_module, char *read,
+		    size_t len)
 {
 	char dir[JOBREAD_PATH_MAX], cand[JOBREAD_PATH_MAX], seen[PYR_MAX_TRIES][JOBREAD_PATH_MAX];
 	const char *slash = strrchr(path, '/');
@@ -1012,17 +1013,21 @@ static void modules(struct pyr *r, struct found *fd, const char *path, char *rea
 	adv_snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 0, path);
 	for (int i = 0; i < r->s->n_imports && tries < PYR_MAX_TRIES && n_read < PYR_MAX_MODULES; i++) {
 		const char *name = r->s->imports[i].name, *text;
+		/* An absolute import from the script's directory, or from the
+		 * working directory under "python -m" (sys.path[0]); a relative
+		 * one from the program's package, its directory. */
+		const char *base = name[0] == '.' || !is_module ? dir : "";
 		size_t n, tl = 0;
 		bool dup = false;
 
 		if (name[0] == '.')
-			name++;   /* relative: the program's package is its directory */
+			name++;
 		if (!name[0] || name[0] == '.' || library(name))
 			continue;
-		n = (size_t)adv_snprintf(cand, sizeof(cand), "%s%s%s.py", dir, dir[0] ? "/" : "", name);
+		n = (size_t)adv_snprintf(cand, sizeof(cand), "%s%s%s.py", base, base[0] ? "/" : "", name);
 		if (n >= sizeof(cand))
 			continue;
-		for (char *q = cand + strlen(dir) + (dir[0] ? 1 : 0); *q && q < cand + n - 3; q++)
+		for (char *q = cand + strlen(base) + (base[0] ? 1 : 0); *q && q < cand + n - 3; q++)
 			if (*q == '.')
 				*q = '/';
 		for (int k = 0; k < tries; k++)
@@ -1150,7 +1155,7 @@ int jr_py_program(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 	/* Read in order: the loading calls' dtype, then the trainer's bf16/fp16. */
 	calls(r, &fd);
 	if (!fd.llm || fd.model_call < 0)
-		modules(r, &fd, display, mods, sizeof(mods));
+		modules(r, &fd, display, is_module, mods, sizeof(mods));
 	if (!fd.llm) {
 		char why[ADV_MSG_MAX];
 
