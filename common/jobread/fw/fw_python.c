@@ -27,9 +27,11 @@
  *    later max_length; dpo_config.py, grpo_config.py, orpo_config.py,
  *    kto_config.py, reward_config.py: TrainingArguments subclasses; the
  *    trainers take a Hub id as model and a peft_config);
- *  - Unsloth (2024.11, unsloth/models/loader.py FastLanguageModel.
- *    from_pretrained(model_name, max_seq_length, dtype, load_in_4bit=True)
- *    and get_peft_model(model, r, use_gradient_checkpointing));
+ *  - Unsloth (commit 0050c73, unsloth/models/loader.py FastLanguageModel.
+ *    from_pretrained(model_name, max_seq_length, dtype, load_in_4bit=True,
+ *    device_map="sequential"): a quantized model under a distributed
+ *    launcher is placed on each rank's own GPU (prepare_device_map), so its
+ *    device_map is no conflict there; get_peft_model(model, r));
  *  - vLLM (v0.6, vllm/entrypoints/llm.py LLM(model, tensor_parallel_size,
  *    pipeline_parallel_size, dtype, quantization, gpu_memory_utilization,
  *    max_model_len, max_num_seqs)).
@@ -619,6 +621,7 @@ struct found {
 	int precision_set;         /* from bf16=/fp16= */
 	const char *why;
 	int dm;                    /* device_map: 0 none, 1 spread, 2 one device, 3 unknown */
+	bool dm_unsloth;           /* given to Unsloth's loader */
 	struct jobread_src dm_src;
 	struct jobread_src quant_src;
 	struct jobread_src task_src;
@@ -750,6 +753,7 @@ static void keyword(struct pyr *r, struct found *fd, int c, const struct kwrule 
 		break;
 	case A_DEVICE_MAP:
 		device_map(r, fd, &v);
+		fd->dm_unsloth = r->role[c] == R_UNSLOTH;
 		break;
 	case A_4BIT: case A_8BIT:
 		if (truth(&v) == 1) {
@@ -888,7 +892,7 @@ static void gpus(struct pyr *r, struct found *fd)
 		: in->res.nodes <= 1 ? in->res.gpus : 0;
 	struct jobread_src s;
 
-	if (fd->dm == 1 && per > 1) {
+	if (fd->dm == 1 && per > 1 && !(fd->dm_unsloth && (fd->quant4 || fd->quant8))) {
 		jr_note(r->cx, ADV_CODE_SCRIPT_CONFLICT,
 			"device_map=None under the launcher, or one process (python) with device_map",
 			"%s:%d: device_map=\"auto\" under %d processes per node: each process spreads its "
