@@ -536,8 +536,15 @@ void print_check(FILE *f, const struct adv_result *res, const char *decision_id,
 		return;
 	}
 	if (!res->llm_job && res->n_findings == 0 && !res->has_layout) {
-		fprintf(f, "verdict: %s   (not an LLM job: no launcher, trainer or --llm-* option "
-			"recognised; nothing to check)\n", engine_verdict_name(res->verdict));
+		bool program = false;
+
+		/* Issue 28: the program the job runs was read and holds no LLM. */
+		for (int i = 0; i < res->n_sources; i++)
+			program = program || !strcmp(res->sources[i].field, "program");
+		fprintf(f, "verdict: %s   (not an LLM job: %s; nothing to check)\n",
+			engine_verdict_name(res->verdict), program
+			? "the program it runs was read and holds no LLM (--verbose says which)"
+			: "no launcher, trainer or --llm-* option recognised");
 		return;
 	}
 	fprintf(f, "verdict: %s", engine_verdict_name(res->verdict));
