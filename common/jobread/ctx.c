@@ -33,6 +33,8 @@
 
 /* Files the readers of one job may load (each once: cached). */
 #define JR_MAX_LOADED 24
+/* Words of the command of a program kept aside (jr_program_weak). */
+#define JR_WEAK_WORDS 32
 /* Commands whose program was read and holds no LLM, kept per job. */
 #define JR_MAX_EXPLAINED 16
 /* Container bind mounts of one job kept; more are not mapped. */
@@ -66,6 +68,13 @@ struct jr_ctx {
 	struct jr_program program[JR_PROGRAM_STATES];
 	int n_explained;
 	struct { char file[256]; int line; } explained[JR_MAX_EXPLAINED];
+	struct {
+		bool set, is_module;
+		int argc, line;
+		char file[256];
+		char words[JR_WEAK_WORDS][256];
+		char *argv[JR_WEAK_WORDS + 1];
+	} weak;
 };
 
 /* ---- the context's life ----------------------------------------------------- */
@@ -224,6 +233,37 @@ void jr_program_said(struct jr_ctx *cx, enum jr_program_state st, const char *na
 const struct jr_program *jr_program_get(const struct jr_ctx *cx, enum jr_program_state st)
 {
 	return (unsigned)st < JR_PROGRAM_STATES && cx->program_set[st] ? &cx->program[st] : NULL;
+}
+
+void jr_program_weak(struct jr_ctx *cx, const struct jr_cmd *cmd, bool is_module)
+{
+	if (cx->weak.set || !cmd || cmd->argc < 1)
+		return;
+	cx->weak.set = true;
+	cx->weak.is_module = is_module;
+	cx->weak.line = cmd->line;
+	adv_strlcpy(cx->weak.file, cmd->file ? cmd->file : "", sizeof(cx->weak.file));
+	cx->weak.argc = cmd->argc < JR_WEAK_WORDS ? cmd->argc : JR_WEAK_WORDS;
+	for (int i = 0; i < cx->weak.argc; i++) {
+		/* An unknown word keeps no text: it stays unknown. */
+		adv_strlcpy(cx->weak.words[i], cmd->unknown && cmd->unknown[i] ? "" : cmd->argv[i],
+			    sizeof(cx->weak.words[0]));
+		cx->weak.argv[i] = cx->weak.words[i];
+	}
+	cx->weak.argv[cx->weak.argc] = NULL;
+}
+
+bool jr_program_weak_get(const struct jr_ctx *cx, struct jr_cmd *cmd, bool *is_module)
+{
+	if (!cx->weak.set)
+		return false;
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->file = cx->weak.file;
+	cmd->line = cx->weak.line;
+	cmd->argc = cx->weak.argc;
+	cmd->argv = cx->weak.argv;
+	*is_module = cx->weak.is_module;
+	return true;
 }
 
 /* The file's name is copied: a wrapper script's evaluator is gone by the

@@ -131,6 +131,12 @@ void jr_program_said(struct jr_ctx *cx, enum jr_program_state st, const char *na
 		     const struct jobread_src *src, const char *why);
 /* NULL when none was said. */
 const struct jr_program *jr_program_get(const struct jr_ctx *cx, enum jr_program_state st);
+/* The first program that only loads a model (fw_python.c, JR_PY_WEAK),
+ * copied (the evaluator of a wrapper script is gone by the end): its
+ * command's words (at most 32, each cut at 255 bytes), file and line.
+ * jr_program_weak_get fills *cmd with pointers into the context. */
+void jr_program_weak(struct jr_ctx *cx, const struct jr_cmd *cmd, bool is_module);
+bool jr_program_weak_get(const struct jr_ctx *cx, struct jr_cmd *cmd, bool *is_module);
 /* The commands (file, line) whose program was read and holds no LLM: a
  * launcher on that line is explained, not "not followed" (follow.c).
  * Bounded (16); more are not kept. */

@@ -241,6 +241,7 @@ static int try_trainers(struct jr_ctx *cx, struct jobread_out *out, const struct
 		out->is_llm = true;
 		return TRY_TRAINER;
 	case JR_PY_NOT_LLM:
+	case JR_PY_WEAK:   /* kept aside: a later command may be the workload */
 		out->is_llm = was_llm;
 		return TRY_NONE;
 	default:

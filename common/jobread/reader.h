@@ -116,10 +116,12 @@ bool jr_fw_verl(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);  
  * directory, read statically for literal evidence.  Returns JR_PY_NONE
  * (no Python program of the job's), JR_PY_LLM (read, an LLM job: its
  * values set, the trainer named), JR_PY_NOT_LLM (read, no LLM in it),
- * JR_PY_NOT_READ (cannot be read), JR_PY_NEED (asked of the client).
+ * JR_PY_NOT_READ (cannot be read), JR_PY_NEED (asked of the client),
+ * JR_PY_WEAK (it only loads a model: kept aside, jr_program_weak, and
+ * taken by jr_program_finish when nothing else is the job's workload).
  * The last three are kept in the context (jr_program_said).
  */
-enum { JR_PY_NONE = 0, JR_PY_LLM, JR_PY_NOT_LLM, JR_PY_NOT_READ, JR_PY_NEED };
+enum { JR_PY_NONE = 0, JR_PY_LLM, JR_PY_NOT_LLM, JR_PY_NOT_READ, JR_PY_NEED, JR_PY_WEAK };
 int jr_py_program(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
 /* The program of a script a flag-based reader (fw_hf.c) read: what only
  * the program states is added; the flags read win (fw_python.c). */

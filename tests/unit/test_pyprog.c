@@ -440,6 +440,32 @@ static void test_program_one_gpu(void **st)
 	free(o);
 }
 
+/* A program that only loads a model (a download before the launch) does
+ * not end the walk; alone, it is the job's workload. */
+static void test_program_weak(void **st)
+{
+	static const struct vfile files[] = {
+		{ CWD "/fetch.py", "AutoModelForCausalLM.from_pretrained('meta-llama/Meta-Llama-3-70B')"
+				   ".save_pretrained('/scratch/m')\n" },
+		{ CWD "/sft.py", "SFTTrainer(model='Qwen/Qwen2.5-7B', args=SFTConfig(max_length=1024)).train()\n" },
+		{ NULL, NULL },
+	};
+	struct jobread_out *o = read_job(st, "#!/bin/bash\npython fetch.py\ntorchrun --nproc_per_node 8 sft.py\n",
+					 files, 8);
+
+	assert_true(o->is_llm);
+	assert_string_equal(o->trainer, "trl");
+	assert_string_equal(o->v[JR_MODEL].s, "Qwen/Qwen2.5-7B");
+	want(o, JR_SEQ, 1024, "sft.py", 1, "max_length");
+	free(o);
+	o = read_job(st, "#!/bin/bash\npython fetch.py\n", files, 8);
+	assert_true(o->is_llm);
+	assert_string_equal(o->trainer, "python");
+	assert_string_equal(o->v[JR_MODEL].s, "meta-llama/Meta-Llama-3-70B");
+	assert_false(o->v[JR_TASK].set);
+	free(o);
+}
+
 /* vLLM's offline engine uses tensor_parallel_size x pipeline_parallel_size GPUs. */
 static void test_program_vllm_idle(void **st)
 {
@@ -471,6 +497,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_program_module, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_one_gpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_vllm_idle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_program_weak, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

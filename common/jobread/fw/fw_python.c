@@ -1090,9 +1090,17 @@ static void reason(struct jr_ctx *cx, const char *name, const struct jobread_src
 	jr_program_said(cx, JR_PROGRAM_NOT_READ, name, src, why);
 }
 
-int jr_py_program(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
+/*
+ * Reads one program.  A program whose only evidence is a model it loads,
+ * with nothing that trains or serves it (a download or a conversion script
+ * before the launch), does not end the walk: it is kept aside
+ * (JR_PY_WEAK) and read for good (final) only when no other command of the
+ * job is read as its workload (jr_program_finish).
+ */
+static int py_program(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module, bool final)
 {
 	const char *a0 = prog && prog->argc > 0 ? prog->argv[0] : NULL;
+	int n_notes = jr_out(cx)->n_notes;
 	char path[2][JOBREAD_PATH_MAX];
 	const char *text = NULL, *display = NULL;
 	size_t len = 0;
@@ -1172,6 +1180,13 @@ int jr_py_program(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 		free(r);
 		return JR_PY_NOT_LLM;
 	}
+	if (!final && !fd.train && !fd.infer && !fd.hf && !fd.trl && !fd.vllm) {
+		jr_out(cx)->n_notes = n_notes;
+		jr_program_weak(cx, prog, is_module);
+		free(r->s);
+		free(r);
+		return JR_PY_WEAK;
+	}
 	{
 		struct jobread_src ts = fd.task_src_set ? fd.task_src : src;
 		int task = -1;
@@ -1211,14 +1226,28 @@ int jr_py_program(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 	return JR_PY_LLM;
 }
 
+int jr_py_program(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
+{
+	return py_program(cx, prog, is_module, false);
+}
+
 void jr_program_finish(struct jr_ctx *cx)
 {
 	struct jobread_out *o = jr_out(cx);
 	const struct jr_program *nr = jr_program_get(cx, JR_PROGRAM_NOT_READ);
 	const struct jr_program *nl = jr_program_get(cx, JR_PROGRAM_NOT_LLM);
+	struct jr_cmd weak;
+	bool weak_module;
 
 	if (o->n_need > 0 || o->trainer[0])
 		return;
+	/* A program that only loads a model, where nothing else is the
+	 * job's workload: it is (its file is read already). */
+	if (!nr && jr_program_weak_get(cx, &weak, &weak_module) &&
+	    py_program(cx, &weak, weak_module, true) == JR_PY_LLM) {
+		o->is_llm = true;
+		return;
+	}
 	if (nr) {
 		jr_note(cx, ADV_CODE_PROGRAM_NOT_READ, "--llm-model=NAME --llm-task=train|finetune|lora|infer "
 			"--llm-layout=LIST --llm-mbs=N --llm-seq=N",
@@ -1255,7 +1284,7 @@ void jr_py_supplement(struct jr_ctx *cx, const struct jr_cmd *prog)
 		return;
 	memcpy(save, o->v, sizeof(o->v));
 	adv_strlcpy(trainer, o->trainer, sizeof(trainer));
-	rc = jr_py_program(cx, prog, false);
+	rc = py_program(cx, prog, false, true);
 	for (int f = 0; f < JR_FIELD_COUNT; f++) {
 		bool lora = f == JR_TASK && rc == JR_PY_LLM && o->v[f].set && !o->v[f].unknown &&
 			    o->v[f].i == ADV_TASK_LORA;
