@@ -14,8 +14,10 @@
  * brackets or after a backslash does not end the logical line.  On that,
  * the scanner recognises only call syntax: a dotted name followed by '('
  * is a call, its arguments split at the commas of its own bracket level,
- * "NAME=" starting a keyword argument; and a statement "NAME = VALUE" or
- * "NAME: TYPE = VALUE" (a dataclass field) as an assignment.  Everything
+ * "NAME=" starting a keyword argument; a statement "NAME = VALUE" or
+ * "NAME: TYPE = VALUE" (a dataclass field) as an assignment; and "import
+ * a.b" or "from a import b" (The Python Language Reference, 7.11 "The
+ * import statement") as the modules a program imports.  Everything
  * else is an expression whose value is not known statically (PY_OTHER).
  *
  * The text is hostile: every loop advances through it once, brackets
