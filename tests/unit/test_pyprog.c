@@ -396,11 +396,19 @@ static void test_program_not_llm(void **st)
 		  "Trainer(model=model, args=TrainingArguments(per_device_train_batch_size=32)).train()\n" },
 		{ NULL, NULL },
 	};
+	static const struct vfile vit[] = {
+		{ CWD "/vit.py", "p = pipeline('image-classification', model='google/vit-base-patch16-224')\n"
+				 "print(p('cat.png'))\n" },
+		{ NULL, NULL },
+	};
 	struct jobread_out *o = read_job(st, "#!/bin/bash\ntorchrun --nproc_per_node 4 cls.py\n", files, 4);
 
 	assert_false(o->is_llm);
 	assert_int_equal(o->n_notes, 0);
 	assert_non_null(strstr(o->program_why, "cls.py read (2 lines)"));
+	free(o);
+	o = read_job(st, "#!/bin/bash\npython vit.py\n", vit, 1);
+	assert_false(o->is_llm);
 	free(o);
 }
 

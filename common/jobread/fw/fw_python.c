@@ -412,7 +412,7 @@ static void resolve_name(const struct pyr *r, const char *name, int line, const 
 	for (int i = 0; i < r->s->n_assign; i++) {
 		const struct py_assign *a = &r->s->assign[i];
 
-		if (strcmp(a->name, name) != 0 || a->annotated)
+		if (strcmp(a->name, name) != 0)
 			continue;
 		if (one && (a->kind != one->kind || strcmp(a->text, one->text) != 0))
 			same = false;
@@ -637,6 +637,15 @@ static void task_at(struct pyr *r, struct found *fd, int call)
 	fd->task_src_set = true;
 }
 
+/* pipeline("text-generation", ...) or pipeline(task="text2text-generation"). */
+static bool text_generation(const struct pyr *r, int c)
+{
+	const struct py_arg *t = arg_of(r, c, "task", 0);
+
+	return t && t->kind == PY_STR && (!strcmp(t->text, "text-generation") ||
+					  !strcmp(t->text, "text2text-generation"));
+}
+
 /* The model a call names: LLM evidence when the class says so or the
  * catalog knows it. */
 static void model_arg(struct pyr *r, struct found *fd, int c, const struct kwrule *k)
@@ -648,8 +657,10 @@ static void model_arg(struct pyr *r, struct found *fd, int c, const struct kwrul
 		return;
 	if (role == R_TRAINER_TRL && !(v.known && v.kind == PY_STR))
 		return;   /* a model object, loaded elsewhere */
-	if (role == R_LOAD && !(v.known && v.kind == PY_STR &&
-				catalog_find_model(jr_catalog(r->cx), v.text)))
+	/* Another class's load, or a pipeline of another task (image
+	 * classification, ...): an LLM only when the catalog knows the model. */
+	if ((role == R_LOAD || (role == R_PIPELINE && !text_generation(r, c))) &&
+	    !(v.known && v.kind == PY_STR && catalog_find_model(jr_catalog(r->cx), v.text)))
 		return;
 	if (fd->model_call >= 0)
 		return;   /* the first model named is the job's (a reward or draft model follows) */
