@@ -246,8 +246,8 @@ static int teardown(void **st)
 	return 0;
 }
 
-static struct jobread_out *read_job(void **st, const char *script, const struct vfile *files,
-				    int gpus)
+static struct jobread_out *read_job_nodes(void **st, const char *script, const struct vfile *files,
+					  int nodes, int gpus_per_node)
 {
 	struct jobread_input in;
 	struct jobread_out *out = calloc(1, sizeof(*out));
@@ -260,13 +260,19 @@ static struct jobread_out *read_job(void **st, const char *script, const struct 
 	in.script_len = strlen(script);
 	in.cwd = CWD;
 	snprintf(in.res.gpu, sizeof(in.res.gpu), "h100");
-	in.res.nodes = 1;
-	in.res.gpus_per_node = gpus;
-	in.res.gpus = gpus;
+	in.res.nodes = nodes;
+	in.res.gpus_per_node = gpus_per_node;
+	in.res.gpus = nodes * gpus_per_node;
 	in.files.open = open_file;
 	in.files.arg = (void *)files;
 	jobread_read(*st, &in, out);
 	return out;
+}
+
+static struct jobread_out *read_job(void **st, const char *script, const struct vfile *files,
+				    int gpus)
+{
+	return read_job_nodes(st, script, files, 1, gpus);
 }
 
 static void want(const struct jobread_out *o, enum jobread_field f, long long v, const char *file,
@@ -445,6 +451,13 @@ static void test_program_one_gpu(void **st)
 	free(o);
 	o = read_job(st, "#!/bin/bash\npython chat.py\n", files, 1);
 	assert_false(has_note(o, "GPUS_IDLE", NULL));
+	free(o);
+	/* Two nodes: the batch script's program runs on the first only. */
+	o = read_job_nodes(st, "#!/bin/bash\npython chat.py\n", files, 2, 8);
+	assert_true(has_note(o, "GPUS_IDLE", "on the first of the job's 2 nodes only"));
+	free(o);
+	o = read_job_nodes(st, "#!/bin/bash\nsrun python chat.py\n", files, 2, 8);
+	assert_false(has_note(o, "GPUS_IDLE", "on the first"));
 	free(o);
 }
 

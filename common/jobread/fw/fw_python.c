@@ -903,6 +903,18 @@ static void gpus(struct pyr *r, struct found *fd)
 		: in->res.nodes <= 1 ? in->res.gpus : 0;
 	struct jobread_src s;
 
+	/* The batch script runs on the job's first node (sbatch(1)): a
+	 * program it starts without a launcher uses that node's GPUs alone
+	 * (vLLM may reach other nodes through a Ray cluster: not said). */
+	if (!jr_out(r->cx)->launcher[0] && in->res.nodes > 1 && !fd->vllm && !fd->multi &&
+	    jr_out(r->cx)->step_nodes == 0) {
+		jr_note(r->cx, ADV_CODE_GPUS_IDLE, "request 1 node (-N 1), or start the program on "
+			"every node (srun, torchrun --nnodes)",
+			"%s runs in the batch script, on the first of the job's %d nodes only: the "
+			"GPUs of the other %d stay idle", r->display, in->res.nodes,
+			in->res.nodes - 1);
+		return;
+	}
 	if (fd->dm == 1 && per > 1 && !(fd->dm_unsloth && (fd->quant4 || fd->quant8))) {
 		jr_note(r->cx, ADV_CODE_SCRIPT_CONFLICT,
 			"device_map=None under the launcher, or one process (python) with device_map",
