@@ -104,6 +104,10 @@ bool jr_fw_axolotl(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module)
 bool jr_fw_vllm(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
 bool jr_fw_sglang(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
 bool jr_fw_hf(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);       /* HF Trainer, TRL, run_clm.py ... */
+/* TrainingArguments' fsdp= ("full_shard auto_wrap": ZeRO 3, "shard_grad_op":
+ * 2, "hybrid_shard(_zero2)", "no_shard"): JR_ZERO and JR_FRAMEWORK fsdp
+ * (fw_hf.c; fw_python.c reads the same keyword in a program). */
+void jr_hf_fsdp(struct jr_ctx *cx, const char *text, const struct jobread_src *src);
 bool jr_fw_olmo(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);     /* OLMo scripts/train.py */
 bool jr_fw_llamacookbook(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module); /* finetuning.py */
 bool jr_fw_levanter(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);  /* levanter.main.train_lm */

@@ -739,18 +739,10 @@ static void keyword(struct pyr *r, struct found *fd, int c, const struct kwrule 
 			jr_set_int(r->cx, JR_FRAMEWORK, ADV_FW_DEEPSPEED, &v.src);
 		break;
 	case A_FSDP:
-		if (v.known && v.kind == PY_STR && v.text[0]) {
-			int z = strstr(v.text, "hybrid_shard_zero2") || strstr(v.text, "shard_grad_op") ? 2
-			      : strstr(v.text, "full_shard") || strstr(v.text, "hybrid_shard") ? 3
-			      : strstr(v.text, "no_shard") ? 0 : -1;
-
-			if (z >= 0) {
-				jr_set_int(r->cx, JR_ZERO, z, &v.src);
-				jr_set_int(r->cx, JR_FRAMEWORK, ADV_FW_FSDP, &v.src);
-			}
-		} else if (!v.known) {
+		if (v.known && v.kind == PY_STR && v.text[0])
+			jr_hf_fsdp(r->cx, v.text, &v.src);
+		else if (!v.known)
 			jr_set_unknown(r->cx, JR_ZERO, &v.src, "an FSDP setting chosen at run time");
-		}
 		break;
 	case A_SAVE_STRATEGY:
 		if (v.known && v.kind == PY_STR && !strcasecmp(v.text, "no"))
