@@ -461,6 +461,31 @@ static void test_program_one_gpu(void **st)
 	free(o);
 }
 
+/* device_map="auto" under one process: the node's GPUs, as pipeline
+ * stages; under accelerate launch --num_processes 1 too (no mismatch of
+ * one process and 4 GPUs). */
+static void test_program_device_map(void **st)
+{
+	static const struct vfile files[] = {
+		{ CWD "/t.py", "m = AutoModelForCausalLM.from_pretrained('meta-llama/Meta-Llama-3-70B',\n"
+			       "    device_map='auto')\nTrainer(model=m).train()\n" },
+		{ NULL, NULL },
+	};
+	static const char *const scripts[] = {
+		"#!/bin/bash\npython t.py\n",
+		"#!/bin/bash\naccelerate launch --num_processes 1 t.py\n",
+	};
+
+	for (size_t k = 0; k < 2; k++) {
+		struct jobread_out *o = read_job(st, scripts[k], files, 4);
+
+		want(o, JR_PP, 4, "t.py", 2, "device_map");
+		want(o, JR_WORLD, 4, "t.py", 2, "device_map");
+		assert_true(has_note(o, "SCRIPT_ASSUMED", "judged as 4 pipeline stages"));
+		free(o);
+	}
+}
+
 /* A program that only loads a model (a download before the launch) does
  * not end the walk; alone, it is the job's workload. */
 static void test_program_weak(void **st)
@@ -519,6 +544,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_program_one_gpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_vllm_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_weak, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_program_device_map, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

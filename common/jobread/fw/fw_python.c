@@ -915,7 +915,11 @@ static void gpus(struct pyr *r, struct found *fd)
 			"such a model in a distributed mode", fd->dm_src.file, fd->dm_src.line, per);
 		return;
 	}
-	if (fd->dm == 1 && per == 1 && gpn > 1 && in->res.nodes <= 1 && !jr_get(r->cx, JR_WORLD)->set &&
+	/* One process (python, or accelerate launch --num_processes 1 as
+	 * accelerate's own refusal advises) that spreads its model. */
+	if (fd->dm == 1 && per == 1 && gpn > 1 && in->res.nodes <= 1 &&
+	    (!jr_get(r->cx, JR_WORLD)->set || (!jr_get(r->cx, JR_WORLD)->unknown &&
+					      jr_get(r->cx, JR_WORLD)->i == 1)) &&
 	    !jr_get(r->cx, JR_TP)->set && !jr_get(r->cx, JR_PP)->set) {
 		/* One process drives every GPU of the node, the model's layers
 		 * placed in order over them: as many pipeline stages, run one
