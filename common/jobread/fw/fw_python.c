@@ -32,6 +32,8 @@
  *    device_map="sequential"): a quantized model under a distributed
  *    launcher is placed on each rank's own GPU (prepare_device_map), so its
  *    device_map is no conflict there; get_peft_model(model, r));
+ *  - DeepSpeed (v0.15, deepspeed/__init__.py initialize(args, model, ...,
+ *    config, config_params), --deepspeed_config of add_config_arguments);
  *  - vLLM (v0.6, vllm/entrypoints/llm.py LLM(model, tensor_parallel_size,
  *    pipeline_parallel_size, dtype, quantization, gpu_memory_utilization,
  *    max_model_len, max_num_seqs)).
@@ -83,6 +85,7 @@ enum role {
 	R_GENERATE,      /* model.generate() */
 	R_MULTI,         /* DataParallel, init_process_group, Accelerator, ...: several GPUs */
 	R_TO_DEVICE,     /* .to("cuda"), .cuda(): placed on one device */
+	R_DS_INIT,       /* deepspeed.initialize: a DeepSpeed training engine */
 	R_COUNT
 };
 
@@ -141,7 +144,7 @@ static const struct callee {
 	{ "*", "fully_shard", R_MULTI },
 	{ "*", "init_process_group", R_MULTI },
 	{ "*", "Accelerator", R_MULTI },
-	{ "deepspeed", "initialize", R_MULTI },
+	{ "deepspeed", "initialize", R_DS_INIT },
 	{ "*", "spawn", R_MULTI },
 	{ "*", "notebook_launcher", R_MULTI },
 	{ "*", "to", R_TO_DEVICE },
@@ -205,6 +208,9 @@ static const struct kwrule {
 	{ R_LOAD_LLM, "dtype", -1, A_DTYPE, JR_PRECISION },
 	{ R_LOAD_LLM, "attn_implementation", -1, A_ATTN, JR_ATTENTION },
 	{ R_TO_DEVICE, "device", 0, A_DEVICE, JR_WORLD },
+	/* deepspeed.initialize(args, model, ..., config=None, config_params=None). */
+	{ R_DS_INIT, "config", -1, A_DS, JR_ZERO },
+	{ R_DS_INIT, "config_params", -1, A_DS, JR_ZERO },
 };
 
 /* Parameters of the program's own command line, by dest. */
@@ -809,6 +815,33 @@ static void keyword(struct pyr *r, struct found *fd, int c, const struct kwrule 
 	}
 }
 
+/*
+ * deepspeed.initialize with no config of its own takes the one its args
+ * name: deepspeed.add_config_arguments adds --deepspeed and
+ * --deepspeed_config to the program's parser (DeepSpeed v0.15,
+ * deepspeed/__init__.py _add_core_arguments; initialize reads
+ * args.deepspeed_config when config is None).
+ */
+static void ds_cli(struct pyr *r, int c)
+{
+	const char *v = NULL;
+	bool eq = false;
+	int i;
+	struct jobread_src src;
+
+	if (arg_of(r, c, "config", -1) || arg_of(r, c, "config_params", -1))
+		return;
+	i = jr_arg_find(r->prog, 1, "--deepspeed_config", &v, &eq);
+	if (i < 0)
+		return;
+	jr_src_arg(&src, r->prog, "--deepspeed_config", eq ? JR_STYLE_FLAG_EQ : JR_STYLE_FLAG);
+	if (v && !(r->prog->unknown && r->prog->unknown[eq ? i : i + 1]))
+		jr_read_ds_config(r->cx, v);
+	else
+		jr_set_unknown(r->cx, JR_ZERO, &src, "a DeepSpeed config named at run time");
+	jr_set_int(r->cx, JR_FRAMEWORK, ADV_FW_DEEPSPEED, &src);
+}
+
 static void calls(struct pyr *r, struct found *fd)
 {
 	for (int c = 0; c < r->s->n_calls; c++) {
@@ -844,6 +877,11 @@ static void calls(struct pyr *r, struct found *fd)
 			break;
 		case R_MULTI:
 			fd->multi = true;
+			break;
+		case R_DS_INIT:
+			fd->multi = fd->train = true;
+			task_at(r, fd, c);
+			ds_cli(r, c);
 			break;
 		case R_TO_DEVICE:
 			if (!strcmp(py_last(r->s->calls[c].name), "cuda"))
