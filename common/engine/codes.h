@@ -25,7 +25,7 @@
 	X(MODEL_UNKNOWN, REJECT, \
 	  "The model is not in the catalog; info when the name was read from the job itself.") \
 	X(SCRIPT_CONFLICT, WARN, \
-	  "An --llm-* option disagrees with the job's own configuration; the option wins.") \
+	  "An --llm-* option disagrees with the job's own configuration (the option wins), or two parts of the job's configuration disagree.") \
 	X(SCRIPT_UNKNOWN, INFO, \
 	  "A value the job states is not known before it runs; the fix names the option that supplies it.") \
 	X(SCRIPT_CONFIG_ERROR, INFO, \
@@ -105,7 +105,7 @@
 	X(PARENT_UNCONFIRMED, INFO, \
 	  "On the node: advisord's log does not vouch for the job's ADVISOR_DECISION_ID (not the user's, a rejected submission, made for another script, or used by another job), so its script was judged on the node.") \
 	X(PROGRAM_NOT_READ, INFO, \
-	  "The job runs a program of its own that the reader could not read or found nothing in: its workload is unknown, not checked.") \
+	  "The job runs a program of its own that the reader could not read: its workload is unknown, not checked.") \
 	X(RANK_EXPANDED_ONCE, REJECT, \
 	  "The batch shell expands a rank or node rank once, so every node or task of the launch starts as the same rank.")
 

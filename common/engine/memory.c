@@ -645,10 +645,14 @@ static void stage_bytes(const struct adv_job *job, const struct mem_state_bytes 
 	} else if (zero >= 3) {
 		sb->w += sp.layer_max * b->weights;   /* one gathered layer in flight */
 	}
-	if (job->task == ADV_TASK_INFER && job->weights != ADV_WEIGHTS_16BIT) {
+	if ((job->task == ADV_TASK_INFER || job->task == ADV_TASK_LORA) &&
+	    job->weights != ADV_WEIGHTS_16BIT) {
 		/* A quantized checkpoint: the linear layers in the format's
 		 * bytes, the embedding and lm_head 16-bit; MXFP4 quantizes
-		 * the MoE experts only. */
+		 * the MoE experts only.  LoRA over frozen 4- or 8-bit weights
+		 * (QLoRA, Dettmers et al. 2023: bitsandbytes quantizes the
+		 * linear layers, NF4 in blocks of 64 with a scale each) holds
+		 * the base the same way. */
 		double q = memory_quant_bytes(job->weights);
 		double linear = job->weights == ADV_WEIGHTS_MXFP4 ? 0 : sp.dense - sp.embedding;
 

@@ -677,7 +677,14 @@ int jobread_apply(const catalog_t *cat, struct jobread_out *out, struct adv_requ
 	int n = 0;
 
 	for (int i = 0; i < out->n_notes; i++) {
-		struct adv_finding *f = pre_slot(pre, max, &n, out->notes[i].code, ADV_SEV_INFO);
+		/* A note is info, but for the codes whose meaning is a warning
+		 * the reader states as a fact (SCRIPT_CONFLICT, GPUS_IDLE of a
+		 * program read, fw_python.c); SCRIPT_NOT_FOLLOWED weighs as the
+		 * policy says (engine.c). */
+		enum adv_code c = engine_code_lookup(out->notes[i].code);
+		enum adv_severity sev = c == ADV_CODE_SCRIPT_CONFLICT || c == ADV_CODE_GPUS_IDLE
+					? engine_code_severity(c) : ADV_SEV_INFO;
+		struct adv_finding *f = pre_slot(pre, max, &n, out->notes[i].code, sev);
 
 		if (f) {
 			adv_strlcpy(f->message, out->notes[i].message, sizeof(f->message));
@@ -1099,6 +1106,9 @@ void jobread_annotate(const struct jobread_out *out, const struct adv_request *r
 	if (!out)
 		return;
 	sources_of(out, res);
+	/* Not an LLM job: the program read, and what is not in it. */
+	if (!res->llm_job && out->program_why[0])
+		add_source(res, "program", out->program_why);
 	for (int i = 0; i < res->n_findings; i++)
 		finding_fix(out, res, &res->findings[i]);
 }

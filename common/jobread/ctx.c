@@ -34,6 +34,10 @@
 
 /* Files the readers of one job may load (each once: cached). */
 #define JR_MAX_LOADED 24
+/* Words of the command of a program kept aside (jr_program_weak). */
+#define JR_WEAK_WORDS 32
+/* Commands whose program was read and holds no LLM, kept per job. */
+#define JR_MAX_EXPLAINED 16
 /* Container bind mounts of one job kept; more are not mapped. */
 #define JR_MAX_MOUNTS 16
 
@@ -61,6 +65,17 @@ struct jr_ctx {
 	struct jr_loaded loaded[JR_MAX_LOADED];
 	int n_mounts;
 	struct jr_mount mounts[JR_MAX_MOUNTS];
+	bool program_set[JR_PROGRAM_STATES];
+	struct jr_program program[JR_PROGRAM_STATES];
+	int n_explained;
+	struct { char file[256]; int line; } explained[JR_MAX_EXPLAINED];
+	struct {
+		bool set, is_module;
+		int argc, line;
+		char file[256];
+		char words[JR_WEAK_WORDS][256];
+		char *argv[JR_WEAK_WORDS + 1];
+	} weak;
 };
 
 /* ---- the context's life ----------------------------------------------------- */
@@ -198,6 +213,77 @@ void jr_note(struct jr_ctx *cx, enum adv_code code, const char *fix, const char 
 	va_start(ap, fmt);
 	adv_vsnprintf(n->message, sizeof(n->message), fmt, ap);
 	va_end(ap);
+}
+
+void jr_program_said(struct jr_ctx *cx, enum jr_program_state st, const char *name,
+		     const struct jobread_src *src, const char *why)
+{
+	struct jr_program *p;
+
+	if ((unsigned)st >= JR_PROGRAM_STATES || cx->program_set[st])
+		return;
+	p = &cx->program[st];
+	memset(p, 0, sizeof(*p));
+	adv_strlcpy(p->name, name ? name : "", sizeof(p->name));
+	if (src)
+		p->src = *src;
+	adv_strlcpy(p->why, why ? why : "", sizeof(p->why));
+	cx->program_set[st] = true;
+}
+
+const struct jr_program *jr_program_get(const struct jr_ctx *cx, enum jr_program_state st)
+{
+	return (unsigned)st < JR_PROGRAM_STATES && cx->program_set[st] ? &cx->program[st] : NULL;
+}
+
+void jr_program_weak(struct jr_ctx *cx, const struct jr_cmd *cmd, bool is_module)
+{
+	if (cx->weak.set || !cmd || cmd->argc < 1)
+		return;
+	cx->weak.set = true;
+	cx->weak.is_module = is_module;
+	cx->weak.line = cmd->line;
+	adv_strlcpy(cx->weak.file, cmd->file ? cmd->file : "", sizeof(cx->weak.file));
+	cx->weak.argc = cmd->argc < JR_WEAK_WORDS ? cmd->argc : JR_WEAK_WORDS;
+	for (int i = 0; i < cx->weak.argc; i++) {
+		/* An unknown word keeps no text: it stays unknown. */
+		adv_strlcpy(cx->weak.words[i], cmd->unknown && cmd->unknown[i] ? "" : cmd->argv[i],
+			    sizeof(cx->weak.words[0]));
+		cx->weak.argv[i] = cx->weak.words[i];
+	}
+	cx->weak.argv[cx->weak.argc] = NULL;
+}
+
+bool jr_program_weak_get(const struct jr_ctx *cx, struct jr_cmd *cmd, bool *is_module)
+{
+	if (!cx->weak.set)
+		return false;
+	memset(cmd, 0, sizeof(*cmd));
+	cmd->file = cx->weak.file;
+	cmd->line = cx->weak.line;
+	cmd->argc = cx->weak.argc;
+	cmd->argv = cx->weak.argv;
+	*is_module = cx->weak.is_module;
+	return true;
+}
+
+/* The file's name is copied: a wrapper script's evaluator is gone by the
+ * time follow.c asks.  Names are compared as far as they are kept. */
+void jr_program_explained(struct jr_ctx *cx, const char *file, int line)
+{
+	if (!file || cx->n_explained >= JR_MAX_EXPLAINED || jr_program_is_explained(cx, file, line))
+		return;
+	adv_strlcpy(cx->explained[cx->n_explained].file, file, sizeof(cx->explained[0].file));
+	cx->explained[cx->n_explained++].line = line;
+}
+
+bool jr_program_is_explained(const struct jr_ctx *cx, const char *file, int line)
+{
+	for (int i = 0; file && i < cx->n_explained; i++)
+		if (cx->explained[i].line == line &&
+		    !strncmp(cx->explained[i].file, file, sizeof(cx->explained[0].file) - 1))
+			return true;
+	return false;
 }
 
 /* ---- sources ----------------------------------------------------------------- */
@@ -490,6 +576,11 @@ static void resolve_path(const struct jr_ctx *cx, const char *path, char *buf, s
 		return;
 	}
 	adv_snprintf(buf, len, "%s%s", m->src, abs + strlen(m->dst));
+}
+
+void jr_resolve(const struct jr_ctx *cx, const char *path, char *buf, size_t len)
+{
+	resolve_path(cx, path ? path : "", buf, len);
 }
 
 void jr_mount(struct jr_ctx *cx, const char *src, size_t src_len, const char *dst, size_t dst_len)

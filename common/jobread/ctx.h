@@ -137,6 +137,38 @@ bool jr_cmd_after(const struct jr_cmd *cmd, const char *w);
 /* The words before cmd's program in its recorded command (the launchers
  * and wrappers that start it), *n of them; NULL and 0 when none. */
 char *const *jr_cmd_before(const struct jr_cmd *cmd, int *n);
+/* A path as jr_load resolves it (submit directory, container mounts). */
+void jr_resolve(const struct jr_ctx *cx, const char *path, char *buf, size_t len);
+
+/*
+ * The programs the launches run, as the Python reader (fw/fw_python.c)
+ * left them: the first one it could not read, and the first it read and
+ * found no LLM in.  Kept in the context, not in jobread_out: the walk
+ * undoes what a command it does not take set, and these decide the job
+ * once the walk is done (jr_program_finish).
+ */
+enum jr_program_state { JR_PROGRAM_NOT_READ = 0, JR_PROGRAM_NOT_LLM, JR_PROGRAM_STATES };
+struct jr_program {
+	char name[JOBREAD_PATH_MAX];   /* as the job names it */
+	struct jobread_src src;        /* the command that runs it */
+	char why[ADV_MSG_MAX];
+};
+/* Keeps the first program said in each state. */
+void jr_program_said(struct jr_ctx *cx, enum jr_program_state st, const char *name,
+		     const struct jobread_src *src, const char *why);
+/* NULL when none was said. */
+const struct jr_program *jr_program_get(const struct jr_ctx *cx, enum jr_program_state st);
+/* The first program that only loads a model (fw_python.c, JR_PY_WEAK),
+ * copied (the evaluator of a wrapper script is gone by the end): its
+ * command's words (at most 32, each cut at 255 bytes), file and line.
+ * jr_program_weak_get fills *cmd with pointers into the context. */
+void jr_program_weak(struct jr_ctx *cx, const struct jr_cmd *cmd, bool is_module);
+bool jr_program_weak_get(const struct jr_ctx *cx, struct jr_cmd *cmd, bool *is_module);
+/* The commands (file, line) whose program was read and holds no LLM: a
+ * launcher on that line is explained, not "not followed" (follow.c).
+ * Bounded (16); more are not kept. */
+void jr_program_explained(struct jr_ctx *cx, const char *file, int line);
+bool jr_program_is_explained(const struct jr_ctx *cx, const char *file, int line);
 
 /* ---- sources -------------------------------------------------------------- */
 

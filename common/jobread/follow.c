@@ -422,6 +422,14 @@ void follow_scan(struct jr_ctx *cx, const sh_t *sh, const char *name, const char
 				    sizeof(out->not_llm_why));
 		return;
 	}
+	{
+		const struct sh_cmd *c = recorded_at(sh, name, hit);
+
+		/* Its program was read and holds no LLM (fw_python.c): the
+		 * reason is the program's (jr_program_finish). */
+		if (c && jr_program_is_explained(cx, c->file, c->line))
+			return;
+	}
 	not_followed_why(sh, name, hit, rc, exit_line, fn_line, fn, why, sizeof(why));
 	jr_note(cx, ADV_CODE_SCRIPT_NOT_FOLLOWED,
 		"--llm-model=NAME --llm-layout=LIST (or make the launch line one the reader follows)",

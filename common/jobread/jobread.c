@@ -23,7 +23,10 @@
  * would supply it: never a guess.  A job with no recognised LLM launcher or
  * trainer and no --llm-* option is not an LLM job and gets no findings,
  * unless one of its lines names a launcher the reader did not reach or
- * follow (follow.c, SCRIPT_NOT_FOLLOWED).
+ * follow (follow.c, SCRIPT_NOT_FOLLOWED).  A Python program no framework
+ * reader knows is read as text (fw_python.c, issue 28): literal evidence
+ * of an LLM makes the job one, with only the values read; a program that
+ * cannot be read leaves the workload unknown (PROGRAM_NOT_READ).
  */
 #include "config.h"
 
@@ -198,8 +201,26 @@ static int try_trainers(struct jr_ctx *cx, struct jobread_out *out, const struct
 		for (size_t k = 0; k < ADV_ARRAY_SIZE(jr_trainers); k++)
 			if (jr_trainers[k](cx, prog, is_module)) {
 				out->is_llm = true;
+				/* An HF or TRL script of the job's own: its
+				 * flags read, the program for the rest. */
+				if (!is_module && (!strcmp(out->trainer, "hf") || !strcmp(out->trainer, "trl")))
+					jr_py_supplement(cx, prog);
 				return TRY_TRAINER;
 			}
+	/* A program of the job's own that no framework reader knows: read
+	 * as text (fw_python.c).  One read and found to hold no LLM explains
+	 * the launch: it is no LLM job's, whatever launcher starts it. */
+	switch (prog->argc >= 1 && prog->argv ? jr_py_program(cx, prog, is_module) : JR_PY_NONE) {
+	case JR_PY_LLM:
+		out->is_llm = true;
+		return TRY_TRAINER;
+	case JR_PY_NOT_LLM:
+	case JR_PY_WEAK:   /* kept aside: a later command may be the workload */
+		out->is_llm = was_llm;
+		return TRY_NONE;
+	default:
+		break;
+	}
 	{
 		bool ml = out->is_llm;
 
@@ -682,6 +703,9 @@ void jobread_read(const catalog_t *cat, const struct jobread_input *in, struct j
 	/* Never pass an LLM job silently: a launcher on a line the walk
 	 * did not reach or follow is said (follow.c). */
 	follow_scan(cx, sh, name, text, len, rc, out);
+	/* A program not read leaves the workload unknown, never "not an LLM
+	 * job"; one read without an LLM says why the job is not one. */
+	jr_program_finish(cx);
 	follow_gate(text, len, out);
 	/* A launch from a variable the script never sets: said, after the
 	 * gate (its command is unknown, not evidence-free). */

@@ -146,6 +146,9 @@ struct jobread_out {
 	 * (JOBREAD_FILE_NEED): a client reads them and asks again. */
 	int n_need;
 	char need[JOBREAD_MAX_FILES][JOBREAD_PATH_MAX];
+	/* Not an LLM job because the program it runs was read and holds no
+	 * LLM (fw_python.c): which program, and what was not found in it. */
+	char program_why[ADV_MSG_MAX];
 };
 
 enum jobread_file_rc {

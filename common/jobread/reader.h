@@ -122,12 +122,37 @@ bool jr_fw_lmeval(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
  * IMAGE --flags` runs it with the flags (launch.c). */
 bool jr_image_entry(const char *image);
 bool jr_fw_hf(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);       /* HF Trainer, TRL, run_clm.py ... */
+/* TrainingArguments' fsdp= ("full_shard auto_wrap": ZeRO 3, "shard_grad_op":
+ * 2, "hybrid_shard(_zero2)", "no_shard"): JR_ZERO and JR_FRAMEWORK fsdp
+ * (fw_hf.c; fw_python.c reads the same keyword in a program). */
+void jr_hf_fsdp(struct jr_ctx *cx, const char *text, const struct jobread_src *src);
 bool jr_fw_olmo(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);     /* OLMo scripts/train.py */
 bool jr_fw_llamacookbook(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module); /* finetuning.py */
 bool jr_fw_llmc(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);   /* llm.c train_gpt2cu */
 bool jr_fw_levanter(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);  /* levanter.main.train_lm */
 bool jr_fw_lighteval(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module); /* lighteval vllm|accelerate */
 bool jr_fw_verl(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);      /* python -m verl.trainer.main_ppo */
+
+/*
+ * The program a launch runs when no framework reader above knows it
+ * (fw_python.c): a .py file, or "-m pkg.mod" of a package, in the submit
+ * directory, read statically for literal evidence.  Returns JR_PY_NONE
+ * (no Python program of the job's), JR_PY_LLM (read, an LLM job: its
+ * values set, the trainer named), JR_PY_NOT_LLM (read, no LLM in it),
+ * JR_PY_NOT_READ (cannot be read), JR_PY_NEED (asked of the client),
+ * JR_PY_WEAK (it only loads a model: kept aside, jr_program_weak, and
+ * taken by jr_program_finish when nothing else is the job's workload).
+ * The last three are kept in the context (jr_program_said).
+ */
+enum { JR_PY_NONE = 0, JR_PY_LLM, JR_PY_NOT_LLM, JR_PY_NOT_READ, JR_PY_NEED, JR_PY_WEAK };
+int jr_py_program(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_module);
+/* The program of a script a flag-based reader (fw_hf.c) read: what only
+ * the program states is added; the flags read win (fw_python.c). */
+void jr_py_supplement(struct jr_ctx *cx, const struct jr_cmd *prog);
+/* After the walk: a program not read, where no trainer read the job, makes
+ * the job's workload unknown (PROGRAM_NOT_READ, an LLM job); one read
+ * without LLM evidence says why the job is not one (out->program_why). */
+void jr_program_finish(struct jr_ctx *cx);
 
 /* DeepSpeed JSON (fw_deepspeed.c): zero stage, micro/global batch,
  * gradient accumulation, bf16/fp16, from a ds_config file named by a

@@ -104,7 +104,7 @@ enum {
 	/* command specific: from OPT_TOP on, handed to the command (parse_job) */
 	OPT_TOP, OPT_MTBF, OPT_WRITE, OPT_RESTART, OPT_INTERVAL, OPT_USER, OPT_JOB,
 	OPT_VERDICT, OPT_SINCE, OPT_LIMIT, OPT_QUERIES, OPT_PROMETHEUS, OPT_CROSS_TP, OPT_SCRIPT,
-	OPT_DECISION, OPT_UNTIL,
+	OPT_DECISION, OPT_UNTIL, OPT_VERBOSE,
 };
 
 /*
@@ -519,6 +519,8 @@ static void check_help(void)
 	       "                             resource and workload options given here win\n"
 	       "      -- ARGS                the script's arguments ($1, $2, ...), as the words\n"
 	       "                             after the script name on sbatch's command line\n"
+	       "      --verbose              for a job that is not an LLM job, what the reader\n"
+	       "                             read that says so (the program it runs)\n"
 	       "%s\n%s", job_help(), common_help());
 }
 
@@ -600,6 +602,7 @@ static int parse_job(struct ctl *c, int argc, char **argv, struct adv_request *r
 struct script {
 	const char *path;           /* as given */
 	struct scripttext text;     /* as sbatch would ship it (scripttext.h) */
+	bool verbose;               /* --verbose */
 };
 
 static int check_opt(struct ctl *c, int opt, const char *arg, void *ctx)
@@ -607,8 +610,10 @@ static int check_opt(struct ctl *c, int opt, const char *arg, void *ctx)
 	struct script *sc = ctx;
 
 	(void)c;
-	(void)opt;
-	sc->path = arg;
+	if (opt == OPT_VERBOSE)
+		sc->verbose = true;
+	else
+		sc->path = arg;
 	return 0;
 }
 
@@ -735,13 +740,14 @@ static int cmd_check(struct ctl *c, int argc, char **argv)
 	static const struct option longopts[] = {
 		COMMON_OPTS JOB_OPTS,
 		{ "script", required_argument, NULL, OPT_SCRIPT },
+		{ "verbose", no_argument, NULL, OPT_VERBOSE },
 		{ NULL, 0, NULL, 0 },
 	};
 	Advisor__Request req = ADVISOR__REQUEST__INIT;
 	struct convert_request_pb buf;
 	struct adv_request ar;
 	struct adv_result res;
-	struct script sc = { NULL, { NULL, 0, 0, 0, JOBREAD_CUT_NONE } };
+	struct script sc = { NULL, { NULL, 0, 0, 0, JOBREAD_CUT_NONE }, false };
 	struct jobship *js = NULL;
 	struct reply rp;
 	int ntasks = 0, ntpn = 0, rest = argc;
@@ -788,6 +794,9 @@ static int cmd_check(struct ctl *c, int argc, char **argv)
 	if (rc == 0) {
 		convert_result_from_pb(rp.r->check, &res);
 		print_check(stdout, &res, rp.r->check->decision_id, c->json);
+		/* Why a job is not an LLM job (issue 28: the program read). */
+		if (sc.verbose && !c->json)
+			print_not_llm_why(stdout, &res);
 		rc = (int)res.verdict;
 	}
 	reply_free(&rp);

@@ -684,7 +684,8 @@ void print_check(FILE *f, const struct adv_result *res, const char *decision_id,
 	}
 	if (!res->llm_job && res->n_findings == 0 && !res->has_layout) {
 		/* Issue 28: why, as the reader found it (the command the job
-		 * runs, the evidence not found), escaped: it quotes the job. */
+		 * runs, the evidence not found, the program read without an
+		 * LLM), escaped: it quotes the job.  --verbose adds the sources. */
 		if (res->not_llm_why[0])
 			fprintf(f, "verdict: %s   (not an LLM job: %s; nothing to check)\n",
 				engine_verdict_name(res->verdict), ADV_TEXT(res->not_llm_why));
@@ -756,6 +757,16 @@ void print_check(FILE *f, const struct adv_result *res, const char *decision_id,
 	/* Issue 21: the command that prints this report's findings again later. */
 	if (decision_id && *decision_id)
 		fprintf(f, "see: advisorctl show %s\n", ADV_TEXT(decision_id));
+}
+
+void print_not_llm_why(FILE *f, const struct adv_result *res)
+{
+	if (res->llm_job || res->n_findings || res->has_layout)
+		return;
+	if (res->n_sources || res->n_unknown)
+		print_sources(f, res);
+	else
+		fprintf(f, "the reader found no launcher, trainer or program of the job's to read\n");
 }
 
 /* ---- ckpt, plan -------------------------------------------------------------- */

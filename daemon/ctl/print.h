@@ -12,6 +12,9 @@
 #include "engine/engine.h"
 
 void print_check(FILE *f, const struct adv_result *res, const char *decision_id, bool json);
+/* check --verbose: for a job that is not an LLM job, what the reader read
+ * that says so (the "read from the job" table); nothing otherwise. */
+void print_not_llm_why(FILE *f, const struct adv_result *res);
 void print_ckpt(FILE *f, const Advisor__CkptResponse *r, bool json);
 void print_plan(FILE *f, const Advisor__PlanResponse *r, bool json);
 void print_catalog(FILE *f, const Advisor__CatalogResponse *r, bool json);

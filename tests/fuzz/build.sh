@@ -270,6 +270,8 @@ build_target fuzz_shell "$here/fuzz_shell.c"
 # The batch script as the clients read and ship it (issue 27).
 build_target fuzz_scripttext "$here/fuzz_scripttext.c"
 build_target fuzz_jobread "$here/fuzz_jobread.c"
+# The program a job runs, read as text (issue 28): scanner and reader.
+build_target fuzz_pyprog "$here/fuzz_pyprog.c"
 # The engine's properties (issue 26): the checks of tests/unit/soundness.h.
 build_target fuzz_soundness "$here/fuzz_soundness.c"
 # A job's text through every output (issue 27): reader, engine, printers,

@@ -268,8 +268,34 @@ def path_seeds():
     return len(names)
 
 
+def pyprog_seeds():
+    """The Python programs of tests/jobs (issue 28), and broken variants:
+    cut in the middle, an unclosed bracket, a string quoted three times."""
+    jobs = os.path.join(TOP, "tests", "jobs")
+    n = 0
+    for root, _, files in sorted(os.walk(jobs)):
+        for fn in sorted(files):
+            if not fn.endswith(".py"):
+                continue
+            data = open(os.path.join(root, fn), "rb").read()
+            write("pyprog", data)
+            write("pyprog", data[:len(data) // 2])
+            write("pyprog", data + b"\nf((((x=")
+            write("pyprog", data.replace(b'"', b'"""', 1))
+            n += 1
+    words = ["from_pretrained(", "AutoModelForCausalLM", "device_map=", '"auto"',
+             "load_in_4bit=True", "BitsAndBytesConfig(", "LoraConfig(r=", "get_peft_model(",
+             "TrainingArguments(", "SFTConfig(", "per_device_train_batch_size=",
+             "gradient_accumulation_steps=", "deepspeed=", "fsdp=", "LLM(model=",
+             "tensor_parallel_size=", "pipeline(", "add_argument(", "default=", "field(",
+             "FastLanguageModel", ".cuda()", '.to("cuda")', '"""', 'f"{', "r'", "b'",
+             "\\x5c\\x0a", "#", "**kw", ": int = ", " = ", "(", ")", ",", "."]
+    dict_file("pyprog", words)
+    return n
+
+
 SEEDS = {"catalog": catalog_seeds, "policy": policy_seeds, "options": options_seeds,
-         "jobreq": jobreq_seeds, "path": path_seeds}
+         "jobreq": jobreq_seeds, "path": path_seeds, "pyprog": pyprog_seeds}
 
 if __name__ == "__main__":
     wanted = sys.argv[1:] or list(SEEDS)

@@ -133,6 +133,55 @@ ctl check --gpu h100 --gpus 8 -- --tp 4 > /dev/null 2> "$SCRATCH/args.err"
 	fail "arguments after -- without --script were not refused"
 pass "check --script FILE -- ARGS: the script's arguments reach \$1, \$2, ..."
 
+# The program the job runs, read as text (issue 28): shipped like a config
+# file, then the DeepSpeed JSON it names in a later round; the daemon and
+# --local read the same values from the same lines.  One it cannot read
+# leaves the workload unknown (PROGRAM_NOT_READ); one read without an LLM
+# makes no LLM job, and says why.
+cat > "$job/py.sbatch" <<'EOT2'
+#!/bin/bash
+#SBATCH -N 1
+#SBATCH --gres=gpu:h100:8
+#SBATCH -p h100
+deepspeed --num_gpus 8 sft.py --model meta-llama/Meta-Llama-3-70B
+EOT2
+cat > "$job/sft.py" <<'EOT2'
+import argparse
+p = argparse.ArgumentParser()
+p.add_argument("--model", default="meta-llama/Meta-Llama-3-8B")
+args = p.parse_args()
+model = AutoModelForCausalLM.from_pretrained(args.model)
+cfg = TrainingArguments(output_dir="o", deepspeed="z3.json", bf16=True,
+                        per_device_train_batch_size=1)
+Trainer(model=model, args=cfg).train()
+EOT2
+echo '{"zero_optimization": {"stage": 3}}' > "$job/z3.json"
+(cd "$job" && ctl --json check --script py.sbatch) > "$SCRATCH/py.json"
+[ "$(jq -r '.sources.zero' "$SCRATCH/py.json")" = "z3.json:1 zero_optimization.stage" ] &&
+	[ "$(jq -r '.sources.mbs' "$SCRATCH/py.json")" = "sft.py:7 per_device_train_batch_size" ] &&
+	[ "$(jq -r '.model' "$SCRATCH/py.json")" = "meta-llama/Meta-Llama-3-70B" ] ||
+	fail "the program's values did not come through the daemon: $(cat "$SCRATCH/py.json")"
+(cd "$job" && "$ADVISORCTL" --local --catalog "$CATALOG" --policy "$POLICY" --json check \
+	--script py.sbatch) > "$SCRATCH/py-local.json"
+for f in verdict layout findings sources unknown memory; do
+	a=$(jq -cS ".$f" "$SCRATCH/py.json")
+	b=$(jq -cS ".$f" "$SCRATCH/py-local.json")
+	[ "$a" = "$b" ] || fail "program read: --local and the daemon differ in $f: $a vs $b"
+done
+rm "$job/sft.py"
+(cd "$job" && ctl --json check --script py.sbatch) > "$SCRATCH/py.json"
+jq -e '.llm_job == true and ([.findings[].code] | index("PROGRAM_NOT_READ"))' \
+	"$SCRATCH/py.json" > /dev/null ||
+	fail "a program not shipped is not PROGRAM_NOT_READ: $(cat "$SCRATCH/py.json")"
+echo 'import torchvision; torchvision.models.resnet50().cuda()' > "$job/sft.py"
+(cd "$job" && ctl --json check --script py.sbatch) > "$SCRATCH/py.json"
+jq -e '.llm_job == false and .findings == [] and (.sources.program | test("sft.py read"))' \
+	"$SCRATCH/py.json" > /dev/null ||
+	fail "a program without an LLM is not 'not an LLM job': $(cat "$SCRATCH/py.json")"
+(cd "$job" && ctl check --script py.sbatch --verbose) | grep -q "program  sft.py read" ||
+	fail "check --verbose does not say which program was read"
+pass "the program a job runs is shipped and read (issue 28): values, PROGRAM_NOT_READ, not an LLM job"
+
 # Scripts as long as sbatch allows (issue 27).  The script is shipped with
 # its comment lines emptied: 300 KiB of comments before a broken launch
 # cost a byte a line, and the launch keeps its line number.

@@ -1414,6 +1414,14 @@ static void test_hostile_values(void **st)
 	CHECK(&out, JR_TP, 2147483647, S, 1, "--tensor-parallel-size");
 }
 
+/* A Python program of the job's, read and holding no LLM (issue 28: one
+ * that cannot be read leaves the workload unknown, PROGRAM_NOT_READ). */
+static const struct vfile analyse_py[] = {
+	{ CWD "/analyse.py", "import numpy as np\nimport matplotlib.pyplot as plt\n"
+			     "plt.plot(np.loadtxt('out.dat'))\nplt.savefig('out.png')\n" },
+	{ NULL, NULL },
+};
+
 /* No LLM launcher or trainer: not an LLM job, nothing kept. */
 static void test_not_llm(void **st)
 {
@@ -1424,7 +1432,7 @@ static void test_not_llm(void **st)
 		"srun -n 16 ./nbody --size 1000000\n"
 		"mpirun -np 16 ./lammps -in in.lj\n"
 		"python analyse.py --input out.dat\n";
-	struct job j = { script, NULL, 2, 8, 0, 0, NULL, 0 };
+	struct job j = { script, analyse_py, 2, 8, 0, 0, NULL, 0 };
 	struct jobread_out out;
 
 	read_job(st, &j, &out);
@@ -1722,7 +1730,7 @@ static void test_not_followed(void **st)
 {
 	struct job j = { "#!/bin/bash\nmodule load python\npython analyse.py --in x\n"
 			 "echo torchrunner deepspeedy\n# torchrun in a comment\n",
-			 NULL, 1, 8, 0, 0, NULL, 0 };
+			 analyse_py, 1, 8, 0, 0, NULL, 0 };
 	struct jobread_out out;
 
 	/* torchrun and deepspeed start any program: an LLM job's only with

@@ -216,15 +216,19 @@ static void sharding(const struct hf *h)
 		jr_set_int(h->cx, JR_FRAMEWORK, ADV_FW_DEEPSPEED, &v.src);
 	}
 	if (get(h, NAMES("--fsdp"), &v) && !v.unknown && v.text && v.text[0] &&
-	    strcasecmp(v.text, "false") != 0) {
-		int z = strstr(v.text, "hybrid_shard_zero2") || strstr(v.text, "shard_grad_op") ? 2
-		      : strstr(v.text, "full_shard") || strstr(v.text, "hybrid_shard") ? 3
-		      : strstr(v.text, "no_shard") ? 0 : -1;
+	    strcasecmp(v.text, "false") != 0)
+		jr_hf_fsdp(h->cx, v.text, &v.src);
+}
 
-		if (z >= 0) {
-			jr_set_int(h->cx, JR_ZERO, z, &v.src);
-			jr_set_int(h->cx, JR_FRAMEWORK, ADV_FW_FSDP, &v.src);
-		}
+void jr_hf_fsdp(struct jr_ctx *cx, const char *text, const struct jobread_src *src)
+{
+	int z = strstr(text, "hybrid_shard_zero2") || strstr(text, "shard_grad_op") ? 2
+	      : strstr(text, "full_shard") || strstr(text, "hybrid_shard") ? 3
+	      : strstr(text, "no_shard") ? 0 : -1;
+
+	if (z >= 0) {
+		jr_set_int(cx, JR_ZERO, z, src);
+		jr_set_int(cx, JR_FRAMEWORK, ADV_FW_FSDP, src);
 	}
 }
 
