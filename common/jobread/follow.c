@@ -65,6 +65,8 @@ static const char *const not_llm[] = {
 	"unet", "diffusion", "diffusers", "stable-diffusion", "sdxl", "dit-", "imagenet", "cifar",
 	"coco", "detectron", "yolo", "segment", "segmentation", "weather", "era5", "climate", "fourcastnet",
 	"graphcast", "alphafold", "openfold", "lammps", "gromacs", "namd", "molecular", "nbody",
+	"vision", "visiontransformer", "vision_transformer", "torchvision", "open_clip", "laion",
+	"mnist", "whisper", "wav2vec", "speech",
 };
 
 static bool word_start(const char *line, const char *p)
@@ -92,15 +94,17 @@ static const char *const llm_inside[] = { "causallm" };
 
 /*
  * w (lower case) at a word's start in lower (a lower-cased line), followed
- * by anything but a letter: "llama" in "Meta-Llama-3", "llama3" and
- * "llama_7b", not in "llamas"; "bert" not in "bertopic".
+ * by anything but a letter: "llama" in "Meta-Llama-3", "llama3",
+ * "llama_7b" and "train_llama.py", not in "llamas"; "bert" not in
+ * "bertopic".
  */
 static bool has_evidence_word(const char *lower, const char *w)
 {
 	size_t n = strlen(w);
 
+	/* '_' separates words here (ddp_visiontransformer.py, train_llama.py). */
 	for (const char *p = strstr(lower, w); p; p = strstr(p + 1, w))
-		if (word_start(lower, p) && !isalpha((unsigned char)p[n]))
+		if ((p == lower || !isalnum((unsigned char)p[-1])) && !isalpha((unsigned char)p[n]))
 			return true;
 	return false;
 }
@@ -489,11 +493,24 @@ void follow_gate(const char *text, size_t len, struct jobread_out *out)
 	const char *against = NULL;
 	size_t i;
 
-	if (!out->is_llm || !text || noted(out, ADV_CODE_PROGRAM_NOT_READ))
+	if (!out->is_llm || !text)
 		return;
 	evidence_scan(text, len, &ev);
 	if (ev.strong)
 		return;
+	/* A program that could not be read leaves the workload unknown
+	 * (PROGRAM_NOT_READ), unless the job itself says what it is: a
+	 * vision, diffusion or science job named as such, with nothing that
+	 * names an LLM, is not an LLM job. */
+	if (noted(out, ADV_CODE_PROGRAM_NOT_READ)) {
+		if (!ev.against)
+			return;
+		drop_llm(out);
+		adv_snprintf(out->not_llm_why, sizeof(out->not_llm_why),
+			     "its program was not read, and the job names '%s' (line %d), not an "
+			     "LLM, and nothing that names one", ev.against, ev.against_line);
+		return;
+	}
 	/* A model the job names that is not an LLM (an encoder, a vision
 	 * model) read by a trainer that takes any model (the HF Trainer). */
 	if (model->set && !model->unknown && model->s[0]) {
