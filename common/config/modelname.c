@@ -148,7 +148,7 @@ static size_t lead_org(char *const *words, size_t at, size_t n)
 	return 0;
 }
 
-const char *catalog_quant_name(enum catalog_quant q)
+const char *modelname_quant(enum catalog_quant q)
 {
 	static const char *const n[] = { "", "fp8", "int8", "int4", "mxfp4", "quantized" };
 	_Static_assert(ADV_ARRAY_SIZE(n) == CATALOG_QUANT_COUNT, "a name for each format");
@@ -317,7 +317,7 @@ static bool add_core(char *buf, size_t len, const char *w)
 	return ok;
 }
 
-bool catalog_name_key(const char *name, char *buf, size_t len, struct catalog_match *out)
+bool modelname_key(const char *name, char *buf, size_t len, struct catalog_match *out)
 {
 	struct catalog_match mine, *info = &mine;
 	char copy[CATALOG_MATCH_NAME_MAX + 1];
@@ -454,16 +454,16 @@ static bool model_reads(const struct adv_model *m, const char *key)
 {
 	char k[CATALOG_MATCH_NAME_MAX * 2];
 
-	if (catalog_name_key(m->name, k, sizeof(k), NULL) && !strcmp(k, key))
+	if (modelname_key(m->name, k, sizeof(k), NULL) && !strcmp(k, key))
 		return true;
 	for (size_t a = 0; a < m->n_aliases; a++)
-		if (m->aliases[a] && catalog_name_key(m->aliases[a], k, sizeof(k), NULL) &&
+		if (m->aliases[a] && modelname_key(m->aliases[a], k, sizeof(k), NULL) &&
 		    !strcmp(k, key))
 			return true;
 	return false;
 }
 
-bool catalog_match_model(const catalog_t *cat, const char *name, struct catalog_match *out)
+bool modelname_match(const catalog_t *cat, const char *name, struct catalog_match *out)
 {
 	char key[CATALOG_MATCH_NAME_MAX * 2];
 	struct catalog_match info;
@@ -481,7 +481,7 @@ bool catalog_match_model(const catalog_t *cat, const char *name, struct catalog_
 		}
 		return true;
 	}
-	if (!catalog_name_key(name, key, sizeof(key), &info))
+	if (!modelname_key(name, key, sizeof(key), &info))
 		return false;
 	n = catalog_model_count(cat);
 	for (size_t i = 0; i < n; i++) {

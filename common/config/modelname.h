@@ -49,7 +49,7 @@ struct catalog_match {
  * over CATALOG_MATCH_NAME_MAX or of more than CATALOG_MATCH_TOKENS_MAX
  * words do not match.
  */
-bool catalog_match_model(const catalog_t *cat, const char *name, struct catalog_match *out);
+bool modelname_match(const catalog_t *cat, const char *name, struct catalog_match *out);
 
 /*
  * The words a name is compared by, joined with single spaces into buf
@@ -57,9 +57,9 @@ bool catalog_match_model(const catalog_t *cat, const char *name, struct catalog_
  * suffixes say in info (may be NULL).  Returns false (buf "") for a name
  * the matcher does not read (too long, too many words, a URL, empty).
  */
-bool catalog_name_key(const char *name, char *buf, size_t len, struct catalog_match *info);
+bool modelname_key(const char *name, char *buf, size_t len, struct catalog_match *info);
 
 /* "fp8", "int8", "int4", "mxfp4", "quantized" ("" for none). */
-const char *catalog_quant_name(enum catalog_quant q);
+const char *modelname_quant(enum catalog_quant q);
 
 #endif

@@ -76,10 +76,10 @@ static void suggest_models(const catalog_t *cat, const char *name, char *fix, si
 	/* A name whose words are one model's (modelname.c: a Hub id with
 	 * -Instruct, a date, a quantization) names that model: it is the
 	 * one suggestion, with the weights its quantization suffix says. */
-	if (catalog_match_model(cat, name, &mt) && mt.model) {
+	if (modelname_match(cat, name, &mt) && mt.model) {
 		if (mt.quant != CATALOG_QUANT_NONE && mt.quant != CATALOG_QUANT_OTHER)
 			adv_snprintf(fix, len, "--llm-model=%s --llm-weights=%s", mt.model->name,
-				     catalog_quant_name(mt.quant));
+				     modelname_quant(mt.quant));
 		else
 			adv_snprintf(fix, len, "--llm-model=%s", mt.model->name);
 		return;

@@ -29,8 +29,15 @@
 #include "ctx.h"
 #include "engine/findings.h"
 #include "jobread/shell/shell.h"
-#include "reader.h"
 #include "util.h"
+
+/* The last part of a path (ctx.c stays below reader.h, which needs it). */
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
 
 /* Files the readers of one job may load (each once: cached). */
 #define JR_MAX_LOADED 24
@@ -315,7 +322,7 @@ bool jr_cmd_after(const struct jr_cmd *cmd, const char *w)
 	int n = cmd ? words_before(cmd) : 0;
 
 	for (int k = 0; k < n; k++)
-		if (cmd->rec->argv[k] && !strcmp(jr_basename(cmd->rec->argv[k]), w))
+		if (cmd->rec->argv[k] && !strcmp(base_name(cmd->rec->argv[k]), w))
 			return true;
 	return false;
 }
@@ -390,7 +397,7 @@ bool jr_cmd_env(const struct jr_cmd *cmd, const char *name, char *buf, size_t le
 
 		if (!w)
 			continue;
-		b = jr_basename(w);
+		b = base_name(w);
 		if (!strcmp(b, "docker") || !strcmp(b, "podman") || is_sing(b) || !strcmp(b, "env") ||
 		    !strcmp(b, "srun"))
 			cur = b;

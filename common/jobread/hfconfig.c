@@ -319,7 +319,7 @@ static bool name_says(struct jr_ctx *cx, const char *name, const struct catalog_
 		jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, "--llm-model=NAME",
 			"%s is catalog model %s with %s weights (-%s); training on quantized base "
 			"weights is not modelled, so the model is not taken from its name", name,
-			m->name, catalog_quant_name(mt->quant), mt->quant_text);
+			m->name, modelname_quant(mt->quant), mt->quant_text);
 		return false;
 	}
 	if (mt->quant != CATALOG_QUANT_NONE && !confirmed && w < 0 && !jr_get(cx, JR_WEIGHTS)->set) {
@@ -355,8 +355,8 @@ static bool name_says(struct jr_ctx *cx, const char *name, const struct catalog_
 	jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, "--llm-weights=16bit|fp8|int8|int4|mxfp4",
 		"%s: the -%s suffix says %s weights%s, which the catalog's %s does not confirm; "
 		"they are costed as %s, the least memory the name allows", name, mt->quant_text,
-		catalog_quant_name(mt->quant), mt->quant_bits_assumed ? " (4-bit taken: the bits "
-		"are not in the name)" : "", m->name, catalog_quant_name(mt->quant));
+		modelname_quant(mt->quant), mt->quant_bits_assumed ? " (4-bit taken: the bits "
+		"are not in the name)" : "", m->name, modelname_quant(mt->quant));
 	return true;
 }
 
@@ -405,7 +405,7 @@ void jr_model_ref(struct jr_ctx *cx, const char *name, const struct jobread_src 
 	/* Not a directory here (or one without a readable config.json):
 	 * the name says which model when one catalog model fits its words
 	 * (modelname.c). */
-	if (cat && catalog_match_model(cat, name, &mt) && name_says(cx, name, &mt, src))
+	if (cat && modelname_match(cat, name, &mt) && name_says(cx, name, &mt, src))
 		return;
 	/* A name no Hub id can be is a directory on the cluster: what model it
 	 * holds is not known before the job runs. */
@@ -441,7 +441,7 @@ const struct adv_model *jr_catalog_tokenizer(const catalog_t *cat, const char *n
 	for (int k = 0; k < 2; k++) {
 		slash = strrchr(dir, '/');
 		base = slash ? slash + 1 : dir;
-		if (*base && catalog_match_model(cat, base, &mt))
+		if (*base && modelname_match(cat, base, &mt))
 			return mt.model;
 		if (!slash || !strchr(base, '.'))
 			break;
@@ -489,7 +489,7 @@ const struct adv_model *jr_catalog_variant(const catalog_t *cat, const char *nam
 	{
 		struct catalog_match mt;
 
-		if (catalog_match_model(cat, name, &mt) && mt.quant == CATALOG_QUANT_NONE)
+		if (modelname_match(cat, name, &mt) && mt.quant == CATALOG_QUANT_NONE)
 			return mt.model;
 	}
 	return NULL;

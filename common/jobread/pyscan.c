@@ -318,7 +318,7 @@ struct frame {
 };
 
 struct parser {
-	struct py_scan *out;
+	struct pyscan_run *out;
 	py_want_fn want;
 	void *arg;
 	struct frame f[PY_MAX_DEPTH];
@@ -398,7 +398,7 @@ static void value_tok(struct frame *f, const struct tok *t)
 /* The item of a call frame ends (',' or ')'): kept as an argument. */
 static void item_end(struct parser *ps, struct frame *f)
 {
-	struct py_scan *o = ps->out;
+	struct pyscan_run *o = ps->out;
 	struct py_arg *a;
 
 	if (f->ntok == 0 && !f->kw[0] && !f->minus) {
@@ -427,7 +427,7 @@ static void item_end(struct parser *ps, struct frame *f)
 	item_reset(f);
 }
 
-static void import_add(struct py_scan *o, const char *a, const char *b, int line)
+static void import_add(struct pyscan_run *o, const char *a, const char *b, int line)
 {
 	struct py_import *im;
 
@@ -450,7 +450,7 @@ static void import_add(struct py_scan *o, const char *a, const char *b, int line
 /* The statement ends: "NAME = VALUE" is kept. */
 static void statement_end(struct parser *ps, struct frame *f)
 {
-	struct py_scan *o = ps->out;
+	struct pyscan_run *o = ps->out;
 
 	if (f->st == ST_IMPORT)
 		import_add(o, f->mod, NULL, f->vline > 0 ? f->vline : 0);
@@ -505,7 +505,7 @@ static void mod_tok(char *buf, size_t len, const struct tok *t)
 }
 
 /* "import a.b as c, d" and "from .a import b as c, d". */
-static void import_tok(struct py_scan *o, struct frame *f, const struct tok *t)
+static void import_tok(struct pyscan_run *o, struct frame *f, const struct tok *t)
 {
 	bool name = t->k == T_NAME;
 
@@ -544,7 +544,7 @@ static void import_tok(struct py_scan *o, struct frame *f, const struct tok *t)
 }
 
 /* The statement frame's own view of a token at depth 0. */
-static bool statement_tok(struct py_scan *o, struct frame *f, const struct tok *t)
+static bool statement_tok(struct pyscan_run *o, struct frame *f, const struct tok *t)
 {
 	switch (f->st) {
 	case ST_IMPORT: case ST_FROM: case ST_FROM_NAMES:
@@ -631,7 +631,7 @@ static void chain_tok(struct frame *f, const struct tok *t)
 static void open_bracket(struct parser *ps, const struct tok *t)
 {
 	struct frame *f = &ps->f[ps->depth - 1], *c;
-	struct py_scan *o = ps->out;
+	struct pyscan_run *o = ps->out;
 	bool call = t->c == '(' && f->live && f->last == T_NAME && !f->def && !is_keyword(f->chain);
 	int idx = -1;
 
@@ -690,14 +690,14 @@ static void close_bracket(struct parser *ps, const struct tok *t)
 	chain_tok(p, t);
 }
 
-void py_scan(const char *text, size_t len, py_want_fn want, void *arg, struct py_scan *out)
+void pyscan_run(const char *text, size_t len, py_want_fn want, void *arg, struct pyscan_run *out)
 {
 	struct parser *ps;
 	struct parser local;
 	struct lex lx = { text, text ? text + len : text, 1, 0 };
 	struct tok t;
 
-	memset(out, 0, offsetof(struct py_scan, calls));
+	memset(out, 0, offsetof(struct pyscan_run, calls));
 	out->n_imports = 0;
 	ps = &local;
 	memset(ps, 0, offsetof(struct parser, f));
@@ -768,14 +768,14 @@ void py_scan(const char *text, size_t len, py_want_fn want, void *arg, struct py
 	out->lines = lx.line - (len > 0 && text[len - 1] == '\n' ? 1 : 0);
 }
 
-const char *py_last(const char *name)
+const char *pyscan_last(const char *name)
 {
 	const char *d = strrchr(name, '.');
 
 	return d ? d + 1 : name;
 }
 
-void py_owner(const char *name, char *buf, size_t len)
+void pyscan_owner(const char *name, char *buf, size_t len)
 {
 	const char *d = strrchr(name, '.'), *s;
 

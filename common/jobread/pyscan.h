@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 /* Bounds: what a scan keeps at most (a program with more is read in part:
- * py_scan.cut). */
+ * pyscan_run.cut). */
 #define PY_MAX_CALLS 512
 #define PY_MAX_ARGS 1024
 #define PY_MAX_ASSIGN 512
@@ -70,7 +70,7 @@ struct py_import {
 /* Which calls to keep (by their dotted name as written); arg as given. */
 typedef bool (*py_want_fn)(const char *name, void *arg);
 
-struct py_scan {
+struct pyscan_run {
 	int lines;
 	bool cut;                  /* a bound was reached: what follows was not kept */
 	int n_calls, n_args, n_assign;
@@ -84,11 +84,11 @@ struct py_scan {
 /* Scans text (len bytes, any content) into *out, keeping the calls want
  * accepts (all when want is NULL), every assignment and every import.
  * Linear in len; never fails. */
-void py_scan(const char *text, size_t len, py_want_fn want, void *arg, struct py_scan *out);
+void pyscan_run(const char *text, size_t len, py_want_fn want, void *arg, struct pyscan_run *out);
 
 /* The last component of a dotted name ("a.b.from_pretrained" ->
  * "from_pretrained"), and the one before it ("" when none). */
-const char *py_last(const char *name);
-void py_owner(const char *name, char *buf, size_t len);
+const char *pyscan_last(const char *name);
+void pyscan_owner(const char *name, char *buf, size_t len);
 
 #endif

@@ -6,7 +6,7 @@
  * (catalog.h): a failed load names the input in its message and leaves the
  * catalog as it was, and loading the same names twice is refused.  Every
  * model of an accepted catalog has its parameters computed and every name
- * and alias found again (also through catalog_match_model, whose word
+ * and alias found again (also through modelname_match, whose word
  * matching reads the fuzzed names, alone and with suffixes added), and the
  * engine checks a few jobs of the first
  * models on the first GPUs (engine_check.h).
@@ -37,12 +37,12 @@ static void check_loaded(const catalog_t *cat)
 		char suffixed[ADV_NAME_MAX + 32];
 
 		FUZZ_ASSERT(catalog_find_model(cat, m->name) == m);
-		FUZZ_ASSERT(catalog_match_model(cat, m->name, &mt) && mt.model == m && mt.exact);
+		FUZZ_ASSERT(modelname_match(cat, m->name, &mt) && mt.model == m && mt.exact);
 		for (size_t a = 0; a < m->n_aliases; a++)
 			FUZZ_ASSERT(catalog_find_model(cat, m->aliases[a]) == m);
 		/* Another model may read the same words: then none matches. */
 		snprintf(suffixed, sizeof(suffixed), "org/%s-Instruct-GPTQ-Int4", m->name);
-		if (catalog_match_model(cat, suffixed, &mt))
+		if (modelname_match(cat, suffixed, &mt))
 			FUZZ_ASSERT(mt.model != NULL);
 		catalog_model_params(m, &p);
 		FUZZ_ASSERT(!isnan(p.total) && p.total >= 0);

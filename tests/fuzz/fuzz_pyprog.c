@@ -4,7 +4,7 @@
  * reader of the program (common/jobread/fw/fw_python.c) through the whole
  * job reader and the engine.
  *
- * Input: a Python program.  py_scan reads it; then a fixed batch script
+ * Input: a Python program.  pyscan_run reads it; then a fixed batch script
  * runs it ("python prog.py --model_name X --bs 2", one node of 8 H100)
  * and every file the reader asks for (the program, a DeepSpeed JSON it
  * names, a model's config.json) is served the same input.
@@ -59,7 +59,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static void check_scan(const struct py_scan *s)
+static void check_scan(const struct pyscan_run *s)
 {
 	FUZZ_ASSERT(s->n_calls >= 0 && s->n_calls <= PY_MAX_CALLS);
 	FUZZ_ASSERT(s->n_args >= 0 && s->n_args <= PY_MAX_ARGS);
@@ -94,7 +94,7 @@ static void check_scan(const struct py_scan *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct py_scan scan;
+	static struct pyscan_run scan;
 	static struct jobread_out out;
 	static struct adv_result res;
 	static char *const argv[] = { "--model_name", "meta-llama/Meta-Llama-3-8B", "--bs", "2", NULL };
@@ -105,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct adv_finding pre[16];
 	struct adv_request req;
 
-	py_scan((const char *)data, size, NULL, NULL, &scan);
+	pyscan_run((const char *)data, size, NULL, NULL, &scan);
 	check_scan(&scan);
 
 	memset(&in, 0, sizeof(in));

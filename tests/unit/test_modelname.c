@@ -44,7 +44,7 @@ static void key_is(const char *name, const char *want)
 {
 	char k[400];
 
-	catalog_name_key(name, k, sizeof(k), NULL);
+	modelname_key(name, k, sizeof(k), NULL);
 	if (strcmp(k, want))
 		print_error("%s: key '%s', want '%s'\n", name, k, want);
 	assert_string_equal(k, want);
@@ -105,38 +105,38 @@ static void test_suffixes(void **st)
 	struct catalog_match mt;
 	char k[400];
 
-	assert_true(catalog_name_key("meta-llama/Llama-3.1-405B-Instruct-FP8", k, sizeof(k), &mt));
+	assert_true(modelname_key("meta-llama/Llama-3.1-405B-Instruct-FP8", k, sizeof(k), &mt));
 	assert_int_equal(mt.quant, CATALOG_QUANT_FP8);
 	assert_string_equal(mt.quant_text, "FP8");
 	assert_string_equal(mt.variant, "Instruct");
-	assert_true(catalog_name_key("Qwen/Qwen2.5-72B-Instruct-GPTQ-Int8", k, sizeof(k), &mt));
+	assert_true(modelname_key("Qwen/Qwen2.5-72B-Instruct-GPTQ-Int8", k, sizeof(k), &mt));
 	assert_int_equal(mt.quant, CATALOG_QUANT_INT8);
 	assert_false(mt.quant_bits_assumed);
 	assert_string_equal(mt.quant_text, "GPTQ-Int8");
-	assert_true(catalog_name_key("TheBloke/Llama-3-8B-GPTQ", k, sizeof(k), &mt));
+	assert_true(modelname_key("TheBloke/Llama-3-8B-GPTQ", k, sizeof(k), &mt));
 	assert_int_equal(mt.quant, CATALOG_QUANT_INT4);
 	assert_true(mt.quant_bits_assumed);
-	assert_true(catalog_name_key("unsloth/Llama-3.3-70B-Instruct-bnb-4bit", k, sizeof(k), &mt));
+	assert_true(modelname_key("unsloth/Llama-3.3-70B-Instruct-bnb-4bit", k, sizeof(k), &mt));
 	assert_int_equal(mt.quant, CATALOG_QUANT_INT4);
-	assert_true(catalog_name_key("x/Llama-3.1-8B-bnb", k, sizeof(k), &mt));
+	assert_true(modelname_key("x/Llama-3.1-8B-bnb", k, sizeof(k), &mt));
 	assert_int_equal(mt.quant, CATALOG_QUANT_OTHER);
-	assert_true(catalog_name_key("RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8-dynamic", k, sizeof(k),
+	assert_true(modelname_key("RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8-dynamic", k, sizeof(k),
 				     &mt));
 	assert_int_equal(mt.quant, CATALOG_QUANT_FP8);
 	assert_string_equal(mt.quant_text, "FP8-dynamic");
-	assert_true(catalog_name_key("mistralai/Mistral-Nemo-Instruct-2407", k, sizeof(k), &mt));
+	assert_true(modelname_key("mistralai/Mistral-Nemo-Instruct-2407", k, sizeof(k), &mt));
 	assert_string_equal(mt.date, "2407");
 	assert_int_equal(mt.quant, CATALOG_QUANT_NONE);
 	/* Not dates: 2048 (no month 20, no year 2020 on), 1300. */
 	key_is("gpt-2048", "gpt 2048");
 	key_is("m-7b-1300", "m 7b 1300");
-	assert_string_equal(catalog_quant_name(CATALOG_QUANT_MXFP4), "mxfp4");
-	assert_string_equal(catalog_quant_name(CATALOG_QUANT_COUNT), "");
+	assert_string_equal(modelname_quant(CATALOG_QUANT_MXFP4), "mxfp4");
+	assert_string_equal(modelname_quant(CATALOG_QUANT_COUNT), "");
 }
 
 static const char *match(const catalog_t *cat, const char *name, struct catalog_match *mt)
 {
-	return catalog_match_model(cat, name, mt) ? mt->model->name : NULL;
+	return modelname_match(cat, name, mt) ? mt->model->name : NULL;
 }
 
 static void matches(const catalog_t *cat, const char *name, const char *want)
@@ -242,13 +242,13 @@ static void test_shipped_keys_unique(void **st)
 		struct catalog_match mt;
 		char variant[ADV_NAME_MAX + 40];
 
-		assert_true(catalog_match_model(cat, m->name, &mt));
+		assert_true(modelname_match(cat, m->name, &mt));
 		assert_ptr_equal(mt.model, m);
 		for (size_t a = 0; a < m->n_aliases; a++) {
 			snprintf(variant, sizeof(variant), "%s-Instruct", m->aliases[a]);
-			if (!catalog_match_model(cat, variant, &mt) || mt.model != m)
+			if (!modelname_match(cat, variant, &mt) || mt.model != m)
 				print_error("%s: does not match %s alone\n", variant, m->name);
-			assert_true(catalog_match_model(cat, variant, &mt));
+			assert_true(modelname_match(cat, variant, &mt));
 			assert_ptr_equal(mt.model, m);
 		}
 	}
@@ -270,17 +270,17 @@ static void test_bounds(void **st)
 	no_match(cat, "////");
 	/* A key that does not fit is no key (a cut one could read as another
 	 * model's), and the buffer is never overrun. */
-	assert_false(catalog_name_key("Meta-Llama-3.1-70B-Instruct-with-many-more-words-here", k, 8,
+	assert_false(modelname_key("Meta-Llama-3.1-70B-Instruct-with-many-more-words-here", k, 8,
 				      NULL));
 	assert_string_equal(k, "");
-	assert_true(catalog_name_key("llama3-8b", k, 12, NULL));
+	assert_true(modelname_key("llama3-8b", k, 12, NULL));
 	assert_string_equal(k, "llama 3 8b");
 	/* 160 characters of letter-digit pairs: 320 with the spaces, which
 	 * the matcher's own buffers hold. */
 	memset(longname, 0, sizeof(longname));
 	for (int i = 0; i < 80; i++)
 		memcpy(longname + 2 * i, "a1", 2);
-	assert_false(catalog_match_model(cat, longname, NULL));
+	assert_false(modelname_match(cat, longname, NULL));
 }
 
 int main(void)

@@ -28,16 +28,16 @@
 
 /* ---- the scanner ------------------------------------------------------------------ */
 
-static struct py_scan *scan(const char *text)
+static struct pyscan_run *scan(const char *text)
 {
-	struct py_scan *s = malloc(sizeof(*s));
+	struct pyscan_run *s = malloc(sizeof(*s));
 
 	assert_non_null(s);
-	py_scan(text, strlen(text), NULL, NULL, s);
+	pyscan_run(text, strlen(text), NULL, NULL, s);
 	return s;
 }
 
-static int call_named(const struct py_scan *s, const char *name)
+static int call_named(const struct pyscan_run *s, const char *name)
 {
 	for (int c = 0; c < s->n_calls; c++)
 		if (!strcmp(s->calls[c].name, name))
@@ -45,7 +45,7 @@ static int call_named(const struct py_scan *s, const char *name)
 	return -1;
 }
 
-static const struct py_arg *arg_kw(const struct py_scan *s, int call, const char *kw, int pos)
+static const struct py_arg *arg_kw(const struct pyscan_run *s, int call, const char *kw, int pos)
 {
 	for (int i = 0; i < s->n_args; i++)
 		if (s->args[i].call == call && (kw ? !strcmp(s->args[i].kw, kw) : s->args[i].pos == pos))
@@ -56,7 +56,7 @@ static const struct py_arg *arg_kw(const struct py_scan *s, int call, const char
 static void test_scan_calls_and_literals(void **st)
 {
 	(void)st;
-	struct py_scan *s = scan(
+	struct pyscan_run *s = scan(
 		/* 1 */ "# from_pretrained(\"not/this\") in a comment\n"
 		/* 2 */ "import torch\n"
 		/* 3 */ "doc = '''a from_pretrained(\"nor/this\")\n"
@@ -103,7 +103,7 @@ static void test_scan_calls_and_literals(void **st)
 static void test_scan_assignments(void **st)
 {
 	(void)st;
-	struct py_scan *s = scan(
+	struct pyscan_run *s = scan(
 		/* 1 */ "MODEL = \"meta-llama/Meta-Llama-3-8B\"\n"
 		/* 2 */ "@dataclass\n"
 		/* 3 */ "class Args:\n"
@@ -159,7 +159,7 @@ static void test_scan_assignments(void **st)
 static void test_scan_imports(void **st)
 {
 	(void)st;
-	struct py_scan *s = scan(
+	struct pyscan_run *s = scan(
 		/* 1 */ "import os, lab.train as t\n"
 		/* 2 */ "from .model import build, Net as N\n"
 		/* 3 */ "from pkg import (a, b)\n"
@@ -186,27 +186,27 @@ static void test_scan_hostile(void **st)
 	};
 	size_t big = 1u << 20;
 	char *t = malloc(big + 1);
-	struct py_scan *s = malloc(sizeof(*s));
+	struct pyscan_run *s = malloc(sizeof(*s));
 	clock_t c0 = clock();
 
 	assert_non_null(t);
 	assert_non_null(s);
 	for (size_t k = 0; k < sizeof(small) / sizeof(small[0]); k++)
-		py_scan(small[k], strlen(small[k]), NULL, NULL, s);
-	py_scan("def f(model='x'): pass", 22, NULL, NULL, s);
+		pyscan_run(small[k], strlen(small[k]), NULL, NULL, s);
+	pyscan_run("def f(model='x'): pass", 22, NULL, NULL, s);
 	assert_int_equal(call_named(s, "f"), -1);
 	/* 1 MiB of '(' : deeper than PY_MAX_DEPTH, skipped by counting. */
 	memset(t, '(', big);
-	py_scan(t, big, NULL, NULL, s);
+	pyscan_run(t, big, NULL, NULL, s);
 	/* 1 MiB of calls: the bound on calls kept. */
 	for (size_t i = 0; i + 8 <= big; i += 8)
 		memcpy(t + i, "f(a=1)\n ", 8);
-	py_scan(t, big, NULL, NULL, s);
+	pyscan_run(t, big, NULL, NULL, s);
 	assert_int_equal(s->n_calls, PY_MAX_CALLS);
 	assert_true(s->cut);
 	/* Not NUL-terminated: the scanner reads len bytes only. */
 	memcpy(t, "x = 'abc", 8);
-	py_scan(t, 8, NULL, NULL, s);
+	pyscan_run(t, 8, NULL, NULL, s);
 	assert_true((double)(clock() - c0) / CLOCKS_PER_SEC < 5.0);
 	free(t);
 	free(s);

@@ -232,7 +232,7 @@ struct pyr {
 	struct jr_ctx *cx;
 	const struct jr_cmd *prog;
 	const char *display;       /* the program as the job names it */
-	struct py_scan *s;
+	struct pyscan_run *s;
 	enum role role[PY_MAX_CALLS];
 	int n_params;
 	struct param params[PYR_MAX_PARAMS];
@@ -266,9 +266,9 @@ static bool owner_match(const char *want, const char *owner)
 static enum role role_of(const char *name)
 {
 	char owner[PY_NAME_MAX];
-	const char *last = py_last(name);
+	const char *last = pyscan_last(name);
 
-	py_owner(name, owner, sizeof(owner));
+	pyscan_owner(name, owner, sizeof(owner));
 	for (size_t k = 0; k < ADV_ARRAY_SIZE(callees); k++)
 		if (!strcmp(callees[k].name, last) && owner_match(callees[k].owner, owner))
 			return callees[k].role;
@@ -464,7 +464,7 @@ static void resolve_text(const struct pyr *r, enum py_kind kind, const char *tex
 	}
 	/* args.NAME, script_args.NAME, training_args.NAME: a parameter. */
 	{
-		const struct param *p = param_of(r, py_last(text));
+		const struct param *p = param_of(r, pyscan_last(text));
 		char k[PY_KW_MAX];
 
 		adv_strlcpy(k, key, sizeof(k));
@@ -504,7 +504,7 @@ static void add_param_names(struct param *p, const char *name)
 
 static void params(struct pyr *r)
 {
-	struct py_scan *s = r->s;
+	struct pyscan_run *s = r->s;
 
 	for (int c = 0; c < s->n_calls && r->n_params < PYR_MAX_PARAMS; c++) {
 		struct param *p = &r->params[r->n_params];
@@ -638,7 +638,7 @@ static void task_at(struct pyr *r, struct found *fd, int call)
 {
 	if (fd->task_src_set)
 		return;
-	src_at(r, &fd->task_src, r->s->calls[call].line, py_last(r->s->calls[call].name),
+	src_at(r, &fd->task_src, r->s->calls[call].line, pyscan_last(r->s->calls[call].name),
 	       JR_STYLE_DERIVED);
 	fd->task_src_set = true;
 }
@@ -884,7 +884,7 @@ static void calls(struct pyr *r, struct found *fd)
 			ds_cli(r, c);
 			break;
 		case R_TO_DEVICE:
-			if (!strcmp(py_last(r->s->calls[c].name), "cuda"))
+			if (!strcmp(pyscan_last(r->s->calls[c].name), "cuda"))
 				fd->one_device = true;
 			break;
 		default:
@@ -1112,7 +1112,7 @@ static void modules(struct pyr *r, struct found *fd, const char *path, bool is_m
 		m->prog = r->prog;
 		m->display = cand;
 		m->n_params = 0;
-		py_scan(text, tl, want_call, NULL, m->s);
+		pyscan_run(text, tl, want_call, NULL, m->s);
 		for (int c = 0; c < m->s->n_calls; c++)
 			m->role[c] = role_of(m->s->calls[c].name);
 		calls(m, fd);
@@ -1215,7 +1215,7 @@ static int py_program(struct jr_ctx *cx, const struct jr_cmd *prog, bool is_modu
 	r->prog = prog;
 	r->display = display;
 	r->n_params = 0;
-	py_scan(text, len, want_call, NULL, r->s);
+	pyscan_run(text, len, want_call, NULL, r->s);
 	for (int c = 0; c < r->s->n_calls; c++)
 		r->role[c] = role_of(r->s->calls[c].name);
 	params(r);
