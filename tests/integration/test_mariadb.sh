@@ -270,7 +270,11 @@ c=0
 while [ $c -lt 32 ]; do wait "$(eval echo "\$hpid_$c")"; c=$((c + 1)); done
 cat "$SCRATCH"/hacks.* | awk '$1 == "ack" {print $3}' | sort -u > "$SCRATCH/hacked"
 hacked=$(wc -l < "$SCRATCH/hacked")
-[ "$hacked" -gt 1000 ] || fail "only $hacked decisions acknowledged around the hang: $(grep -hv '^ack' "$SCRATCH"/hacks.* | head -n 3)"
+# Enough for the kill to land among acknowledged decisions: 1000 on a quiet
+# machine, fewer where the daemon runs slower (TSan beside other lanes
+# acknowledged 773: WAIT_SCALE_PCT).
+hack_min=$((1000 * 100 / WAIT_SCALE_PCT))
+[ "$hacked" -gt "$hack_min" ] || fail "only $hacked decisions acknowledged around the hang (want more than $hack_min): $(grep -hv '^ack' "$SCRATCH"/hacks.* | head -n 3)"
 # What waits for the hung server is on disk, not in memory.  Under ASan or
 # valgrind (ADVISOR_LAX_TIMING) freed memory is held back in their
 # quarantine, so RSS grows with every request whatever waits where: there
