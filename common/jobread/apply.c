@@ -501,6 +501,23 @@ static void step_note(const struct jobread_out *out, const struct adv_request *r
 			     "run is not judged", where);
 }
 
+/* RANK_EXPANDED_ONCE (launch.c): a reject only where the launch surely runs. */
+static void rank_note(const struct jobread_out *out, struct adv_finding *pre, int max, int *n)
+{
+	struct adv_finding *f;
+	enum adv_severity sev = out->rank_sev;
+
+	if (!out->rank_once.message[0])
+		return;
+	if (sev == ADV_SEV_REJECT && out->launch_uncertain)
+		sev = ADV_SEV_WARN;
+	f = pre_slot(pre, max, n, out->rank_once.code, sev);
+	if (!f)
+		return;
+	adv_strlcpy(f->message, out->rank_once.message, sizeof(f->message));
+	adv_strlcpy(f->fix, out->rank_once.fix, sizeof(f->fix));
+}
+
 static void apply_world(const struct jobread_out *out, struct adv_request *req)
 {
 	const struct jobread_value *w = &out->v[JR_WORLD], *nd = &out->v[JR_NODES];
@@ -671,6 +688,7 @@ int jobread_apply(const catalog_t *cat, struct jobread_out *out, struct adv_requ
 		req->wl.fp8_params = true;
 	apply_world(out, req);
 	step_note(out, req, pre, max, &n);
+	rank_note(out, pre, max, &n);
 	apply_gas(out, req);
 	apply_ckpt(out, req);
 	apply_unknowns(out, req, pre, max, &n);
@@ -868,7 +886,8 @@ static void ckpt_fix(const struct jobread_out *out, const struct adv_result *res
 	fix_field(out, JR_CKPT_TIME, dur, buf, len);
 }
 
-/* WORLD_SIZE_MISMATCH without a layout fix: the launcher's counts. */
+/* WORLD_SIZE_MISMATCH, or GPUS_IDLE of a launch that starts too few
+ * processes, without a layout fix: the launcher's counts. */
 static void world_fix(const struct jobread_out *out, const struct adv_result *res, char *buf,
 		      size_t len)
 {
@@ -1045,7 +1064,8 @@ static void finding_fix(const struct jobread_out *out, const struct adv_result *
 		fix_field(out, JR_RECOMPUTE, val, f->fix_job, sizeof(f->fix_job));
 	if (fix_option(f->fix, "ckpt", val, sizeof(val)))
 		ckpt_fix(out, res, val, f->fix_job, sizeof(f->fix_job));
-	if (!f->fix_job[0] && engine_finding_is(f, ADV_CODE_WORLD_SIZE_MISMATCH))
+	if (!f->fix_job[0] && (engine_finding_is(f, ADV_CODE_WORLD_SIZE_MISMATCH) ||
+			       (engine_finding_is(f, ADV_CODE_GPUS_IDLE) && out->v[JR_WORLD].set)))
 		world_fix(out, res, f->fix_job, sizeof(f->fix_job));
 	/* A resource fix with the layout that uses it (fixcheck.c): the
 	 * job's flags alone would leave it on the GPUs it has. */

@@ -38,6 +38,11 @@ struct jr_cmd {
 	const bool *unknown;      /* per argument: value not known statically (may be NULL) */
 	const int *word_line;     /* per argument: line it was written on (may be NULL) */
 	const char *const *word_file;  /* per argument: file it was written in (may be NULL) */
+	/* per argument: holds the batch shell's own rank variable
+	 * ($SLURM_NODEID, $SLURM_PROCID, $SLURM_LOCALID) expanded once,
+	 * before srun starts its tasks (may be NULL: none, or a command of
+	 * an inner shell, which each task runs itself) */
+	const bool *batch_rank;
 };
 
 /* ---- for the orchestrator (jobread.c) -------------------------------------- */

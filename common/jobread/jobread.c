@@ -53,8 +53,9 @@ static void set_var_int(sh_t *sh, const char *name, int v)
 	}
 }
 
-/* Slurm's output variables as the job will see them (sbatch(1)). */
-static void set_slurm_vars(sh_t *sh, const struct jobread_input *in)
+/* Slurm's output variables as the job will see them (sbatch(1)).  batch:
+ * sh runs the batch script itself (not a script a task runs). */
+static void set_slurm_vars(sh_t *sh, const struct jobread_input *in, bool batch)
 {
 	int nodes = in->res.nodes, gpn = in->res.gpus_per_node, ntasks = in->ntasks;
 
@@ -100,10 +101,18 @@ static void set_slurm_vars(sh_t *sh, const struct jobread_input *in)
 		sh_setvar(sh, set_unknown[k], "", true, true);
 	if (!one_partition)
 		sh_setvar(sh, "SLURM_JOB_PARTITION", "", true, true);
-	/* Rank placeholders: every rank runs the same command. */
-	sh_setvar(sh, "SLURM_NODEID", "0", true, false);
-	sh_setvar(sh, "SLURM_PROCID", "0", true, false);
-	sh_setvar(sh, "SLURM_LOCALID", "0", true, false);
+	/* Rank placeholders: every rank runs the same command.  The batch
+	 * script runs as task 0 of node 0 of the batch step (sbatch(1),
+	 * OUTPUT ENVIRONMENT VARIABLES): there the value is 0, and a word
+	 * that holds it is marked (sh_mark_file), since what it gives an
+	 * srun on several nodes is the same 0 on each (RANK_EXPANDED_ONCE). */
+	static const char *const ranks[] = { "SLURM_NODEID", "SLURM_PROCID", "SLURM_LOCALID" };
+
+	for (size_t k = 0; k < ADV_ARRAY_SIZE(ranks); k++)
+		if (batch)
+			sh_setvar_at(sh, ranks[k], "0", true, false, 1, sh_mark_file);
+		else
+			sh_setvar(sh, ranks[k], "0", true, false);
 }
 
 static void set_env(sh_t *sh, const struct jobread_input *in)
@@ -237,8 +246,11 @@ static int try_trainers(struct jr_ctx *cx, struct jobread_out *out, const struct
 static int try_command(struct jr_ctx *cx, struct jobread_out *out, const struct sh_cmd *c,
 		       const bool *unknown, struct jr_cmd *prog, int *at)
 {
+	/* The marks of the batch shell's rank variables (set_slurm_vars)
+	 * hold for its own commands only: an inner shell (srun bash -c
+	 * '...') expands them again in each task. */
 	struct jr_cmd cmd = { c->file, c->line, c->argc, c->argv, unknown, c->word_line,
-			      c->word_file };
+			      c->word_file, c->inner ? NULL : c->marked };
 	bool is_module = false, was_llm = out->is_llm;
 
 	out->is_llm = false;
@@ -378,7 +390,7 @@ static int follow_script(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, c
 		return TRY_NONE;
 	}
 	set_env(sub, jr_input(cx));
-	set_slurm_vars(sub, jr_input(cx));
+	set_slurm_vars(sub, jr_input(cx), false);
 	inherit_vars(sub, sh, text, len);
 	command_env(sub, c, (int)(prog->argv - c->argv) + at);
 	o = (size_t)adv_snprintf(buf, cap, "set --");
@@ -652,7 +664,7 @@ void jobread_read(const catalog_t *cat, const struct jobread_input *in, struct j
 	if (!cx)
 		goto done;
 	set_env(sh, in);
-	set_slurm_vars(sh, in);
+	set_slurm_vars(sh, in, in->script != NULL);
 	if (!text && in->argc > 0) {
 		cmdline = command_text(in, &len);
 		text = cmdline;

@@ -129,6 +129,13 @@ struct jobread_out {
 	 * known before the job runs, 0 when the step has the whole job. */
 	int step_nodes;
 	struct jobread_src step_src;
+	/* RANK_EXPANDED_ONCE (launch.c): the launch's rank flag holds the
+	 * batch shell's own rank, the same on every node; rank_sev is
+	 * ADV_SEV_REJECT where that is a proof, ADV_SEV_WARN where it rests
+	 * on a value not known before the job runs; message "" = none.  Kept
+	 * apart from notes[], which may be full. */
+	struct jobread_note rank_once;
+	enum adv_severity rank_sev;
 	/* A server's KV cache in fp8 (vLLM/SGLang --kv-cache-dtype fp8*). */
 	bool kv_fp8;
 	/* SGLang: the share holds weights and KV cache only (memory.c). */

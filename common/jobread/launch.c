@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "ctx.h"
+#include "engine/findings.h"
 #include "reader.h"
 #include "util.h"
 
@@ -81,6 +82,7 @@ static struct jr_cmd sub(const struct jr_cmd *c, int from, int n)
 	s.unknown = c->unknown ? c->unknown + from : NULL;
 	s.word_line = c->word_line ? c->word_line + from : NULL;
 	s.word_file = c->word_file ? c->word_file + from : NULL;
+	s.batch_rank = c->batch_rank ? c->batch_rank + from : NULL;
 	return s;
 }
 
@@ -1030,8 +1032,90 @@ static long long nnodes_value(struct jr_ctx *cx, const struct found *f)
 	return 0;
 }
 
-static void read_torchrun(struct jr_ctx *cx, const struct jr_cmd *opts)
+/*
+ * The rank flag of a launcher that an srun step starts once per task,
+ * written with the batch shell's own $SLURM_NODEID / $SLURM_PROCID /
+ * $SLURM_LOCALID (jr_cmd.batch_rank): the batch shell expands it once,
+ * to 0, before srun starts the tasks, so every copy gets the same rank.
+ * copies: the tasks of the srun step (0: no srun, -1: not known);
+ * nodes: the nodes the launcher is told to expect (0: not known).
+ * used: how the launcher takes the flag: 1 it is the rank (torchrun's
+ * static rendezvous), 0 it is ignored (a dynamic rendezvous), -1 that is
+ * decided at run time.  A proof (reject) when every copy surely takes the
+ * same rank; a warning that says why where one of these is not known.
+ */
+static void rank_once(struct jr_ctx *cx, const struct jr_cmd *opts, const struct found *f,
+		      long long copies, long long nodes, int used, const char *why_used)
 {
+	struct jobread_out *out = jr_out(cx);
+	int vi = f->idx;
+	bool proof;
+
+	if (f->idx < 0 || !opts->batch_rank || copies == 0 || copies == 1 || nodes == 1 ||
+	    used == 0 || out->rank_once.message[0])
+		return;
+	/* "--node_rank V" (the value is the next word) or "--node_rank=V". */
+	if (!strchr(opts->argv[f->idx], '=') && f->idx + 1 < opts->argc)
+		vi = f->idx + 1;
+	if (!opts->batch_rank[vi])
+		return;
+	proof = copies > 1 && nodes > 1 && used == 1;
+	out->rank_sev = proof ? ADV_SEV_REJECT : ADV_SEV_WARN;
+	adv_strlcpy(out->rank_once.code, engine_code_name(ADV_CODE_RANK_EXPANDED_ONCE),
+		    sizeof(out->rank_once.code));
+	{
+		char tasks[48];
+
+		if (copies > 0)
+			adv_snprintf(tasks, sizeof(tasks), "its %lld tasks", copies);
+		else
+			adv_strlcpy(tasks, "its tasks", sizeof(tasks));
+		adv_snprintf(out->rank_once.message, sizeof(out->rank_once.message),
+			     "%s:%d: %s is given a rank variable of the batch shell ($SLURM_NODEID, "
+			     "$SLURM_PROCID or $SLURM_LOCALID), expanded once, to 0, before srun starts "
+			     "%s: every copy of %s starts as the same rank; %s", f->src.file,
+			     f->src.line, f->which, tasks,
+			     jr_basename(opts->argv[0]),
+			     proof ? why_used
+			     : copies < 0 ? "it fails if the step starts more than one task, which is "
+					    "decided at run time"
+			     : nodes <= 0 ? "it fails if the launcher expects more than one node, which "
+					    "is decided at run time"
+			     : why_used);
+	}
+	adv_snprintf(out->rank_once.fix, sizeof(out->rank_once.fix),
+		     "let each task expand it: srun bash -c '... %s $SLURM_NODEID ...' (single "
+		     "quotes), or a rendezvous that assigns ranks itself (torchrun --rdzv_backend "
+		     "c10d --rdzv_endpoint HOST:PORT)", f->which);
+}
+
+/*
+ * torchrun's rendezvous backend (torch/distributed/run.py, get_args_parser:
+ * --rdzv-backend/--rdzv_backend, default "static"; --standalone sets
+ * "c10d").  config_from_args passes --node-rank to the rendezvous only
+ * when the backend is "static" (rdzv_configs["rank"] = args.node_rank):
+ * c10d, etcd and etcd-v2 assign the ranks themselves.  Returns 1 static,
+ * 0 another, -1 a value computed at run time.
+ */
+static int torchrun_rank_used(const struct jr_cmd *opts)
+{
+	static const char *const backend[] = { "--rdzv-backend", "--rdzv_backend", NULL };
+	static const char *const standalone[] = { "--standalone", NULL };
+	struct found f;
+
+	if (find(opts, standalone, false, &f))
+		return 0;
+	if (!find(opts, backend, false, &f))
+		return 1;
+	if (f.unknown || !f.value)
+		return -1;
+	return !strcmp(f.value, "static") ? 1 : 0;
+}
+
+static void read_torchrun(struct jr_ctx *cx, const struct jr_cmd *opts, long long copies)
+{
+	static const char *const rank_names[] = { "--node-rank", "--node_rank", NULL };
+	struct found fr;
 	static const char *const nnodes_names[] = { "--nnodes", NULL };
 	static const char *const nproc_names[] = { "--nproc-per-node", "--nproc_per_node", NULL };
 	static const char *const standalone[] = { "--standalone", NULL };
@@ -1061,6 +1145,15 @@ static void read_torchrun(struct jr_ctx *cx, const struct jr_cmd *opts)
 	}
 	if (nodes > 0 && nproc > 0)
 		set_world(cx, opts, "torchrun", nodes, nproc);
+	if (find(opts, rank_names, false, &fr)) {
+		int used = torchrun_rank_used(opts);
+
+		rank_once(cx, opts, &fr, copies, nodes, used,
+			  used == 1 ? "torchrun's static rendezvous (the default --rdzv_backend) takes "
+				      "its node rank from the flag, so the nodes wait for ranks that never come"
+				    : "the rendezvous backend is named at run time, and the default (static) "
+				      "takes its node rank from the flag");
+	}
 }
 
 static void read_deepspeed(struct jr_ctx *cx, const struct jr_cmd *opts)
@@ -1108,8 +1201,10 @@ static void read_deepspeed(struct jr_ctx *cx, const struct jr_cmd *opts)
 		set_world(cx, opts, "deepspeed", nodes, gpus);
 }
 
-static void read_accelerate(struct jr_ctx *cx, const struct jr_cmd *opts)
+static void read_accelerate(struct jr_ctx *cx, const struct jr_cmd *opts, long long copies)
 {
+	static const char *const rank_names[] = { "--machine_rank", "--machine-rank", NULL };
+	static const char *const rdzv_names[] = { "--rdzv_backend", "--rdzv-backend", NULL };
 	static const char *const cfg_names[] = { "--config_file", "--config-file", NULL };
 	static const char *const np_names[] = { "--num_processes", "--num-processes", NULL };
 	static const char *const nm_names[] = { "--num_machines", "--num-machines", NULL };
@@ -1169,6 +1264,26 @@ static void read_accelerate(struct jr_ctx *cx, const struct jr_cmd *opts)
 	rnm = opt_int(cx, opts, nm_names, false, JR_NODES, &f, &nm);
 	if (rnm == V_KNOWN && nm > 0)
 		jr_set_int(cx, JR_NODES, nm, &f.src);
+	if (find(opts, rank_names, false, &f)) {
+		/* accelerate launch hands --machine_rank to torch.distributed.run
+		 * as its node rank (accelerate utils/launch.py,
+		 * prepare_multi_gpu_env) with its own --rdzv_backend, default
+		 * "static" (commands/launch.py), which takes the rank from it;
+		 * --num_machines from a config file is not looked at here. */
+		struct found fb, fm;
+		bool have_b = find(opts, rdzv_names, false, &fb);
+		int used = !have_b ? 1 : fb.unknown || !fb.value ? -1 : !strcmp(fb.value, "static");
+		long long machines = jr_get(cx, JR_NODES)->set && !jr_get(cx, JR_NODES)->unknown
+				     ? jr_get(cx, JR_NODES)->i : 0;
+
+		fm = f;
+		rank_once(cx, opts, &fm, copies, machines, used,
+			  used == 1 ? "accelerate hands --machine_rank to torch.distributed.run's static "
+				      "rendezvous (its default --rdzv_backend), so the machines wait for "
+				      "ranks that never come"
+				    : "the rendezvous backend is named at run time, and the default (static) "
+				      "takes the machine rank from the flag");
+	}
 	if (jr_get(cx, JR_WORLD)->set || rnp != V_ABSENT)
 		return;
 	if (find(opts, multi_names, false, &f) || find(opts, ds_names, false, &f) ||
@@ -1274,6 +1389,8 @@ bool jr_launch_strip(struct jr_ctx *cx, const struct jr_cmd *cmd, struct jr_cmd 
 	struct starter st;
 	int i = 0;
 	bool module = false, after_launcher = false;
+	/* The tasks of an srun step that starts the launcher: 0 none, -1 not known. */
+	long long copies = 0;
 
 	memset(&st, 0, sizeof(st));
 	*is_module = false;
@@ -1353,6 +1470,7 @@ bool jr_launch_strip(struct jr_ctx *cx, const struct jr_cmd *cmd, struct jr_cmd 
 		case L_SRUN:
 			jr_set_launcher(cx, "srun");
 			read_srun(cx, &opts, &st);
+			copies = st.present && st.world > 0 ? st.world : -1;
 			break;
 		case L_MPI:
 			jr_set_launcher(cx, jr_basename(cmd->argv[i]));
@@ -1361,7 +1479,7 @@ bool jr_launch_strip(struct jr_ctx *cx, const struct jr_cmd *cmd, struct jr_cmd 
 		case L_TORCHRUN:
 		case L_TORCHLAUNCH:
 			jr_set_launcher(cx, l == L_TORCHRUN ? "torchrun" : "torch.distributed.launch");
-			read_torchrun(cx, &opts);
+			read_torchrun(cx, &opts, copies);
 			after_launcher = true;
 			break;
 		case L_DEEPSPEED:
@@ -1371,7 +1489,7 @@ bool jr_launch_strip(struct jr_ctx *cx, const struct jr_cmd *cmd, struct jr_cmd 
 			break;
 		default:
 			jr_set_launcher(cx, "accelerate");
-			read_accelerate(cx, &opts);
+			read_accelerate(cx, &opts, copies);
 			after_launcher = true;
 			break;
 		}

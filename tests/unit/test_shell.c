@@ -553,6 +553,44 @@ static void test_slurm_unknown_vars(void **st)
 	finish(r.sh);
 }
 
+/*
+ * A variable set with sh_setvar_at(..., sh_mark_file) marks the words its
+ * value went into directly, alone or inside a longer word, and no other; a word of
+ * an inner shell that expands it again is marked too (the job reader
+ * drops the marks of inner commands itself).
+ */
+static void test_marked_words(void **st)
+{
+	static const char script[] =
+		/* 1 */ "R=$SLURM_NODEID\n"
+		/* 2 */ "srun torchrun --node_rank $SLURM_NODEID --x=${SLURM_NODEID} --y $R --z 0 t.py\n"
+		/* 3 */ "srun bash -c 'torchrun --node_rank $SLURM_NODEID t.py'\n";
+	struct run r;
+	const struct sh_cmd *c;
+
+	(void)st;
+	r.sh = sh_create(NULL);
+	assert_non_null(r.sh);
+	track_sh(r.sh);
+	assert_int_equal(sh_setvar_at(r.sh, "SLURM_NODEID", "0", true, false, 1, sh_mark_file), 0);
+	assert_int_equal(sh_run(r.sh, "job.sh", script, strlen(script), NULL, NULL), SH_OK);
+	c = need_cmd(r.sh, "srun", 0);
+	assert_non_null(c->marked);
+	assert_string_equal(c->argv[3], "0");
+	assert_true(c->marked[3]);
+	assert_string_equal(c->argv[4], "--x=0");
+	assert_true(c->marked[4]);
+	/* Through $R: an assignment's value is written on its own line, so
+	 * the mark is of direct expansions only (the reader then says
+	 * nothing: no false reject). */
+	assert_false(c->marked[6]);
+	assert_false(c->marked[2]);
+	assert_false(c->marked[8]);   /* a literal 0 */
+	c = need_cmd(r.sh, "torchrun", 0);
+	assert_true(c->inner);
+	finish(r.sh);
+}
+
 /* An unquoted unknown variable whose placeholder is empty must not vanish:
  * "--seed $SLURM_JOB_ID --tp 4" would otherwise read "--tp" as the seed. */
 static void test_unknown_unquoted_keeps_field(void **st)
@@ -2343,6 +2381,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_continuation_lines, teardown),
 		cmocka_unit_test_teardown(test_command_substitution_unknown, teardown),
 		cmocka_unit_test_teardown(test_slurm_unknown_vars, teardown),
+		cmocka_unit_test_teardown(test_marked_words, teardown),
 		cmocka_unit_test_teardown(test_unknown_unquoted_keeps_field, teardown),
 		cmocka_unit_test_teardown(test_arithmetic, teardown),
 		cmocka_unit_test_teardown(test_default_expansions, teardown),
