@@ -339,7 +339,9 @@ int layout_resolve(const struct adv_request *req, const struct adv_partition *pa
 	tpc = mul_sat(mul_sat(l->tp, l->pp), l->cp);
 	/* The GPUs of the launch's Slurm step: the layout's data parallelism
 	 * spans those, not the nodes another step of the job uses. */
-	step_gpus = req->wl.step_nodes > 0 && req->wl.step_nodes < l->nodes && l->gpus_per_node > 0
+	step_gpus = req->wl.step_nodes > 0 && req->wl.step_nodes < l->nodes && req->wl.step_gpus > 0
+		    ? req->wl.step_gpus
+		    : req->wl.step_nodes > 0 && req->wl.step_nodes < l->nodes && l->gpus_per_node > 0
 		    ? req->wl.step_nodes * l->gpus_per_node : l->gpus;
 	if (world_check(req, job, tpc, step_gpus, res))
 		return 0;

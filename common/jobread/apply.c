@@ -489,7 +489,13 @@ static void step_note(const struct jobread_out *out, const struct adv_request *r
 	if (!f)
 		return;
 	jobread_src_string(&out->step_src, where, sizeof(where));
-	if (out->step_nodes > 0)
+	if (out->step_nodes > 0 && out->het_group > 0)
+		adv_snprintf(f->message, sizeof(f->message),
+			     "the launch runs in component %d of the heterogeneous job, on %d of the "
+			     "job's %d nodes (%s): it is judged against that component; what the "
+			     "others run is not judged", out->het_group - 1, out->step_nodes, req->res.nodes,
+			     where);
+	else if (out->step_nodes > 0)
 		adv_snprintf(f->message, sizeof(f->message),
 			     "the launch runs in a Slurm step on %d of the job's %d nodes (%s): it is "
 			     "judged against those; what the other nodes run is not judged",
@@ -520,6 +526,12 @@ static void rank_note(const struct jobread_out *out, struct adv_finding *pre, in
 
 static void apply_world(const struct jobread_out *out, struct adv_request *req)
 {
+	/* A heterogeneous job: all its components' resources (jobtypes.h). */
+	if (out->het_nodes > 0) {
+		req->res.nodes = out->het_nodes;
+		req->res.gpus = out->het_gpus;
+		req->res.gpus_per_node = out->het_gpn;
+	}
 	const struct jobread_value *w = &out->v[JR_WORLD], *nd = &out->v[JR_NODES];
 
 	if (w->set && !w->unknown && w->i > 0 && w->i <= (1 << 24)) {
@@ -530,6 +542,8 @@ static void apply_world(const struct jobread_out *out, struct adv_request *req)
 		req->wl.world_nodes = (int)nd->i;
 	if (out->step_nodes == -1 || (out->step_nodes > 0 && out->step_nodes <= (1 << 20)))
 		req->wl.step_nodes = out->step_nodes;
+	if (out->step_nodes > 0 && out->step_gpus > 0 && out->step_gpus <= (1 << 24))
+		req->wl.step_gpus = out->step_gpus;
 	req->wl.kv_fp8 = out->kv_fp8;
 	req->wl.share_static = out->share_static;
 	req->wl.layout_exact = arch_int(out, JR_LAYOUT_EXACT, 0) != 0;
@@ -892,17 +906,23 @@ static void world_fix(const struct jobread_out *out, const struct adv_result *re
 		      size_t len)
 {
 	char v[16];
+	/* A launch in a Slurm step on part of the job is fixed to that step. */
+	bool part = out->step_nodes > 0 && out->step_nodes < res->layout.nodes;
+	int nodes = part ? out->step_nodes : res->layout.nodes;
+	int gpn = part && out->step_gpus > 0 ? out->step_gpus / out->step_nodes
+		: res->layout.gpus_per_node;
+	int gpus = part ? (out->step_gpus > 0 ? out->step_gpus : nodes * gpn) : res->layout.gpus;
 
 	if (!res->has_layout)
 		return;
-	adv_snprintf(v, sizeof(v), "%d", res->layout.nodes);
+	adv_snprintf(v, sizeof(v), "%d", nodes);
 	fix_field(out, JR_NODES, v, buf, len);
-	if (res->layout.gpus_per_node > 0) {
-		adv_snprintf(v, sizeof(v), "%d", res->layout.gpus_per_node);
+	if (gpn > 0) {
+		adv_snprintf(v, sizeof(v), "%d", gpn);
 		fix_field(out, JR_NPROC_PER_NODE, v, buf, len);
 	}
-	if (!buf[0] && out->v[JR_WORLD].set) {
-		adv_snprintf(v, sizeof(v), "%d", res->layout.gpus);
+	if (!buf[0] && out->v[JR_WORLD].set && gpus > 0) {
+		adv_snprintf(v, sizeof(v), "%d", gpus);
 		fix_field(out, JR_WORLD, v, buf, len);
 	}
 }

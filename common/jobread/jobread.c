@@ -37,6 +37,7 @@
 #include "jobread/shell/shell.h"
 #include "reader.h"
 #include "util.h"
+#include "wire/jobreq.h"
 
 /* Commands worth trying a framework reader on, per job. */
 #define JR_MAX_CANDIDATES 64
@@ -443,13 +444,20 @@ static bool *arg_unknowns(const struct sh_cmd *c)
  * runs in the Slurm step of the outer one, unless it names its own; then
  * the readers try it, with unk (when not NULL) as its unknown marks.
  */
+/* The Slurm step of an outer command, for the inner commands it runs. */
+struct walk_step {
+	int nodes, gpus, het_group;
+	struct jobread_src src;
+};
+
 static int walk_try(struct jr_ctx *cx, struct jobread_out *out, const struct sh_cmd *c,
-		    const bool *unk, int step_nodes, const struct jobread_src *step_src,
-		    struct jr_cmd *prog, int *at)
+		    const bool *unk, const struct walk_step *step, struct jr_cmd *prog, int *at)
 {
-	if (c->inner && step_nodes && !out->step_nodes) {
-		out->step_nodes = step_nodes;
-		out->step_src = *step_src;
+	if (c->inner && step->nodes && !out->step_nodes) {
+		out->step_nodes = step->nodes;
+		out->step_gpus = step->gpus;
+		out->het_group = step->het_group;
+		out->step_src = step->src;
 	}
 	memset(prog, 0, sizeof(*prog));
 	return try_command(cx, out, c, unk ? unk : c->unknown, prog, at);
@@ -466,8 +474,7 @@ static int walk(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, int depth,
 	int tried = 0, best = TRY_NONE;
 	/* The Slurm step of the last command that is not an inner one: the
 	 * commands of its "srun ... bash -c STRING" run in that step. */
-	int step_nodes = 0;
-	struct jobread_src step_src;
+	struct walk_step step;
 	/* The first launcher kept without a trainer, and what was found
 	 * before it: a trainer read later in another Slurm step is judged
 	 * on its own, not merged with that launcher's counts. */
@@ -477,7 +484,7 @@ static int walk(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, int depth,
 
 	if (!save)
 		return TRY_NONE;
-	memset(&step_src, 0, sizeof(step_src));
+	memset(&step, 0, sizeof(step));
 	/* Two passes: the commands the job surely runs first, then those under
 	 * a condition the reader cannot decide (a helper server started only
 	 * when a config file says so must not be taken for the launch). */
@@ -488,7 +495,7 @@ static int walk(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, int depth,
 		int rc, at;
 
 		if (!c->inner) {
-			step_nodes = 0;
+			step.nodes = 0;
 			outer = c;
 		}
 		if (c->argc < 1 || !candidate(c) || c->uncertain != (pass == 1))
@@ -496,10 +503,14 @@ static int walk(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, int depth,
 		tried++;
 		memcpy(save, out, sizeof(*save));
 		unk = depth > 0 ? arg_unknowns(c) : NULL;
-		rc = walk_try(cx, out, c, unk, step_nodes, &step_src, &prog, &at);
+		rc = walk_try(cx, out, c, unk, &step, &prog, &at);
 		if (!c->inner) {
-			step_nodes = out->step_nodes != save->step_nodes ? out->step_nodes : 0;
-			step_src = out->step_src;
+			bool own = out->step_nodes != save->step_nodes;
+
+			step.nodes = own ? out->step_nodes : 0;
+			step.gpus = own ? out->step_gpus : 0;
+			step.het_group = own ? out->het_group : 0;
+			step.src = out->step_src;
 		}
 		/* What is said of a launch that was not followed stays. */
 		said = launch_word(c);
@@ -530,7 +541,7 @@ static int walk(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, int depth,
 			before_launcher->n_need = n_need;
 			memcpy(out, before_launcher, sizeof(*out));
 			unk = depth > 0 ? arg_unknowns(c) : NULL;
-			rc = walk_try(cx, out, c, unk, step_nodes, &step_src, &prog, &at);
+			rc = walk_try(cx, out, c, unk, &step, &prog, &at);
 			free(unk);
 			jr_note(cx, ADV_CODE_SCRIPT_NOT_FOLLOWED, NULL,
 				"%s:%d: the launch there runs in another Slurm step and starts a program "
@@ -608,6 +619,30 @@ static void shell_notes(struct jr_ctx *cx, sh_t *sh, int rc)
 	(void)notes;   /* the evaluator's own notes are for debugging, not users */
 }
 
+/* The resources of a heterogeneous batch script, all components together
+ * (jobtypes.h, het_nodes). */
+static void het_resources(const struct jobread_input *in, struct jobread_out *out)
+{
+	struct jobreq_opts *comp;
+	struct jobreq u;
+	char err[8];
+	int n = 0;
+
+	if (!in->script || in->tool != JOBREAD_SCRIPT || !in->script_len)
+		return;
+	comp = malloc(sizeof(*comp) * JOBREQ_HET_MAX);
+	if (!comp)
+		return;
+	if (jobreq_parse_script_het(in->script, in->script_len, comp, JOBREQ_HET_MAX, &n, NULL, err,
+				    sizeof(err)) == 0 && n > 1) {
+		jobreq_het_union(comp, n < JOBREQ_HET_MAX ? n : JOBREQ_HET_MAX, &u);
+		out->het_nodes = u.nodes;
+		out->het_gpus = u.gpus;
+		out->het_gpn = u.gpus_per_node;
+	}
+	free(comp);
+}
+
 static void out_init(struct jobread_out *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -657,6 +692,7 @@ void jobread_read(const catalog_t *cat, const struct jobread_input *in, struct j
 	int rc;
 
 	out_init(out);
+	het_resources(in, out);
 	sh = sh_create(NULL);
 	if (!sh)
 		goto done;

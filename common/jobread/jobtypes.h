@@ -129,6 +129,17 @@ struct jobread_out {
 	 * known before the job runs, 0 when the step has the whole job. */
 	int step_nodes;
 	struct jobread_src step_src;
+	/* The GPUs of that step when they are known apart from the job's GPUs
+	 * per node (srun --het-group: a component of a heterogeneous job);
+	 * 0 otherwise.  het_group: 1 + the component it runs in, 0 none. */
+	int step_gpus;
+	int het_group;
+	/* A heterogeneous batch script (#SBATCH hetjob): every component's
+	 * nodes and GPUs together, GPUs per node when all alike (0 else);
+	 * het_nodes 0 = not one.  The job is judged on these, whichever
+	 * component's resources the caller gave (sbatch calls the plugin
+	 * once per component). */
+	int het_nodes, het_gpus, het_gpn;
 	/* RANK_EXPANDED_ONCE (launch.c): the launch's rank flag holds the
 	 * batch shell's own rank, the same on every node; rank_sev is
 	 * ADV_SEV_REJECT where that is a proof, ADV_SEV_WARN where it rests

@@ -40,6 +40,7 @@
 
 #include "ctx.h"
 #include "engine/findings.h"
+#include "wire/jobreq.h"
 #include "reader.h"
 #include "util.h"
 
@@ -815,15 +816,121 @@ static void step_subset(struct jr_ctx *cx, const struct jr_cmd *opts, long long 
 	}
 }
 
+/*
+ * The component(s) of a heterogeneous job an srun step runs in: srun
+ * --het-group=EXPR (a number, a comma list or a range, srun(1)); without
+ * it a step in a heterogeneous allocation runs in component 0 (Slurm's
+ * heterogeneous_jobs.html, "Launching Applications (Job Steps)").  Each
+ * component's resources are its own #SBATCH block of the batch script
+ * (jobreq_parse_script_het).  Returns 0 when the job is not heterogeneous,
+ * 1 with *step the union of the step's components (*group the first),
+ * -1 when the group is not known before the job runs or names no
+ * component of the script.
+ */
+static int het_step(struct jr_ctx *cx, const struct jr_cmd *opts, struct jobreq *step, int *group,
+		    struct found *fg)
+{
+	static const char *const names[] = { "--het-group", "--pack-group", NULL };
+	const struct jobread_input *in = jr_input(cx);
+	struct jobreq_opts *comp, pick[JOBREQ_HET_MAX];
+	bool in_group[JOBREQ_HET_MAX] = { false };
+	char err[8];
+	int n = 0, k = 0;
+
+	*group = 0;
+	if (!in->script || in->tool != JOBREAD_SCRIPT || in->script_len == 0)
+		return 0;
+	comp = malloc(sizeof(*comp) * JOBREQ_HET_MAX);
+	if (!comp)
+		return 0;
+	if (jobreq_parse_script_het(in->script, in->script_len, comp, JOBREQ_HET_MAX, &n, NULL, err,
+				    sizeof(err)) != 0 || n < 2) {
+		free(comp);
+		return 0;
+	}
+	if (!find(opts, names, false, fg)) {
+		in_group[0] = true;
+	} else if (fg->unknown || !fg->value) {
+		free(comp);
+		return -1;
+	} else {
+		/* "1", "0,2", "0-1": each named component once. */
+		const char *p = fg->value;
+
+		while (*p) {
+			char *end;
+			long a = strtol(p, &end, 10), b = a;
+
+			if (end == p || a < 0)
+				break;
+			if (*end == '-') {
+				p = end + 1;
+				b = strtol(p, &end, 10);
+				if (end == p || b < a)
+					break;
+			}
+			for (long v = a; v <= b && v < JOBREQ_HET_MAX; v++)
+				in_group[v] = true;
+			if (b >= n || b >= JOBREQ_HET_MAX)
+				break;
+			p = end;
+			if (*p == ',')
+				p++;
+			else if (*p)
+				break;
+		}
+		if (*p) {
+			free(comp);
+			return -1;
+		}
+	}
+	*group = -1;
+	for (int i = 0; i < n && i < JOBREQ_HET_MAX; i++)
+		if (in_group[i]) {
+			if (*group < 0)
+				*group = i;
+			pick[k++] = comp[i];
+		}
+	free(comp);
+	if (k == 0)
+		return -1;
+	jobreq_het_union(pick, k, step);
+	return 1;
+}
+
+/* The step of a heterogeneous job: its nodes (-1 not known), GPUs (0 not
+ * known apart from the job's per node) and component (1 + index). */
+static void jobread_out_step(struct jr_ctx *cx, int nodes, int gpus, int group,
+			     const struct jobread_src *src, const struct jr_cmd *opts)
+{
+	struct jobread_out *out = jr_out(cx);
+	long long job = out->het_nodes > 0 ? out->het_nodes : job_nodes(jr_input(cx));
+
+	if (nodes > 0 && job > 0 && nodes >= job && group <= 1)
+		return;   /* the whole job */
+	out->step_nodes = nodes;
+	out->step_gpus = gpus;
+	out->het_group = group;
+	if (src)
+		out->step_src = *src;
+	else
+		src_default(&out->step_src, opts, "srun");
+}
+
 static void read_srun(struct jr_ctx *cx, const struct jr_cmd *opts, struct starter *st)
 {
 	static const char *const n_names[] = { "-n", "--ntasks", NULL };
 	static const char *const nodes_names[] = { "-N", "--nodes", NULL };
 	static const char *const tpn_names[] = { "--ntasks-per-node", NULL };
 	const struct jobread_input *in = jr_input(cx);
-	struct found fn, fN, ft;
+	struct found fn, fN, ft, fg;
 	long long n = -1, nodes = -1, tpn = -1;
-	int rn, rN, rt;
+	int rn, rN, rt, het, group;
+	struct jobreq hs;
+	/* The job's nodes and tasks as a step without -N/-n inherits them: the
+	 * component's in a heterogeneous job. */
+	long long job_n = job_nodes(in);
+	int job_t = in->ntasks, job_tpn = in->ntasks_per_node;
 
 	memset(st, 0, sizeof(*st));
 	st->present = true;
@@ -854,7 +961,24 @@ static void read_srun(struct jr_ctx *cx, const struct jr_cmd *opts, struct start
 		rN = opt_int(cx, opts, nodes_names, true, JR_NODES, &fN, &nodes);
 	}
 	rt = opt_int(cx, opts, tpn_names, false, JR_NPROC_PER_NODE, &ft, &tpn);
-	step_subset(cx, opts, rN == V_KNOWN ? nodes : -1, rN == V_UNKNOWN, &fN);
+	het = het_step(cx, opts, &hs, &group, &fg);
+	if (het == 0) {
+		step_subset(cx, opts, rN == V_KNOWN ? nodes : -1, rN == V_UNKNOWN, &fN);
+	} else if (het < 0) {
+		/* A component the reader cannot tell: its size is not known. */
+		jobread_out_step(cx, -1, 0, 0, fg.idx >= 0 ? &fg.src : NULL, opts);
+	} else {
+		/* The step has its component(s), or -N of them. */
+		long long sn = rN == V_KNOWN && nodes > 0 && nodes < hs.nodes ? nodes : hs.nodes;
+		long long sg = sn == hs.nodes ? hs.gpus
+			     : hs.gpus_per_node > 0 ? mul(sn, hs.gpus_per_node) : 0;
+
+		jobread_out_step(cx, rN == V_UNKNOWN ? -1 : (int)sn, (int)(sg > 0 ? sg : 0), group + 1,
+				 fg.idx >= 0 ? &fg.src : NULL, opts);
+		job_n = hs.nodes;
+		job_t = hs.opt.ntasks;
+		job_tpn = hs.opt.ntasks_per_node;
+	}
 	if (rn == V_UNKNOWN || rN == V_UNKNOWN || rt == V_UNKNOWN) {
 		st->present = false;   /* what was unknown is said; no world */
 		return;
@@ -873,7 +997,7 @@ static void read_srun(struct jr_ctx *cx, const struct jr_cmd *opts, struct start
 		return;
 	}
 	if (nodes <= 0)
-		nodes = job_nodes(in);
+		nodes = job_n;
 	if (tpn > 0) {
 		st->world = mul(nodes, tpn);
 		src_default(&st->world_src, opts, "srun");
@@ -884,12 +1008,12 @@ static void read_srun(struct jr_ctx *cx, const struct jr_cmd *opts, struct start
 	/* No task count on srun: the step inherits the job's (SLURM_NTASKS,
 	 * SLURM_NTASKS_PER_NODE), else one task per node. */
 	src_default(&st->world_src, opts, "--ntasks");
-	if (in->ntasks > 0 && rN != V_KNOWN)
-		st->world = in->ntasks;
-	else if (in->ntasks_per_node > 0)
-		st->world = mul(nodes, in->ntasks_per_node);
-	else if (in->ntasks > 0)
-		st->world = in->ntasks;
+	if (job_t > 0 && rN != V_KNOWN)
+		st->world = job_t;
+	else if (job_tpn > 0)
+		st->world = mul(nodes, job_tpn);
+	else if (job_t > 0)
+		st->world = job_t;
 	else
 		st->world = nodes > 0 ? nodes : -1;
 }
@@ -1044,8 +1168,9 @@ static long long nnodes_value(struct jr_ctx *cx, const struct found *f)
  * decided at run time.  A proof (reject) when every copy surely takes the
  * same rank; a warning that says why where one of these is not known.
  */
-static void rank_once(struct jr_ctx *cx, const struct jr_cmd *opts, const struct found *f,
-		      long long copies, long long nodes, int used, const char *why_used)
+static void rank_once(struct jr_ctx *cx, const struct jr_cmd *opts, const char *launcher,
+		      const struct found *f, long long copies, long long nodes, int used,
+		      const char *why_used)
 {
 	struct jobread_out *out = jr_out(cx);
 	int vi = f->idx;
@@ -1071,16 +1196,14 @@ static void rank_once(struct jr_ctx *cx, const struct jr_cmd *opts, const struct
 		else
 			adv_strlcpy(tasks, "its tasks", sizeof(tasks));
 		adv_snprintf(out->rank_once.message, sizeof(out->rank_once.message),
-			     "%s:%d: %s is given a rank variable of the batch shell ($SLURM_NODEID, "
-			     "$SLURM_PROCID or $SLURM_LOCALID), expanded once, to 0, before srun starts "
-			     "%s: every copy of %s starts as the same rank; %s", f->src.file,
-			     f->src.line, f->which, tasks,
-			     jr_basename(opts->argv[0]),
+			     "%s:%d: %s takes the batch shell's own rank ($SLURM_NODEID, $SLURM_PROCID: "
+			     "0) before srun starts %s: every copy of %s gets the same rank; %s",
+			     f->src.file, f->src.line, f->which, tasks, launcher,
 			     proof ? why_used
-			     : copies < 0 ? "it fails if the step starts more than one task, which is "
-					    "decided at run time"
-			     : nodes <= 0 ? "it fails if the launcher expects more than one node, which "
-					    "is decided at run time"
+			     : copies < 0 ? "it fails if the step starts more than one task, known "
+					    "only at run time"
+			     : nodes <= 0 ? "it fails if the launcher expects more than one node, known "
+					    "only at run time"
 			     : why_used);
 	}
 	adv_snprintf(out->rank_once.fix, sizeof(out->rank_once.fix),
@@ -1148,11 +1271,11 @@ static void read_torchrun(struct jr_ctx *cx, const struct jr_cmd *opts, long lon
 	if (find(opts, rank_names, false, &fr)) {
 		int used = torchrun_rank_used(opts);
 
-		rank_once(cx, opts, &fr, copies, nodes, used,
-			  used == 1 ? "torchrun's static rendezvous (the default --rdzv_backend) takes "
-				      "its node rank from the flag, so the nodes wait for ranks that never come"
-				    : "the rendezvous backend is named at run time, and the default (static) "
-				      "takes its node rank from the flag");
+		rank_once(cx, opts, "torchrun", &fr, copies, nodes, used,
+			  used == 1 ? "torchrun's static rendezvous (the default) takes it, so the "
+				      "nodes wait for ranks that never come"
+				    : "it fails under torchrun's static rendezvous (the default), and the "
+				      "backend is named at run time");
 	}
 }
 
@@ -1223,9 +1346,13 @@ static void read_accelerate(struct jr_ctx *cx, const struct jr_cmd *opts, long l
 	long long np = -1, nm = -1, v;
 	int rnp, rnm;
 	struct jobread_src s;
+	/* The named config: read, its rdzv_backend and DeepSpeed launcher. */
+	bool cfg_read = false;
+	char cfg_rdzv[32] = "", cfg_dsl[32] = "";
 
 	if (find(opts, cfg_names, false, &f) && f.value && !f.unknown)
-		jr_read_accelerate_config(cx, f.value);
+		cfg_read = jr_read_accelerate_config(cx, f.value, cfg_rdzv, sizeof(cfg_rdzv),
+						     cfg_dsl, sizeof(cfg_dsl));
 	else if (f.idx >= 0 && f.unknown)
 		jr_set_unknown(cx, JR_WORLD, &f.src, "an accelerate config named at run time");
 	if (find(opts, ds_names, false, &f))
@@ -1265,24 +1392,45 @@ static void read_accelerate(struct jr_ctx *cx, const struct jr_cmd *opts, long l
 	if (rnm == V_KNOWN && nm > 0)
 		jr_set_int(cx, JR_NODES, nm, &f.src);
 	if (find(opts, rank_names, false, &f)) {
-		/* accelerate launch hands --machine_rank to torch.distributed.run
-		 * as its node rank (accelerate utils/launch.py,
+		/*
+		 * accelerate launch (commands/launch.py) hands --machine_rank to
+		 * torch.distributed.run as its node rank (utils/launch.py,
 		 * prepare_multi_gpu_env) with its own --rdzv_backend, default
-		 * "static" (commands/launch.py), which takes the rank from it;
-		 * --num_machines from a config file is not looked at here. */
-		struct found fb, fm;
-		bool have_b = find(opts, rdzv_names, false, &fb);
-		int used = !have_b ? 1 : fb.unknown || !fb.value ? -1 : !strcmp(fb.value, "static");
+		 * "static", which takes the rank from it; the config file may
+		 * name another (rdzv_backend), and a command-line flag wins over
+		 * it.  Without --config_file accelerate reads its default config
+		 * (~/.cache/huggingface/accelerate), not known here.  DeepSpeed's
+		 * default multi-node launcher (pdsh) starts every node from one
+		 * and takes no machine rank; only "standard" goes through
+		 * torch.distributed.run (prepare_deepspeed_cmd_env).
+		 */
+		static const char *const dsl_names[] = { "--deepspeed_multinode_launcher",
+							 "--deepspeed-multinode-launcher", NULL };
+		struct found fb, fl;
+		bool ds = find(opts, ds_names, false, &fl) ||
+			  (jr_get(cx, JR_FRAMEWORK)->set && !jr_get(cx, JR_FRAMEWORK)->unknown &&
+			   jr_get(cx, JR_FRAMEWORK)->i == ADV_FW_DEEPSPEED);
+		const char *dsl = find(opts, dsl_names, false, &fl) ? (fl.unknown ? NULL : fl.value)
+				  : cfg_dsl[0] ? cfg_dsl : "pdsh";
+		const char *backend = find(opts, rdzv_names, false, &fb) ? (fb.unknown ? NULL : fb.value)
+				      : cfg_rdzv[0] ? cfg_rdzv : cfg_read ? "static" : NULL;
+		int used;
 		long long machines = jr_get(cx, JR_NODES)->set && !jr_get(cx, JR_NODES)->unknown
 				     ? jr_get(cx, JR_NODES)->i : 0;
 
-		fm = f;
-		rank_once(cx, opts, &fm, copies, machines, used,
-			  used == 1 ? "accelerate hands --machine_rank to torch.distributed.run's static "
-				      "rendezvous (its default --rdzv_backend), so the machines wait for "
-				      "ranks that never come"
-				    : "the rendezvous backend is named at run time, and the default (static) "
-				      "takes the machine rank from the flag");
+		if (ds && !dsl)
+			used = -1;
+		else if (ds && strcmp(dsl, "standard") != 0)
+			used = 0;
+		else if (!backend)
+			used = -1;
+		else
+			used = !strcmp(backend, "static");
+		rank_once(cx, opts, "accelerate", &f, copies, machines, used,
+			  used == 1 ? "accelerate hands it to torch.distributed.run's static rendezvous, "
+				      "so the machines wait for ranks that never come"
+				    : "it fails if accelerate hands it to the static rendezvous, its "
+				      "default, which a config not read here may change");
 	}
 	if (jr_get(cx, JR_WORLD)->set || rnp != V_ABSENT)
 		return;
