@@ -39,7 +39,7 @@
 	X(CKPT_STEPS, INFO, \
 	  "The job checkpoints every N steps: the interval in time at the estimated step time.") \
 	X(WORLD_SIZE_MISMATCH, REJECT, \
-	  "The processes or nodes the launch starts differ from the GPUs or nodes the job requests.") \
+	  "The launch starts more processes than the job has GPUs, or on other nodes than the job (or its Slurm step) has.") \
 	X(MODEL_NOT_GIVEN, INFO, \
 	  "No model: only resources are checked.") \
 	X(NO_GPUS, WARN, \
@@ -79,7 +79,7 @@
 	X(SP_OFF_WITH_TP, WARN, \
 	  "Tensor parallelism without sequence parallelism keeps full activations on every rank.") \
 	X(GPUS_IDLE, WARN, \
-	  "Some of the job's GPUs would hold no part of the model.") \
+	  "Some of the job's GPUs would hold no part of the model, or no process of the launch.") \
 	X(CKPT_MISSING, WARN, \
 	  "A job above the policy's require_above_gpus declares no checkpoint interval.") \
 	X(CKPT_TOO_LONG, WARN, \

@@ -463,6 +463,162 @@ static int walk_try(struct jr_ctx *cx, struct jobread_out *out, const struct sh_
 	return try_command(cx, out, c, unk ? unk : c->unknown, prog, at);
 }
 
+/* ---- a Ray cluster over several Slurm steps ------------------------------------------ */
+
+/* Ray programs connect to the cluster "ray start" made (ray.init()
+ * finds it): verl's trainers, OpenRLHF's, and vLLM, whose executor is Ray
+ * once the world passes one node (vllm/config.py ParallelConfig,
+ * distributed_executor_backend) and which joins a running cluster. */
+static const char *const ray_drivers[] = { "verl", "openrlhf", "vllm" };
+
+/* Where a step of "srun ... ray start" runs.  nodes: -N's value (0 when
+ * srun has no -N: every node of the job, -1 when not known); excl: -x. */
+struct ray_step {
+	long long nodes;
+	bool excl, listed;
+};
+
+/* srun's options among words [0, end) of c (after "srun"). */
+static void ray_srun_opts(const struct sh_cmd *c, int from, int end, struct ray_step *st)
+{
+	st->nodes = 0;
+	st->excl = st->listed = false;
+	for (int i = from; i < end; i++) {
+		const char *w = c->argv[i], *v = NULL;
+		bool unk = false;
+
+		if (!strcmp(w, "-N") || !strcmp(w, "--nodes")) {
+			if (i + 1 < end) {
+				v = c->argv[i + 1];
+				unk = c->unknown && c->unknown[i + 1];
+			}
+		} else if (!strncmp(w, "--nodes=", 8)) {
+			v = w + 8;
+			unk = c->unknown && c->unknown[i];
+		} else if (!strncmp(w, "-N", 2) && w[2]) {
+			v = w + 2;
+			unk = c->unknown && c->unknown[i];
+		} else if (!strcmp(w, "-x") || !strncmp(w, "--exclude", 9) || !strncmp(w, "-x", 2)) {
+			st->excl = true;
+		} else if (!strcmp(w, "-w") || !strncmp(w, "--nodelist", 10) || !strncmp(w, "-w", 2)) {
+			st->listed = true;
+		}
+		if (v) {
+			long long n;
+
+			st->nodes = !unk && jr_parse_ll(v, &n) && n > 0 ? n : -1;
+		}
+	}
+}
+
+/*
+ * The nodes of the Ray cluster the script starts with "ray start" in
+ * Slurm steps (the head in one srun, the workers in another: verl's and
+ * vLLM's Slurm examples): 0 when it has every node of the job, n > 0 when
+ * it is known to have n, -1 when the script starts one whose size is not
+ * known, -2 when it starts none.  The steps' nodes are summed where they
+ * are surely apart (each worker step excludes the head with -x, or the
+ * head is one named node and the workers the rest); otherwise only a step
+ * that spans the whole job says anything.
+ */
+static long long ray_cluster_nodes(sh_t *sh, long long job)
+{
+	const struct sh_cmd *outer = NULL;
+	long long sum = 0;
+	int steps = 0;
+	bool unknown = false, whole = false, apart = true;
+
+	for (const struct sh_cmd *c = sh_commands(sh); c && steps < 64; c = c->next) {
+		int k;
+
+		if (!c->inner)
+			outer = c;
+		for (k = 0; k + 1 < c->argc; k++)
+			if (!strcmp(jr_basename(c->argv[k]), "ray") && !strcmp(c->argv[k + 1], "start"))
+				break;
+		if (k + 1 >= c->argc)
+			continue;
+		steps++;
+		/* The srun that runs it: on this command's line, or the outer
+		 * command of an inner one (srun bash -c "ray start ..."). */
+		const struct sh_cmd *s = c;
+		int end = k;
+
+		if (c->inner && outer && outer != c) {
+			s = outer;
+			end = outer->argc;
+		}
+		int i;
+
+		for (i = 0; i < end && strcmp(jr_basename(s->argv[i]), "srun"); i++)
+			;
+		if (i >= end) {
+			/* Started by the batch shell itself: the batch node. */
+			sum += 1;
+			continue;
+		}
+		struct ray_step st;
+
+		ray_srun_opts(s, i + 1, end, &st);
+		if (st.nodes == 0 && !st.listed && !st.excl)
+			whole = true;
+		else if (st.nodes < 0 || (st.nodes == 0))
+			unknown = true;
+		else {
+			sum += st.nodes;
+			/* A worker step that excludes, or a step of one named node. */
+			if (!st.excl && !(st.listed && st.nodes == 1))
+				apart = false;
+		}
+	}
+	if (steps == 0)
+		return -2;
+	if (whole)
+		return 0;
+	if (unknown)
+		return -1;
+	if (steps == 1 || apart)
+		return job > 0 && sum >= job ? 0 : sum;
+	return -1;
+}
+
+/*
+ * A Ray driver's launch, read in a Slurm step on part of the job (srun -N1
+ * -w $head python -m verl...), runs on the Ray cluster the script started
+ * in other steps: its world is that cluster's nodes, not its own step's.
+ */
+static void ray_world(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out)
+{
+	const struct jobread_input *in = jr_input(cx);
+	long long job = out->het_nodes > 0 ? out->het_nodes : in->res.nodes;
+	bool driver = false;
+	long long n;
+
+	for (size_t k = 0; k < ADV_ARRAY_SIZE(ray_drivers); k++)
+		if (!strcmp(out->trainer, ray_drivers[k]))
+			driver = true;
+	if (!driver || out->step_nodes == 0)
+		return;
+	n = ray_cluster_nodes(sh, job);
+	if (n == -2)
+		return;
+	jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, NULL,
+		"%s:%d: %s runs in a Slurm step of its own but connects to the Ray cluster the script "
+		"starts with \"ray start\" in other steps: its world is that cluster (%s)",
+		out->step_src.file, out->step_src.line, out->trainer,
+		n == 0 ? "every node of the job"
+		: n < 0 ? "nodes not known before the job runs, so they are not compared"
+		: "the nodes of those steps");
+	/* srun's own -N is the driver's step, not the nodes its world spans. */
+	if (out->v[JR_NODES].set && out->v[JR_NODES].src.line == out->step_src.line &&
+	    !strcmp(out->v[JR_NODES].src.file, out->step_src.file) &&
+	    !strcmp(out->v[JR_NODES].src.key, out->step_src.key))
+		memset(&out->v[JR_NODES], 0, sizeof(out->v[JR_NODES]));
+	out->step_nodes = n == 0 ? 0 : n > 0 && n <= INT_MAX ? (int)n : -1;
+	out->step_gpus = 0;
+	out->het_group = 0;
+}
+
 /*
  * Walks the commands sh recorded, in order, until a trainer reads one.
  * Returns TRY_TRAINER then, TRY_LAUNCHER when an ML launcher was kept,
@@ -551,6 +707,7 @@ static int walk(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, int depth,
 		}
 		if (rc == TRY_TRAINER) {
 			best = rc;
+			ray_world(cx, sh, out);
 			if (c->uncertain && !out->launch_uncertain) {
 				out->launch_uncertain = true;
 				jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, NULL,
@@ -628,7 +785,7 @@ static void het_resources(const struct jobread_input *in, struct jobread_out *ou
 	char err[8];
 	int n = 0;
 
-	if (!in->script || in->tool != JOBREAD_SCRIPT || !in->script_len)
+	if (!in->script || !in->script_len)
 		return;
 	comp = malloc(sizeof(*comp) * JOBREQ_HET_MAX);
 	if (!comp)

@@ -838,7 +838,7 @@ static int het_step(struct jr_ctx *cx, const struct jr_cmd *opts, struct jobreq 
 	int n = 0, k = 0;
 
 	*group = 0;
-	if (!in->script || in->tool != JOBREAD_SCRIPT || in->script_len == 0)
+	if (!in->script || in->script_len == 0)
 		return 0;
 	comp = malloc(sizeof(*comp) * JOBREQ_HET_MAX);
 	if (!comp)
