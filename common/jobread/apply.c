@@ -507,6 +507,54 @@ static void step_note(const struct jobread_out *out, const struct adv_request *r
 			     "run is not judged", where);
 }
 
+/*
+ * A job that asks Slurm for no GPU.  Slurm gives a job the GPUs (GRES) it
+ * asks for and no others: with whole nodes (--exclusive) it holds their
+ * GPUs too, and a step may ask for them; without, it holds none unless
+ * the partition gives whole nodes (OverSubscribe=EXCLUSIVE), which the
+ * submit host does not know, and a step that asks for GPUs is refused
+ * ("Step requested GRES but job doesn't have GRES").  Both observed with
+ * Slurm 22.05.8 (select/cons_tres) on the test cluster.  The engine then
+ * takes the partition's GPUs per node: said, and in the second case
+ * judged as assumed (what rests on the GPU count, DP and the world, is
+ * no proof).
+ */
+static void gpus_note(const struct jobread_out *out, struct adv_request *req,
+		      struct adv_finding *pre, int max, int *n)
+{
+	struct adv_finding *f;
+	char where[ADV_SOURCE_MAX] = "";
+
+	if (!out->no_gpu_asked || req->res.gpus > 0 || req->res.gpus_per_node > 0 || !out->is_llm)
+		return;
+	if (out->gpu_step)
+		jobread_src_string(&out->gpu_step_src, where, sizeof(where));
+	if (out->whole_nodes) {
+		f = pre_add(pre, max, n, ADV_CODE_SCRIPT_ASSUMED);
+		if (f)
+			adv_snprintf(f->message, sizeof(f->message),
+				     "the job asks for whole nodes (--exclusive) and no GPU: Slurm gives "
+				     "it the nodes' GPUs with them; the partition's GPUs per node are "
+				     "assumed");
+		return;
+	}
+	f = pre_add(pre, max, n, ADV_CODE_NO_GPUS);
+	if (!f)
+		return;
+	adv_snprintf(f->message, sizeof(f->message),
+		     "the job asks Slurm for no GPU (no --gpus, --gres=gpu, --gpus-per-node or "
+		     "--gpus-per-task, no --exclusive): it holds GPUs only where the partition gives "
+		     "whole nodes, which is not known here, so the partition's GPUs per node are "
+		     "assumed%s%s%s", where[0] ? "; the step at " : "", where,
+		     where[0] ? " asks for GPUs of its own, which Slurm refuses in a job that holds "
+				"none (\"Step requested GRES but job doesn't have GRES\")" : "");
+	adv_snprintf(f->fix, sizeof(f->fix), "#SBATCH --gpus-per-node=N (the GPUs each node runs on)");
+	/* DP and the world rest on the GPU count: not a proof either. */
+	if (req->wl.layout.dp == ADV_UNSET)
+		req->wl.from[ADV_F_DP] = ADV_FROM_ASSUMED;
+	req->wl.from[ADV_F_WORLD] = ADV_FROM_ASSUMED;
+}
+
 /* RANK_EXPANDED_ONCE (launch.c): a reject only where the launch surely runs. */
 static void rank_note(const struct jobread_out *out, struct adv_finding *pre, int max, int *n)
 {
@@ -703,6 +751,7 @@ int jobread_apply(const catalog_t *cat, struct jobread_out *out, struct adv_requ
 	apply_world(out, req);
 	step_note(out, req, pre, max, &n);
 	rank_note(out, pre, max, &n);
+	gpus_note(out, req, pre, max, &n);
 	apply_gas(out, req);
 	apply_ckpt(out, req);
 	apply_unknowns(out, req, pre, max, &n);

@@ -777,7 +777,7 @@ static void shell_notes(struct jr_ctx *cx, sh_t *sh, int rc)
 }
 
 /* The resources of a heterogeneous batch script, all components together
- * (jobtypes.h, het_nodes). */
+ * (jobtypes.h, het_nodes), and whether the script asks for GPUs at all. */
 static void het_resources(const struct jobread_input *in, struct jobread_out *out)
 {
 	struct jobreq_opts *comp;
@@ -791,12 +791,23 @@ static void het_resources(const struct jobread_input *in, struct jobread_out *ou
 	if (!comp)
 		return;
 	if (jobreq_parse_script_het(in->script, in->script_len, comp, JOBREQ_HET_MAX, &n, NULL, err,
-				    sizeof(err)) == 0 && n > 1) {
+				    sizeof(err)) != 0) {
+		free(comp);
+		return;
+	}
+	if (n > 1) {
 		jobreq_het_union(comp, n < JOBREQ_HET_MAX ? n : JOBREQ_HET_MAX, &u);
 		out->het_nodes = u.nodes;
 		out->het_gpus = u.gpus;
 		out->het_gpn = u.gpus_per_node;
 	}
+	/* No GPU in the script nor in what the caller resolved (command line,
+	 * environment): what the job holds depends on the partition. */
+	out->no_gpu_asked = in->res.gpus <= 0 && in->res.gpus_per_node <= 0;
+	for (int i = 0; i < n && i < JOBREQ_HET_MAX; i++)
+		if (comp[i].gpus || comp[i].gpus_per_node || comp[i].gpus_per_task || comp[i].gres_gpus)
+			out->no_gpu_asked = false;
+	out->whole_nodes = comp[0].exclusive == 1;
 	free(comp);
 }
 

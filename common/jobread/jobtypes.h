@@ -140,6 +140,13 @@ struct jobread_out {
 	 * component's resources the caller gave (sbatch calls the plugin
 	 * once per component). */
 	int het_nodes, het_gpus, het_gpn;
+	/* The batch script asks Slurm for no GPU (no --gpus, --gres=gpu,
+	 * --gpus-per-node or --gpus-per-task in any #SBATCH block);
+	 * whole_nodes: it asks for whole nodes (--exclusive).  gpu_step: an
+	 * srun step of the script asks for GPUs of its own (its place in
+	 * gpu_step_src, key the option). */
+	bool no_gpu_asked, whole_nodes, gpu_step;
+	struct jobread_src gpu_step_src;
 	/* RANK_EXPANDED_ONCE (launch.c): the launch's rank flag holds the
 	 * batch shell's own rank, the same on every node; rank_sev is
 	 * ADV_SEV_REJECT where that is a proof, ADV_SEV_WARN where it rests

@@ -922,8 +922,11 @@ static void read_srun(struct jr_ctx *cx, const struct jr_cmd *opts, struct start
 	static const char *const n_names[] = { "-n", "--ntasks", NULL };
 	static const char *const nodes_names[] = { "-N", "--nodes", NULL };
 	static const char *const tpn_names[] = { "--ntasks-per-node", NULL };
+	/* A step's own GPUs (srun(1)); --gres only for gpu. */
+	static const char *const gpu_names[] = { "-G", "--gpus", "--gpus-per-node", "--gpus-per-task",
+						 "--gres", NULL };
 	const struct jobread_input *in = jr_input(cx);
-	struct found fn, fN, ft, fg;
+	struct found fn, fN, ft, fg, fgpu;
 	long long n = -1, nodes = -1, tpn = -1;
 	int rn, rN, rt, het, group;
 	struct jobreq hs;
@@ -961,6 +964,11 @@ static void read_srun(struct jr_ctx *cx, const struct jr_cmd *opts, struct start
 		rN = opt_int(cx, opts, nodes_names, true, JR_NODES, &fN, &nodes);
 	}
 	rt = opt_int(cx, opts, tpn_names, false, JR_NPROC_PER_NODE, &ft, &tpn);
+	if (!jr_out(cx)->gpu_step && find(opts, gpu_names, true, &fgpu) &&
+	    (strcmp(fgpu.which, "--gres") || (fgpu.value && !strncmp(fgpu.value, "gpu", 3)))) {
+		jr_out(cx)->gpu_step = true;
+		jr_out(cx)->gpu_step_src = fgpu.src;
+	}
 	het = het_step(cx, opts, &hs, &group, &fg);
 	if (het == 0) {
 		step_subset(cx, opts, rN == V_KNOWN ? nodes : -1, rN == V_UNKNOWN, &fN);

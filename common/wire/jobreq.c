@@ -346,11 +346,11 @@ static int jobreq_node_end(const char *s, long *out)
  * Debian 12's sbatch 22.05.8 does, "2-" (no maximum after the dash); it
  * takes "0" (a job without nodes) and "1-0" (no maximum).
  */
-static int jobreq_nodes(const char *s, int *out, char *err, size_t errlen)
+static int jobreq_nodes(const char *s, int *out, int *out_max, char *err, size_t errlen)
 {
 	char buf[64];
 	char *dash;
-	long min, max;
+	long min, max = 0;
 
 	adv_strlcpy(buf, s, sizeof(buf));
 	dash = strchr(buf, '-');
@@ -383,6 +383,8 @@ static int jobreq_nodes(const char *s, int *out, char *err, size_t errlen)
 		return -1;
 	}
 	*out = (int)min;
+	if (out_max)
+		*out_max = !dash ? (int)min : max > 0 && max <= JOBREQ_COUNT_MAX ? (int)max : 0;
 	return 0;
 }
 
@@ -528,7 +530,7 @@ static int jobreq_apply(struct jobreq_opts *o, int code, const char *arg, int *l
 {
 	switch (code) {
 	case 'N': case OPT_NODES:
-		return jobreq_nodes(arg, &o->nodes, err, errlen);
+		return jobreq_nodes(arg, &o->nodes, &o->nodes_max, err, errlen);
 	case 'n': case OPT_NTASKS:
 		return jobreq_positive("--ntasks", arg, &o->ntasks, err, errlen);
 	case OPT_NTASKS_PER_NODE:
@@ -1034,7 +1036,10 @@ void jobreq_merge(const struct jobreq_opts *const layers[], size_t n, struct job
 
 		if (!l)
 			continue;
-		if (l->nodes) out->nodes = l->nodes;
+		if (l->nodes) {
+			out->nodes = l->nodes;
+			out->nodes_max = l->nodes_max;
+		}
 		if (l->ntasks) out->ntasks = l->ntasks;
 		if (l->ntasks_per_node) out->ntasks_per_node = l->ntasks_per_node;
 		if (l->gpus) {
@@ -1242,6 +1247,47 @@ int jobreq_apply_named(struct jobreq_opts *o, const char *name, const char *valu
 			return 0;
 		}
 		return jobreq_apply(o, jobreq_named[i].code, value, NULL, err, errlen);
+	}
+	return 0;
+}
+
+/*
+ * --gpus (per job) beside --gpus-per-node or --gres=gpu (per node): Slurm
+ * 22.05 takes the node count from their quotient and refuses the job
+ * when it is not whole or falls outside -N (slurmctld's job spec check,
+ * src/common/gres.c; sbatch 22.05.8 prints "--gpus is not multiple of
+ * --gres=gpu/--gpus-per-node" and "Based on --gpu and
+ * --gres=gpu/--gpus-per-node required nodes (1) doesn't fall between
+ * min_nodes (2) and max_nodes (2) boundaries").
+ */
+int jobreq_check_gpus(const struct jobreq_opts *o, char *err, size_t errlen)
+{
+	int gpn = o->gpus_per_node ? o->gpus_per_node : o->gres_gpus;
+	int need;
+
+	if (o->gpus <= 0 || gpn <= 0)
+		return 0;
+	if (o->gpus % gpn) {
+		adv_snprintf(err, errlen, "--gpus=%d is not a multiple of the %d GPUs per node "
+			     "(--gpus-per-node/--gres=gpu): Slurm refuses the job (\"--gpus is not "
+			     "multiple of --gres=gpu/--gpus-per-node\")", o->gpus, gpn);
+		return -1;
+	}
+	need = o->gpus / gpn;
+	if (o->nodes > 0 && (need < o->nodes || (o->nodes_max > 0 && need > o->nodes_max))) {
+		char range[32];
+
+		if (o->nodes_max == o->nodes)
+			adv_snprintf(range, sizeof(range), "%d", o->nodes);
+		else if (o->nodes_max > 0)
+			adv_snprintf(range, sizeof(range), "%d-%d", o->nodes, o->nodes_max);
+		else
+			adv_snprintf(range, sizeof(range), "at least %d", o->nodes);
+		adv_snprintf(err, errlen, "--gpus=%d at %d per node (--gpus-per-node/--gres=gpu) needs "
+			     "%d %s but --nodes asks %s: Slurm refuses the job (\"required nodes (%d) "
+			     "doesn't fall between min_nodes and max_nodes\")", o->gpus, gpn, need,
+			     need == 1 ? "node" : "nodes", range, need);
+		return -1;
 	}
 	return 0;
 }

@@ -26,6 +26,7 @@ enum jobreq_tool { JOBREQ_SBATCH = 0, JOBREQ_SALLOC, JOBREQ_SRUN };
 /* One layer of options (command line, environment, script, allocation). */
 struct jobreq_opts {
 	int nodes;                 /* -N min[-max]: min; 0 = not given */
+	int nodes_max;             /* -N's max (min when no range); 0 = none */
 	int ntasks;                /* -n */
 	int ntasks_per_node;
 	int gpus;                  /* -G/--gpus [TYPE:]N */
@@ -131,6 +132,13 @@ int jobreq_parse_script_het(const char *text, size_t len, struct jobreq_opts com
  * first component's partition and options.  n == 1: that component.
  */
 void jobreq_het_union(const struct jobreq_opts comp[], int n, struct jobreq *r);
+
+/*
+ * --gpus (per job) with --gpus-per-node or --gres=gpu (per node), as
+ * Slurm checks them: the quotient must be a whole node count within -N.
+ * Returns 0, or -1 with err saying why Slurm refuses the job.
+ */
+int jobreq_check_gpus(const struct jobreq_opts *o, char *err, size_t errlen);
 
 /* Reads the tool's input variables (SBATCH_GPUS, SALLOC_GRES, SLURM_NNODES, ...). */
 int jobreq_parse_env(enum jobreq_tool tool, jobreq_getenv_fn get, void *arg,

@@ -701,6 +701,19 @@ static int script_resources(struct ctl *c, const struct script *sc, struct adv_r
 		free(comp);
 		return EX_DATAERR_;
 	}
+	/* What Slurm refuses of --gpus beside GPUs per node, per component
+	 * (the first under the command line's options, as sbatch merges). */
+	for (int i = 0; i < n && i < JOBREQ_HET_MAX; i++) {
+		const struct jobreq_opts *layers[2] = { &c->slurm, &comp[i] };
+		struct jobreq_opts m;
+
+		jobreq_merge(layers + (i > 0), i > 0 ? 1 : 2, &m);
+		if (jobreq_check_gpus(&m, err, sizeof(err)) != 0) {
+			fprintf(stderr, "advisorctl: %s: %s\n", sc->path, err);
+			free(comp);
+			return EX_DATAERR_;
+		}
+	}
 	script = comp[0];
 	if (n > 1) {
 		/* A heterogeneous job holds every component's nodes and GPUs;

@@ -341,6 +341,43 @@ static void test_hetjob(void **state)
 	assert_non_null(strstr(err, "'oops'"));
 }
 
+/* --gpus with GPUs per node, as sbatch 22.05.8 refused and took them on
+ * the test cluster. */
+static void test_check_gpus(void **state)
+{
+	static const struct {
+		const char *argv[6];
+		int rc;
+		const char *why;
+	} cases[] = {
+		{ { "sbatch", "-N2", "--gpus=8", "--gpus-per-node=8", NULL }, -1, "needs 1 node" },
+		{ { "sbatch", "-N1", "--gpus=16", "--gpus-per-node=8", NULL }, -1, "needs 2 nodes" },
+		{ { "sbatch", "-N2", "--gpus=12", "--gpus-per-node=8", NULL }, -1, "not a multiple" },
+		{ { "sbatch", "-N2", "--gpus=16", "--gres=gpu:4", NULL }, -1, "asks 2" },
+		{ { "sbatch", "-N2-4", "--gpus=16", "--gres=gpu:4", NULL }, 0, NULL },
+		{ { "sbatch", "-N2-3", "--gpus=32", "--gres=gpu:8", NULL }, -1, "asks 2-3" },
+		{ { "sbatch", "--gpus=16", "--gpus-per-node=8", NULL }, 0, NULL },
+		{ { "sbatch", "-N2", "--gpus=16", "--gpus-per-node=8", NULL }, 0, NULL },
+		{ { "sbatch", "-N2", "--gpus=7", NULL }, 0, NULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct jobreq_opts o;
+		char err[256] = "";
+		int argc = 0;
+
+		while (cases[i].argv[argc])
+			argc++;
+		jobreq_opts_init(&o);
+		assert_int_equal(jobreq_parse_argv(JOBREQ_SBATCH, argc, (char *const *)cases[i].argv,
+						   &o, NULL, err, sizeof(err)), 0);
+		assert_int_equal(jobreq_check_gpus(&o, err, sizeof(err)), cases[i].rc);
+		if (cases[i].why)
+			assert_non_null(strstr(err, cases[i].why));
+	}
+}
+
 /* -D/--chdir: the last one wins; the work directory is it when absolute,
  * the current directory joined with it when relative (slurm_opt.c). */
 static void test_chdir_workdir(void **state)
@@ -737,6 +774,7 @@ int main(void)
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_invalid_directive),
 		cmocka_unit_test(test_hetjob),
+		cmocka_unit_test(test_check_gpus),
 		cmocka_unit_test(test_bad_env_names_variable),
 		cmocka_unit_test(test_mem),
 		cmocka_unit_test(test_mem_and_constraint_fields),
