@@ -107,7 +107,9 @@
 	X(PROGRAM_NOT_READ, INFO, \
 	  "The job runs a program of its own that the reader could not read or found nothing in: its workload is unknown, not checked.") \
 	X(RANK_EXPANDED_ONCE, REJECT, \
-	  "The batch shell expands a rank or node rank once, so every node or task of the launch starts as the same rank.")
+	  "The batch shell expands a rank or node rank once, so every node or task of the launch starts as the same rank.") \
+	X(NODELIST_SPLIT, REJECT, \
+	  "srun -w/-x is given host names one a line: unquoted they split into its arguments (a host name run as its program); quoted, srun 22.05 refuses them.")
 
 enum adv_code {
 #define ADV_CODE_ENUM(name, sev, meaning) ADV_CODE_##name,

@@ -751,6 +751,16 @@ int jobread_apply(const catalog_t *cat, struct jobread_out *out, struct adv_requ
 	apply_world(out, req);
 	step_note(out, req, pre, max, &n);
 	rank_note(out, pre, max, &n);
+	if (out->split_list.message[0]) {
+		struct adv_finding *f = pre_slot(pre, max, &n, out->split_list.code,
+						 out->split_uncertain || out->split_lines
+						 ? ADV_SEV_WARN : ADV_SEV_REJECT);
+
+		if (f) {
+			adv_strlcpy(f->message, out->split_list.message, sizeof(f->message));
+			adv_strlcpy(f->fix, out->split_list.fix, sizeof(f->fix));
+		}
+	}
 	gpus_note(out, req, pre, max, &n);
 	apply_gas(out, req);
 	apply_ckpt(out, req);

@@ -739,6 +739,12 @@ static int walk(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, int depth,
 				memcpy(save->notes, out->notes, sizeof(save->notes));
 				save->n_notes = n_notes;
 			}
+			/* srun broken by a split host list starts nothing the
+			 * reader knows, and is said all the same. */
+			if (out->split_list.message[0] && !save->split_list.message[0]) {
+				save->split_list = out->split_list;
+				save->split_uncertain = c->uncertain;
+			}
 			memcpy(out, save, sizeof(*save));
 			if (noted && ml_word(c))
 				out->is_llm = true;

@@ -154,6 +154,11 @@ struct jobread_out {
 	 * apart from notes[], which may be full. */
 	struct jobread_note rank_once;
 	enum adv_severity rank_sev;
+	/* NODELIST_SPLIT (launch.c): an srun's host list split into its
+	 * arguments; message "" = none. */
+	struct jobread_note split_list;
+	bool split_uncertain;         /* that srun runs only under a condition */
+	bool split_lines;             /* the list quoted, names a line: a warning */
 	/* A server's KV cache in fp8 (vLLM/SGLang --kv-cache-dtype fp8*). */
 	bool kv_fp8;
 	/* SGLang: the share holds weights and KV cache only (memory.c). */

@@ -1539,6 +1539,70 @@ static bool opts_have(const struct jr_cmd *opts, const char *a, const char *b)
 	return false;
 }
 
+/* The placeholder of one host name of `scontrol show hostnames`
+ * (shell/cmdsub.c, host_list). */
+#define HOST_PH "$(scontrol_hostnames...)"
+
+static bool host_word(const struct jr_cmd *c, int i)
+{
+	return i >= 0 && i < c->argc && c->argv[i] && c->unknown && c->unknown[i] &&
+	       !strcmp(c->argv[i], HOST_PH);
+}
+
+/* The whole list in one word (quoted): names a line each. */
+static bool host_lines(const struct jr_cmd *c, int i)
+{
+	return i >= 0 && i < c->argc && c->argv[i] && c->unknown && c->unknown[i] &&
+	       !strncmp(c->argv[i], HOST_PH "\n", sizeof(HOST_PH));
+}
+
+/*
+ * srun -w/--nodelist (or -x/--exclude) given `scontrol show hostnames`,
+ * one name a line.  Unquoted, the shell splits it into a word per node:
+ * the second name is the program srun runs (srun(1): the first word that
+ * is no option), and the step fails ("execve(): gpu2: No such file or
+ * directory"): a proof.  Quoted, srun 22.05 does not read names a line
+ * as a list ("Requested node configuration is not available"), both
+ * observed on the test cluster: a warning, since another Slurm version
+ * may.  prog: the index of the program word in cmd.
+ */
+static void split_list(struct jr_ctx *cx, const struct jr_cmd *cmd, const struct jr_cmd *opts,
+		       int prog)
+{
+	static const char *const list_names[] = { "-w", "--nodelist", "-x", "--exclude", NULL };
+	struct jobread_out *out = jr_out(cx);
+	long long job = out->het_nodes > 0 ? out->het_nodes : job_nodes(jr_input(cx));
+	struct found f;
+	int vi;
+	bool split, lines;
+
+	if (out->split_list.message[0] || job < 2 || !find(opts, list_names, false, &f))
+		return;
+	vi = strchr(opts->argv[f.idx], '=') ? f.idx : f.idx + 1;
+	split = vi == f.idx + 1 && host_word(opts, vi) && vi + 1 == opts->argc &&
+		host_word(cmd, prog);
+	lines = !split && host_lines(opts, vi) && vi == f.idx + 1;
+	if (!split && !lines)
+		return;
+	adv_strlcpy(out->split_list.code, engine_code_name(ADV_CODE_NODELIST_SPLIT),
+		    sizeof(out->split_list.code));
+	out->split_lines = lines;
+	if (split)
+		adv_snprintf(out->split_list.message, sizeof(out->split_list.message),
+			     "%s:%d: srun %s is given `scontrol show hostnames` unquoted: one name a "
+			     "line, so it splits into %lld words, srun takes the first for %s and runs "
+			     "the second as its program, and the step fails", f.src.file, f.src.line,
+			     f.which, job, f.which);
+	else
+		adv_snprintf(out->split_list.message, sizeof(out->split_list.message),
+			     "%s:%d: srun %s is given `scontrol show hostnames` in one word, one name "
+			     "a line: Slurm 22.05's srun does not read that as a list (\"Requested node "
+			     "configuration is not available\")", f.src.file, f.src.line, f.which);
+	adv_snprintf(out->split_list.fix, sizeof(out->split_list.fix),
+		     "join the names with commas (scontrol show hostnames | paste -sd,), or give "
+		     "$SLURM_JOB_NODELIST itself");
+}
+
 bool jr_launch_strip(struct jr_ctx *cx, const struct jr_cmd *cmd, struct jr_cmd *prog,
 		     bool *is_module)
 {
@@ -1627,6 +1691,7 @@ bool jr_launch_strip(struct jr_ctx *cx, const struct jr_cmd *cmd, struct jr_cmd 
 			jr_set_launcher(cx, "srun");
 			read_srun(cx, &opts, &st);
 			copies = st.present && st.world > 0 ? st.world : -1;
+			split_list(cx, cmd, &opts, j);
 			break;
 		case L_MPI:
 			jr_set_launcher(cx, jr_basename(cmd->argv[i]));

@@ -1352,6 +1352,19 @@ static void test_slurm_topology(void **st)
 	assert_int_equal(out.step_nodes, 1);
 	assert_int_equal(out.step_gpus, 4);
 	assert_int_equal(out.het_group, 2);
+	/* A host list split into srun's arguments (NODELIST_SPLIT). */
+	j.script = "H=$(scontrol show hostnames)\nsrun -w $H torchrun --nnodes 3 train.py\n";
+	j.nodes = 3;
+	read_job(st, &j, &out);
+	assert_string_equal(out.split_list.code, "NODELIST_SPLIT");
+	assert_false(out.split_lines);
+	assert_non_null(strstr(out.split_list.message, "splits into 3 words"));
+	j.script = "H=$(scontrol show hostnames)\nsrun -w \"$H\" torchrun --nnodes 3 train.py\n";
+	read_job(st, &j, &out);
+	assert_true(out.split_lines);
+	j.script = "H=$(scontrol show hostnames | paste -sd,)\nsrun -w $H torchrun train.py\n";
+	read_job(st, &j, &out);
+	assert_string_equal(out.split_list.message, "");
 	j.script = ray;
 	j.nodes = 4;
 	read_job(st, &j, &out);

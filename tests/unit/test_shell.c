@@ -591,6 +591,35 @@ static void test_marked_words(void **st)
 	finish(r.sh);
 }
 
+/* `scontrol show hostnames`: one unknown name a line per node of the job,
+ * so that unquoted it splits into as many words, quoted it stays one;
+ * with a pipe after it, or the node count not known, one placeholder. */
+static void test_hostnames_list(void **st)
+{
+	static const char script[] =
+		"H=$(scontrol show hostnames $SLURM_JOB_NODELIST)\n"
+		"srun -w $H x\n"
+		"srun -w \"$H\" y\n"
+		"A=($(scontrol show hostname))\n"
+		"echo ${#A[@]} $(scontrol show hostnames | head -n 1)\n";
+	static const char *const vars[] = { "?SLURM_JOB_NODELIST=", "SLURM_JOB_NUM_NODES=3", NULL };
+	struct run r = run_ok(script, vars);
+	const struct sh_cmd *c = need_cmd(r.sh, "srun", 0);
+
+	(void)st;
+	assert_int_equal(c->argc, 6);
+	assert_true(unk(c, 2) && unk(c, 3) && unk(c, 4));
+	assert_string_equal(c->argv[5], "x");
+	c = need_cmd(r.sh, "srun", 1);
+	assert_int_equal(c->argc, 4);
+	assert_non_null(strchr(c->argv[2], '\n'));
+	c = need_cmd(r.sh, "echo", 0);
+	assert_string_equal(c->argv[1], "3");
+	assert_true(unk(c, 2));
+	assert_null(strchr(c->argv[2], '\n'));
+	finish(r.sh);
+}
+
 /* An unquoted unknown variable whose placeholder is empty must not vanish:
  * "--seed $SLURM_JOB_ID --tp 4" would otherwise read "--tp" as the seed. */
 static void test_unknown_unquoted_keeps_field(void **st)
@@ -2382,6 +2411,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_command_substitution_unknown, teardown),
 		cmocka_unit_test_teardown(test_slurm_unknown_vars, teardown),
 		cmocka_unit_test_teardown(test_marked_words, teardown),
+		cmocka_unit_test_teardown(test_hostnames_list, teardown),
 		cmocka_unit_test_teardown(test_unknown_unquoted_keeps_field, teardown),
 		cmocka_unit_test_teardown(test_arithmetic, teardown),
 		cmocka_unit_test_teardown(test_default_expansions, teardown),

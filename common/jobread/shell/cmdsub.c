@@ -9,8 +9,9 @@
  * cd DIR, dirname, basename, realpath, readlink -f/-e/-m and echo,
  * joined by ";" and "&&", as in $(cd "$(dirname "$0")" && pwd).  They
  * follow GNU coreutils' dirname/basename (POSIX "dirname", "basename")
- * and bash's cd and pwd; and `scontrol show hostnames | wc -l`, the job's
- * node count (host_count).  realpath and readlink -f are resolved lexically
+ * and bash's cd and pwd; `scontrol show hostnames | wc -l`, the job's
+ * node count (host_count), and `scontrol show hostnames`, one unknown
+ * name a line for each node (host_list).  realpath and readlink -f are resolved lexically
  * (. and .. against the working directory): a symbolic link is not seen,
  * and the path still names the same file.  Anything else (a pipe, a
  * redirection other than 2>, another program) stays unknown.
@@ -23,6 +24,7 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "sh_impl.h"
@@ -301,12 +303,13 @@ static bool is_nodelist_word(const char *w, size_t n)
  * node list must still be Slurm's (not set by the script).  NULL when the
  * body is anything else.
  */
-static const char *host_count(struct sh *sh, const char *b, size_t n)
+/* 2: b is "scontrol show hostnames [LIST] | wc -l", 1: "scontrol show
+ * hostnames [LIST]", 0: anything else. */
+static int host_cmd(const char *b, size_t n)
 {
 	static const char *const want[] = { "scontrol", "show", "hostnames", "|", "wc", "-l" };
 	const char *tok[8];
 	size_t len[8], nt = 0, i = 0, k = 0;
-	const struct sh_var *list, *count;
 
 	while (i < n) {
 		size_t j;
@@ -316,7 +319,7 @@ static const char *host_count(struct sh *sh, const char *b, size_t n)
 		if (i >= n)
 			break;
 		if (nt == 8)
-			return NULL;
+			return 0;
 		j = i;
 		if (b[i] == '|')
 			j++;
@@ -331,22 +334,67 @@ static const char *host_count(struct sh *sh, const char *b, size_t n)
 		if (k == 3 && t == 3 && len[t] != 1 && is_nodelist_word(tok[t], len[t]))
 			continue;   /* the optional node list */
 		if (k >= 6)
-			return NULL;
+			return 0;
 		if (len[t] != strlen(want[k]) || memcmp(tok[t], want[k], len[t])) {
 			/* "hostname" is scontrol's other spelling. */
 			if (!(k == 2 && len[t] == 8 && !memcmp(tok[t], "hostname", 8)))
-				return NULL;
+				return 0;
 		}
 		k++;
 	}
-	if (k != 6)
-		return NULL;
+	return k == 6 ? 2 : k == 3 ? 1 : 0;
+}
+
+/* The job's node count when its node list is still Slurm's (not set by
+ * the script) and the count is known; NULL otherwise. */
+static const char *job_node_count(struct sh *sh)
+{
+	const struct sh_var *list, *count;
+
 	list = sh_var_find(sh, "SLURM_JOB_NODELIST");
 	count = sh_var_find(sh, "SLURM_JOB_NUM_NODES");
 	if (!list || list->n < 1 || !list->unk[0] || !count || count->n < 1 || count->unk[0] ||
 	    !count->vals[0] || !count->vals[0][0])
 		return NULL;
 	return count->vals[0];
+}
+
+static const char *host_count(struct sh *sh, const char *b, size_t n)
+{
+	return host_cmd(b, n) == 2 ? job_node_count(sh) : NULL;
+}
+
+/* Nodes of a job whose host names are listed one a line: more is not a
+ * job the reader judges. */
+#define SH_HOST_LIST_MAX 1024
+
+/*
+ * `scontrol show hostnames [$SLURM_JOB_NODELIST]`: one host name a line,
+ * one line per node of the job (scontrol(1)).  The names are not known,
+ * their number is: one placeholder per node, a line each (its own, not
+ * that of another scontrol command: launch.c tells the list by it), so that an
+ * unquoted expansion splits into as many words as the job has nodes and
+ * a quoted one stays one word, as in bash.  NULL when the count is not
+ * known.
+ */
+static const char *host_list(struct sh *sh, const char *b, size_t n)
+{
+	static const char ph[] = "$(scontrol_hostnames...)";
+	const char *c;
+	long nodes;
+	char *out;
+
+	if (host_cmd(b, n) != 1 || !(c = job_node_count(sh)))
+		return NULL;
+	nodes = strtol(c, NULL, 10);
+	if (nodes < 1 || nodes > SH_HOST_LIST_MAX)
+		return NULL;
+	out = sh_alloc(sh, (size_t)nodes * sizeof(ph));
+	for (long i = 0; i < nodes; i++) {
+		memcpy(out + (size_t)i * sizeof(ph), ph, sizeof(ph) - 1);
+		out[(size_t)i * sizeof(ph) + sizeof(ph) - 1] = i + 1 < nodes ? '\n' : '\0';
+	}
+	return out;
 }
 
 /*
@@ -375,6 +423,10 @@ const char *sh_cmdsub_known(struct sh *sh, const char *t, size_t n, int line, co
 
 		if (hc)
 			return hc;
+		if ((hc = host_list(sh, body, bn))) {
+			*unk = true;
+			return hc;
+		}
 	}
 	memset(&s, 0, sizeof(s));
 	s.file = file;
