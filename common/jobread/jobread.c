@@ -24,6 +24,17 @@
  * trainer and no --llm-* option is not an LLM job and gets no findings,
  * unless one of its lines names a launcher the reader did not reach or
  * follow (follow.c, SCRIPT_NOT_FOLLOWED).
+ *
+ * Slurm's side (issue 28): a heterogeneous batch script (#SBATCH hetjob,
+ * sbatch(1) HETEROGENEOUS JOB SUPPORT) is judged on all its components'
+ * resources, whichever one the caller gave (het_resources; launch.c judges
+ * each srun --het-group step against its component).  The batch shell's
+ * own rank variables are marked where they are expanded, so that a rank
+ * flag the batch shell fills once for every task is seen (launch.c,
+ * RANK_EXPANDED_ONCE).  A Ray driver (verl, OpenRLHF, vLLM) in a step of
+ * its own joins the cluster the script's "ray start" steps made
+ * (ray_world; Ray's ray.init() connects to the running cluster, verl's
+ * and vLLM's Slurm examples start it so).
  */
 #include "config.h"
 

@@ -30,6 +30,16 @@
  * An option is skipped with its arity (bare flags take no value, the
  * rest one, written "--opt V" or "--opt=V"), so that the first word that
  * is not an option is the program the launcher starts.
+ *
+ * Launch topology (issue 28): a step in a heterogeneous job runs in the
+ * component(s) of srun --het-group (0 without it; Slurm's
+ * heterogeneous_jobs.html); a rank flag (torchrun --node_rank, accelerate
+ * --machine_rank) given the batch shell's $SLURM_NODEID/$SLURM_PROCID on
+ * an srun line is the same 0 on every task, which torchrun's static
+ * rendezvous takes (torch/distributed/run.py config_from_args: only
+ * rdzv_backend "static" reads node_rank; accelerate utils/launch.py
+ * prepare_multi_gpu_env hands machine_rank over); `scontrol show
+ * hostnames` given to srun -w unquoted splits into its arguments.
  */
 #include "config.h"
 

@@ -13,6 +13,9 @@
  *  - for srun inside a job, the allocation's OUTPUT ENVIRONMENT VARIABLES.
  * Precedence (sbatch(1)): command line > environment > script; for srun the
  * allocation only fills what nothing else gave.
+ * A heterogeneous job's components ("#SBATCH hetjob"/"packjob") are parsed
+ * one by one (jobreq_parse_script_het); --gpus beside GPUs per node is
+ * checked as slurmctld checks it (jobreq_check_gpus, seen with 22.05.8).
  */
 #include "config.h"
 
