@@ -1226,8 +1226,10 @@ static void rank_once(struct jr_ctx *cx, const struct jr_cmd *opts, const char *
 	}
 	adv_snprintf(out->rank_once.fix, sizeof(out->rank_once.fix),
 		     "let each task expand it: srun bash -c '... %s $SLURM_NODEID ...' (single "
-		     "quotes), or a rendezvous that assigns ranks itself (torchrun --rdzv_backend "
-		     "c10d --rdzv_endpoint HOST:PORT)", f->which);
+		     "quotes), or %s", f->which,
+		     !strcmp(launcher, "deepspeed")
+		     ? "one deepspeed that starts every node over ssh (no --no_ssh, no srun)"
+		     : "a rendezvous that assigns the ranks itself (--rdzv_backend c10d)");
 }
 
 /*
@@ -1297,8 +1299,11 @@ static void read_torchrun(struct jr_ctx *cx, const struct jr_cmd *opts, long lon
 	}
 }
 
-static void read_deepspeed(struct jr_ctx *cx, const struct jr_cmd *opts)
+static void read_deepspeed(struct jr_ctx *cx, const struct jr_cmd *opts, long long copies)
 {
+	static const char *const rank_names[] = { "--node_rank", NULL };
+	static const char *const nossh_names[] = { "--no_ssh", NULL };
+	struct found fr, fx;
 	static const char *const nodes_names[] = { "--num_nodes", NULL };
 	static const char *const gpus_names[] = { "--num_gpus", "--num_accelerators", NULL };
 	static const char *const host_names[] = { "-H", "--hostfile", NULL };
@@ -1340,6 +1345,14 @@ static void read_deepspeed(struct jr_ctx *cx, const struct jr_cmd *opts)
 	}
 	if (nodes > 0 && gpus > 0)
 		set_world(cx, opts, "deepspeed", nodes, gpus);
+	/* deepspeed/launcher/runner.py: --node_rank is read only with
+	 * --no_ssh ("Launch training independently on each node"), which
+	 * hands it to deepspeed.launcher.launch as this node's rank; without
+	 * it one launcher starts every node over pdsh and no rank is taken. */
+	if (find(opts, rank_names, false, &fr) && find(opts, nossh_names, false, &fx))
+		rank_once(cx, opts, "deepspeed", &fr, copies, nodes > 0 ? nodes : 0, 1,
+			  "deepspeed --no_ssh gives each node the rank of --node_rank, so every node "
+			  "runs node 0's ranks");
 }
 
 static void read_accelerate(struct jr_ctx *cx, const struct jr_cmd *opts, long long copies)
@@ -1419,8 +1432,9 @@ static void read_accelerate(struct jr_ctx *cx, const struct jr_cmd *opts, long l
 		 * it.  Without --config_file accelerate reads its default config
 		 * (~/.cache/huggingface/accelerate), not known here.  DeepSpeed's
 		 * default multi-node launcher (pdsh) starts every node from one
-		 * and takes no machine rank; only "standard" goes through
-		 * torch.distributed.run (prepare_deepspeed_cmd_env).
+		 * and takes no machine rank; "standard" goes through
+		 * torch.distributed.run, "nossh" hands it to deepspeed --no_ssh
+		 * --node_rank (prepare_deepspeed_cmd_env).
 		 */
 		static const char *const dsl_names[] = { "--deepspeed_multinode_launcher",
 							 "--deepspeed-multinode-launcher", NULL };
@@ -1438,6 +1452,8 @@ static void read_accelerate(struct jr_ctx *cx, const struct jr_cmd *opts, long l
 
 		if (ds && !dsl)
 			used = -1;
+		else if (ds && !strcmp(dsl, "nossh"))
+			used = 1;   /* deepspeed --node_rank MACHINE_RANK --no_ssh */
 		else if (ds && strcmp(dsl, "standard") != 0)
 			used = 0;
 		else if (!backend)
@@ -1715,7 +1731,7 @@ bool jr_launch_strip(struct jr_ctx *cx, const struct jr_cmd *cmd, struct jr_cmd 
 			break;
 		case L_DEEPSPEED:
 			jr_set_launcher(cx, "deepspeed");
-			read_deepspeed(cx, &opts);
+			read_deepspeed(cx, &opts, copies);
 			after_launcher = true;
 			break;
 		default:

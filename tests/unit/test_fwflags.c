@@ -1352,6 +1352,13 @@ static void test_slurm_topology(void **st)
 	assert_int_equal(out.step_nodes, 1);
 	assert_int_equal(out.step_gpus, 4);
 	assert_int_equal(out.het_group, 2);
+	/* deepspeed takes --node_rank only with --no_ssh. */
+	j.script = "srun deepspeed --no_ssh --node_rank $SLURM_NODEID --num_nodes 2 t.py\n";
+	read_job(st, &j, &out);
+	assert_int_equal(out.rank_sev, ADV_SEV_REJECT);
+	j.script = "srun deepspeed --node_rank $SLURM_NODEID --num_nodes 2 t.py\n";
+	read_job(st, &j, &out);
+	assert_string_equal(out.rank_once.message, "");
 	/* A host list split into srun's arguments (NODELIST_SPLIT). */
 	j.script = "H=$(scontrol show hostnames)\nsrun -w $H torchrun --nnodes 3 train.py\n";
 	j.nodes = 3;
