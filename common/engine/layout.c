@@ -255,7 +255,7 @@ static bool world_check(const struct adv_request *req, struct adv_job *job, long
 	 * its own nodes; one whose size is not known is not compared. */
 	bool part = wl->step_nodes > 0 && wl->step_nodes < l->nodes;
 	int nodes = part ? wl->step_nodes : l->nodes;
-	const char *whose = part ? "its Slurm step" : "the job";
+	const char *whose = part || step_gpus < l->gpus ? "its Slurm step" : "the job";
 	char fix[ADV_MSG_MAX], lay[96];
 
 	if (!res)
@@ -339,8 +339,7 @@ int layout_resolve(const struct adv_request *req, const struct adv_partition *pa
 	tpc = mul_sat(mul_sat(l->tp, l->pp), l->cp);
 	/* The GPUs of the launch's Slurm step: the layout's data parallelism
 	 * spans those, not the nodes another step of the job uses. */
-	step_gpus = req->wl.step_nodes > 0 && req->wl.step_nodes < l->nodes && req->wl.step_gpus > 0
-		    ? req->wl.step_gpus
+	step_gpus = req->wl.step_gpus > 0 && req->wl.step_gpus < l->gpus ? req->wl.step_gpus
 		    : req->wl.step_nodes > 0 && req->wl.step_nodes < l->nodes && l->gpus_per_node > 0
 		    ? req->wl.step_nodes * l->gpus_per_node : l->gpus;
 	if (world_check(req, job, tpc, step_gpus, res))

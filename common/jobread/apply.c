@@ -482,6 +482,17 @@ static void step_note(const struct jobread_out *out, const struct adv_request *r
 	struct adv_finding *f;
 	char where[ADV_SOURCE_MAX];
 
+	if (!out->step_nodes && out->step_gpus > 0 && out->step_gpus < req->res.gpus) {
+		f = pre_add(pre, max, n, ADV_CODE_STEP_SUBSET);
+		if (!f)
+			return;
+		jobread_src_string(&out->step_src, where, sizeof(where));
+		adv_snprintf(f->message, sizeof(f->message),
+			     "the launch runs in a Slurm step that asks for %d of the job's %d GPUs "
+			     "(%s): it sees only those and is judged against them", out->step_gpus,
+			     req->res.gpus, where);
+		return;
+	}
 	if (!out->step_nodes || (out->step_nodes > 0 && req->res.nodes > 0 &&
 				 out->step_nodes >= req->res.nodes))
 		return;
@@ -590,7 +601,7 @@ static void apply_world(const struct jobread_out *out, struct adv_request *req)
 		req->wl.world_nodes = (int)nd->i;
 	if (out->step_nodes == -1 || (out->step_nodes > 0 && out->step_nodes <= (1 << 20)))
 		req->wl.step_nodes = out->step_nodes;
-	if (out->step_nodes > 0 && out->step_gpus > 0 && out->step_gpus <= (1 << 24))
+	if (out->step_nodes >= 0 && out->step_gpus > 0 && out->step_gpus <= (1 << 24))
 		req->wl.step_gpus = out->step_gpus;
 	req->wl.kv_fp8 = out->kv_fp8;
 	req->wl.share_static = out->share_static;
@@ -968,9 +979,10 @@ static void world_fix(const struct jobread_out *out, const struct adv_result *re
 	/* A launch in a Slurm step on part of the job is fixed to that step. */
 	bool part = out->step_nodes > 0 && out->step_nodes < res->layout.nodes;
 	int nodes = part ? out->step_nodes : res->layout.nodes;
-	int gpn = part && out->step_gpus > 0 ? out->step_gpus / out->step_nodes
-		: res->layout.gpus_per_node;
-	int gpus = part ? (out->step_gpus > 0 ? out->step_gpus : nodes * gpn) : res->layout.gpus;
+	/* The step's own GPUs (a component, or srun --gres=gpu:N). */
+	int sg = out->step_gpus > 0 && out->step_gpus < res->layout.gpus ? out->step_gpus : 0;
+	int gpn = sg > 0 && nodes > 0 ? sg / nodes : res->layout.gpus_per_node;
+	int gpus = sg > 0 ? sg : part ? nodes * gpn : res->layout.gpus;
 
 	if (!res->has_layout)
 		return;

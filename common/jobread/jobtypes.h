@@ -130,8 +130,8 @@ struct jobread_out {
 	int step_nodes;
 	struct jobread_src step_src;
 	/* The GPUs of that step when they are known apart from the job's GPUs
-	 * per node (srun --het-group: a component of a heterogeneous job);
-	 * 0 otherwise.  het_group: 1 + the component it runs in, 0 none. */
+	 * per node (srun --het-group: a component of a heterogeneous job; srun
+	 * --gpus/--gres=gpu:N asking fewer than the job holds); 0 otherwise.  het_group: 1 + the component it runs in, 0 none. */
 	int step_gpus;
 	int het_group;
 	/* A heterogeneous batch script (#SBATCH hetjob): every component's

@@ -927,7 +927,46 @@ static void jobread_out_step(struct jr_ctx *cx, int nodes, int gpus, int group,
 		src_default(&out->step_src, opts, "srun");
 }
 
-static void read_srun(struct jr_ctx *cx, const struct jr_cmd *opts, struct starter *st)
+/*
+ * The GPUs per node an srun step asks for itself (srun(1): --gpus-per-
+ * node, --gres=gpu:N), read with Slurm's option table (jobreq.c): the step
+ * sees only those of the job's GPUs, so its launch is judged against
+ * them.  On the test cluster (22.05.8) both gave the step
+ * SLURM_GPUS_ON_NODE=4 of the job's 8; --gpus=2 on a step kept
+ * SLURM_GPUS_ON_NODE=8 (TresPerNode still the job's), so the per-step
+ * and per-task forms are not taken.  Kept when fewer than the step would
+ * have otherwise; a count not known is not kept.
+ */
+static void step_gpus(struct jr_ctx *cx, const struct jr_cmd *opts, const struct starter *st,
+		      long long job_n)
+{
+	struct jobread_out *out = jr_out(cx);
+	const struct jobread_input *in = jr_input(cx);
+	long long have = out->step_gpus > 0 ? out->step_gpus
+		       : out->het_gpus > 0 ? out->het_gpus : in->res.gpus;
+	long long nodes = st->nodes > 0 ? st->nodes : out->step_nodes > 0 ? out->step_nodes : job_n;
+	long long total = 0;
+	struct jobreq_opts o;
+	char err[8];
+
+	if (have <= 0 || out->step_nodes < 0 || opts->argc < 2)
+		return;
+	jobreq_opts_init(&o);
+	(void)jobreq_parse_argv(JOBREQ_SRUN, opts->argc, opts->argv, &o, NULL, err, sizeof(err));
+	if ((o.gpus_per_node > 0 || o.gres_gpus > 0) && nodes > 0)
+		total = mul(o.gpus_per_node > 0 ? o.gpus_per_node : o.gres_gpus, nodes);
+	if (total > 0 && total < have && total <= INT_MAX) {
+		static const char *const gpn_names[] = { "--gpus-per-node", "--gres", NULL };
+		struct found f;
+
+		out->step_gpus = (int)total;
+		if (out->step_nodes == 0 && find(opts, gpn_names, false, &f))
+			out->step_src = f.src;
+	}
+}
+
+static void read_srun_counts(struct jr_ctx *cx, const struct jr_cmd *opts, struct starter *st,
+			     long long *job_n_out)
 {
 	static const char *const n_names[] = { "-n", "--ntasks", NULL };
 	static const char *const nodes_names[] = { "-N", "--nodes", NULL };
@@ -997,6 +1036,7 @@ static void read_srun(struct jr_ctx *cx, const struct jr_cmd *opts, struct start
 		job_t = hs.opt.ntasks;
 		job_tpn = hs.opt.ntasks_per_node;
 	}
+	*job_n_out = job_n;
 	if (rn == V_UNKNOWN || rN == V_UNKNOWN || rt == V_UNKNOWN) {
 		st->present = false;   /* what was unknown is said; no world */
 		return;
@@ -1034,6 +1074,14 @@ static void read_srun(struct jr_ctx *cx, const struct jr_cmd *opts, struct start
 		st->world = job_t;
 	else
 		st->world = nodes > 0 ? nodes : -1;
+}
+
+static void read_srun(struct jr_ctx *cx, const struct jr_cmd *opts, struct starter *st)
+{
+	long long job_n = 0;
+
+	read_srun_counts(cx, opts, st, &job_n);
+	step_gpus(cx, opts, st, job_n);
 }
 
 static void read_mpirun(struct jr_ctx *cx, const struct jr_cmd *opts, struct starter *st)

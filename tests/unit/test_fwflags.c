@@ -1359,6 +1359,15 @@ static void test_slurm_topology(void **st)
 	j.script = "srun deepspeed --node_rank $SLURM_NODEID --num_nodes 2 t.py\n";
 	read_job(st, &j, &out);
 	assert_string_equal(out.rank_once.message, "");
+	/* A step's own GPUs per node: --gres=gpu:N, --gpus-per-node; not --gpus. */
+	j.script = "srun --gres=gpu:4 torchrun --nproc_per_node 8 t.py\n";
+	j.nodes = 1;
+	read_job(st, &j, &out);
+	assert_int_equal(out.step_gpus, 4);
+	j.script = "srun --gpus=4 torchrun --nproc_per_node 8 t.py\n";
+	read_job(st, &j, &out);
+	assert_int_equal(out.step_gpus, 0);
+	j.nodes = 2;
 	/* A host list split into srun's arguments (NODELIST_SPLIT). */
 	j.script = "H=$(scontrol show hostnames)\nsrun -w $H torchrun --nnodes 3 train.py\n";
 	j.nodes = 3;
