@@ -127,6 +127,68 @@ static void set_slurm_vars(sh_t *sh, const struct jobread_input *in, bool batch)
 			sh_setvar(sh, ranks[k], "0", true, false);
 }
 
+/*
+ * A heterogeneous job's batch shell, as Slurm 22.05.8 set it on the test
+ * cluster: SLURM_JOB_NUM_NODES, SLURM_NNODES, SLURM_NTASKS and
+ * SLURM_GPUS_ON_NODE describe component 0 (where the script runs), and
+ * each component N has SLURM_JOB_NUM_NODES_HET_GROUP_N,
+ * SLURM_JOB_NODELIST_HET_GROUP_N, SLURM_GPUS_PER_NODE_HET_GROUP_N,
+ * SLURM_NTASKS_HET_GROUP_N and SLURM_NTASKS_PER_NODE_HET_GROUP_N (when
+ * given), each also spelled _PACK_GROUP_N, and SLURM_HET_SIZE the count.
+ */
+static void het_vars(sh_t *sh, const struct jobread_input *in)
+{
+	static const char *const spell[] = { "HET", "PACK" };
+	struct jobreq_opts *comp;
+	char err[8], name[64];
+	int n = 0;
+
+	if (!in->script || !in->script_len)
+		return;
+	comp = malloc(sizeof(*comp) * JOBREQ_HET_MAX);
+	if (!comp)
+		return;
+	if (jobreq_parse_script_het(in->script, in->script_len, comp, JOBREQ_HET_MAX, &n, NULL, err,
+				    sizeof(err)) != 0 || n < 2) {
+		free(comp);
+		return;
+	}
+	set_var_int(sh, "SLURM_HET_SIZE", n);
+	for (int i = 0; i < n && i < JOBREQ_HET_MAX; i++) {
+		struct jobreq r;
+		int nodes, tasks;
+
+		memset(&r, 0, sizeof(r));
+		r.opt = comp[i];
+		jobreq_resolve(&r);
+		nodes = r.nodes > 0 ? r.nodes : 1;
+		tasks = comp[i].ntasks > 0 ? comp[i].ntasks
+		      : comp[i].ntasks_per_node > 0 && (long long)comp[i].ntasks_per_node * nodes <= INT_MAX
+		      ? comp[i].ntasks_per_node * nodes : nodes;
+		if (i == 0) {
+			set_var_int(sh, "SLURM_NNODES", nodes);
+			set_var_int(sh, "SLURM_JOB_NUM_NODES", nodes);
+			set_var_int(sh, "SLURM_NTASKS", tasks);
+			set_var_int(sh, "SLURM_NPROCS", tasks);
+			set_var_int(sh, "SLURM_GPUS_ON_NODE", r.gpus_per_node);
+			set_var_int(sh, "SLURM_GPUS_PER_NODE", r.gpus_per_node);
+		}
+		for (size_t s = 0; s < ADV_ARRAY_SIZE(spell); s++) {
+			adv_snprintf(name, sizeof(name), "SLURM_JOB_NUM_NODES_%s_GROUP_%d", spell[s], i);
+			set_var_int(sh, name, nodes);
+			adv_snprintf(name, sizeof(name), "SLURM_NTASKS_%s_GROUP_%d", spell[s], i);
+			set_var_int(sh, name, tasks);
+			adv_snprintf(name, sizeof(name), "SLURM_NTASKS_PER_NODE_%s_GROUP_%d", spell[s], i);
+			set_var_int(sh, name, comp[i].ntasks_per_node);
+			adv_snprintf(name, sizeof(name), "SLURM_GPUS_PER_NODE_%s_GROUP_%d", spell[s], i);
+			set_var_int(sh, name, r.gpus_per_node);
+			adv_snprintf(name, sizeof(name), "SLURM_JOB_NODELIST_%s_GROUP_%d", spell[s], i);
+			sh_setvar(sh, name, "", true, true);
+		}
+	}
+	free(comp);
+}
+
 static void set_env(sh_t *sh, const struct jobread_input *in)
 {
 	char name[256];
@@ -403,6 +465,7 @@ static int follow_script(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, c
 	}
 	set_env(sub, jr_input(cx));
 	set_slurm_vars(sub, jr_input(cx), false);
+	het_vars(sub, jr_input(cx));
 	inherit_vars(sub, sh, text, len);
 	command_env(sub, c, (int)(prog->argv - c->argv) + at);
 	o = (size_t)adv_snprintf(buf, cap, "set --");
@@ -886,6 +949,7 @@ void jobread_read(const catalog_t *cat, const struct jobread_input *in, struct j
 		goto done;
 	set_env(sh, in);
 	set_slurm_vars(sh, in, in->script != NULL);
+	het_vars(sh, in);
 	if (!text && in->argc > 0) {
 		cmdline = command_text(in, &len);
 		text = cmdline;

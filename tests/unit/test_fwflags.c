@@ -1352,6 +1352,15 @@ static void test_slurm_topology(void **st)
 	assert_int_equal(out.step_nodes, 1);
 	assert_int_equal(out.step_gpus, 4);
 	assert_int_equal(out.het_group, 2);
+	/* The component's variables in the batch shell, component 0's plain. */
+	j.script = "#!/bin/bash\n#SBATCH -N 2 --gpus-per-node=8\n#SBATCH hetjob\n"
+		   "#SBATCH -N 1 --gpus-per-node=4\n"
+		   "srun --het-group=1 torchrun --nnodes $SLURM_JOB_NUM_NODES_HET_GROUP_1 "
+		   "--nproc_per_node $SLURM_GPUS_PER_NODE_HET_GROUP_1 --max-restarts $SLURM_NNODES "
+		   "train.py\n";
+	read_job(st, &j, &out);
+	CHECK(&out, JR_NODES, 1, S, 5, "--nnodes");
+	CHECK(&out, JR_NPROC_PER_NODE, 4, S, 5, "--nproc_per_node");
 	/* deepspeed takes --node_rank only with --no_ssh. */
 	j.script = "srun deepspeed --no_ssh --node_rank $SLURM_NODEID --num_nodes 2 t.py\n";
 	read_job(st, &j, &out);
