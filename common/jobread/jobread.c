@@ -603,7 +603,9 @@ static long long ray_cluster_nodes(sh_t *sh, long long job)
 	bool unknown = false, whole = false, apart = true;
 
 	for (const struct sh_cmd *c = sh_commands(sh); c && steps < 64; c = c->next) {
-		int k;
+		const struct sh_cmd *s = c;
+		struct ray_step st;
+		int k, i, end;
 
 		if (!c->inner)
 			outer = c;
@@ -615,15 +617,11 @@ static long long ray_cluster_nodes(sh_t *sh, long long job)
 		steps++;
 		/* The srun that runs it: on this command's line, or the outer
 		 * command of an inner one (srun bash -c "ray start ..."). */
-		const struct sh_cmd *s = c;
-		int end = k;
-
+		end = k;
 		if (c->inner && outer && outer != c) {
 			s = outer;
 			end = outer->argc;
 		}
-		int i;
-
 		for (i = 0; i < end && strcmp(jr_basename(s->argv[i]), "srun"); i++)
 			;
 		if (i >= end) {
@@ -631,12 +629,10 @@ static long long ray_cluster_nodes(sh_t *sh, long long job)
 			sum += 1;
 			continue;
 		}
-		struct ray_step st;
-
 		ray_srun_opts(s, i + 1, end, &st);
 		if (st.nodes == 0 && !st.listed && !st.excl)
 			whole = true;
-		else if (st.nodes < 0 || (st.nodes == 0))
+		else if (st.nodes <= 0)
 			unknown = true;
 		else {
 			sum += st.nodes;
