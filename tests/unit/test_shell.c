@@ -620,6 +620,28 @@ static void test_hostnames_list(void **st)
 	finish(r.sh);
 }
 
+/* A heterogeneous component's list counts that component's nodes. */
+static void test_hostnames_het_group(void **st)
+{
+	static const char script[] =
+		"echo $(scontrol show hostnames $SLURM_JOB_NODELIST_HET_GROUP_1 | wc -l)\n"
+		"srun -w $(scontrol show hostnames \"${SLURM_JOB_NODELIST_HET_GROUP_1}\") x\n"
+		"echo $(scontrol show hostnames $SLURM_JOB_NODELIST_HET_GROUP_7 | wc -l)\n";
+	static const char *const vars[] = { "?SLURM_JOB_NODELIST=", "SLURM_JOB_NUM_NODES=3",
+					    "?SLURM_JOB_NODELIST_HET_GROUP_1=",
+					    "SLURM_JOB_NUM_NODES_HET_GROUP_1=2", NULL };
+	struct run r = run_ok(script, vars);
+	const struct sh_cmd *c = need_cmd(r.sh, "echo", 0);
+
+	(void)st;
+	assert_string_equal(c->argv[1], "2");
+	c = need_cmd(r.sh, "srun", 0);
+	assert_int_equal(c->argc, 5);
+	c = need_cmd(r.sh, "echo", 1);
+	assert_true(unk(c, 1));
+	finish(r.sh);
+}
+
 /* An unquoted unknown variable whose placeholder is empty must not vanish:
  * "--seed $SLURM_JOB_ID --tp 4" would otherwise read "--tp" as the seed. */
 static void test_unknown_unquoted_keeps_field(void **st)
@@ -2412,6 +2434,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_slurm_unknown_vars, teardown),
 		cmocka_unit_test_teardown(test_marked_words, teardown),
 		cmocka_unit_test_teardown(test_hostnames_list, teardown),
+		cmocka_unit_test_teardown(test_hostnames_het_group, teardown),
 		cmocka_unit_test_teardown(test_unknown_unquoted_keeps_field, teardown),
 		cmocka_unit_test_teardown(test_arithmetic, teardown),
 		cmocka_unit_test_teardown(test_default_expansions, teardown),
