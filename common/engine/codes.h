@@ -39,7 +39,7 @@
 	X(CKPT_STEPS, INFO, \
 	  "The job checkpoints every N steps: the interval in time at the estimated step time.") \
 	X(WORLD_SIZE_MISMATCH, REJECT, \
-	  "The processes or nodes the launch starts differ from the GPUs or nodes the job requests.") \
+	  "The launch starts more processes than the job has GPUs, or on other nodes than the job (or its Slurm step) has.") \
 	X(MODEL_NOT_GIVEN, INFO, \
 	  "No model: only resources are checked.") \
 	X(NO_GPUS, WARN, \
@@ -79,7 +79,7 @@
 	X(SP_OFF_WITH_TP, WARN, \
 	  "Tensor parallelism without sequence parallelism keeps full activations on every rank.") \
 	X(GPUS_IDLE, WARN, \
-	  "Some of the job's GPUs would hold no part of the model.") \
+	  "Some of the job's GPUs would hold no part of the model, or no process of the launch.") \
 	X(CKPT_MISSING, WARN, \
 	  "A job above the policy's require_above_gpus declares no checkpoint interval.") \
 	X(CKPT_TOO_LONG, WARN, \
@@ -107,7 +107,9 @@
 	X(PROGRAM_NOT_READ, INFO, \
 	  "The job runs a program of its own that the reader could not read: its workload is unknown, not checked.") \
 	X(RANK_EXPANDED_ONCE, REJECT, \
-	  "The batch shell expands a rank or node rank once, so every node or task of the launch starts as the same rank.")
+	  "The batch shell expands a rank or node rank once, so every node or task of the launch starts as the same rank.") \
+	X(NODELIST_SPLIT, REJECT, \
+	  "srun -w/-x is given host names one a line: unquoted they split into its arguments (a host name run as its program); quoted, srun 22.05 refuses them.")
 
 enum adv_code {
 #define ADV_CODE_ENUM(name, sev, meaning) ADV_CODE_##name,

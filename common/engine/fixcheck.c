@@ -186,6 +186,7 @@ static void set_gpus(struct adv_request *r, int gpus, int nodes, int gpn)
 		r->wl.world = ADV_UNSET;
 	r->wl.world_nodes = ADV_UNSET;
 	r->wl.step_nodes = 0;
+	r->wl.step_gpus = 0;
 }
 
 /*

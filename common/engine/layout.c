@@ -21,7 +21,9 @@
  * torch.distributed refuse a world size that TP*PP*CP does not divide, so
  * that is GPU_COUNT_MISMATCH (reject), as is a declared dpN whose product
  * exceeds the GPUs.  A declared dpN that uses fewer GPUs than the job holds
- * runs, with GPUs idle: GPUS_IDLE (warn).
+ * runs, with GPUs idle: GPUS_IDLE (warn), as does a launch that starts
+ * fewer processes than the GPUs (torchrun --nproc_per_node 1 on 8 GPUs);
+ * more processes than GPUs is WORLD_SIZE_MISMATCH.
  */
 #include "config.h"
 
@@ -253,7 +255,7 @@ static bool world_check(const struct adv_request *req, struct adv_job *job, long
 	 * its own nodes; one whose size is not known is not compared. */
 	bool part = wl->step_nodes > 0 && wl->step_nodes < l->nodes;
 	int nodes = part ? wl->step_nodes : l->nodes;
-	const char *whose = part ? "its Slurm step" : "the job";
+	const char *whose = part || step_gpus < l->gpus ? "its Slurm step" : "the job";
 	char fix[ADV_MSG_MAX], lay[96];
 
 	if (!res)
@@ -265,14 +267,25 @@ static bool world_check(const struct adv_request *req, struct adv_job *job, long
 				   "the launcher starts its processes on %d %s but %s has %d",
 				   wl->world_nodes, adv_plural(wl->world_nodes, "node", "nodes"), whose,
 				   nodes);
-	else if (wl->world > 0 && wl->world != step_gpus) {
+	else if (wl->world > 0 && wl->world < step_gpus) {
+		/* Fewer processes than GPUs runs: each process takes a GPU of
+		 * its node and the rest hold nothing.  Not a reject (the job
+		 * works), a waste said as GPUS_IDLE. */
+		adv_snprintf(fix, sizeof(fix), "start %d %s, one per GPU, or request %d %s",
+			     step_gpus, adv_plural(step_gpus, "process", "processes"), wl->world,
+			     adv_plural(wl->world, "GPU", "GPUs"));
+		engine_add_finding(res, ADV_CODE_GPUS_IDLE, fix,
+				   "the launch starts %d %s but %s has %d %s: %d %s stay idle",
+				   wl->world, adv_plural(wl->world, "process", "processes"), whose,
+				   step_gpus, adv_plural(step_gpus, "GPU", "GPUs"),
+				   step_gpus - wl->world, adv_plural(step_gpus - wl->world, "GPU", "GPUs"));
+	} else if (wl->world > 0 && wl->world != step_gpus) {
 		adv_snprintf(fix, sizeof(fix), "start %d %s, one per GPU", step_gpus,
 			     adv_plural(step_gpus, "process", "processes"));
 		engine_add_finding(res, ADV_CODE_WORLD_SIZE_MISMATCH, fix,
-				   "the launch starts %d %s but %s has %d %s%s", wl->world,
-				   adv_plural(wl->world, "process", "processes"), whose, step_gpus,
-				   adv_plural(step_gpus, "GPU", "GPUs"), wl->world < step_gpus
-				   ? ": GPUs stay idle" : ": processes share GPUs");
+				   "the launch starts %d %s but %s has %d %s: processes share GPUs",
+				   wl->world, adv_plural(wl->world, "process", "processes"), whose,
+				   step_gpus, adv_plural(step_gpus, "GPU", "GPUs"));
 	}
 	if (!wl->layout_exact || g->dp == ADV_UNSET || mul_sat(tpc, g->dp) == world)
 		return false;
@@ -326,10 +339,15 @@ int layout_resolve(const struct adv_request *req, const struct adv_partition *pa
 	tpc = mul_sat(mul_sat(l->tp, l->pp), l->cp);
 	/* The GPUs of the launch's Slurm step: the layout's data parallelism
 	 * spans those, not the nodes another step of the job uses. */
-	step_gpus = req->wl.step_nodes > 0 && req->wl.step_nodes < l->nodes && l->gpus_per_node > 0
+	step_gpus = req->wl.step_gpus > 0 && req->wl.step_gpus < l->gpus ? req->wl.step_gpus
+		    : req->wl.step_nodes > 0 && req->wl.step_nodes < l->nodes && l->gpus_per_node > 0
 		    ? req->wl.step_nodes * l->gpus_per_node : l->gpus;
 	if (world_check(req, job, tpc, step_gpus, res))
 		return 0;
+	/* A launch of fewer processes than GPUs (GPUS_IDLE above) spreads
+	 * its data parallelism over its own processes only. */
+	if (req->wl.world > 0 && req->wl.world < step_gpus && req->wl.step_nodes >= 0)
+		step_gpus = req->wl.world;
 	if (g->dp != ADV_UNSET) {
 		l->dp = g->dp;
 		if (mul_sat(tpc, g->dp) > step_gpus)

@@ -204,8 +204,10 @@ static unsigned code_uses(enum adv_code c, const struct adv_request *req)
 	unsigned ck_time = req->wl.ckpt.steps > 0 ? U(SEQ) | U(MBS) | U(GBS) | USES_LAYOUT : 0;
 
 	switch (c) {
-	case ADV_CODE_GPU_COUNT_MISMATCH: case ADV_CODE_GPUS_IDLE:
+	case ADV_CODE_GPU_COUNT_MISMATCH:
 		return USES_LAYOUT;
+	case ADV_CODE_GPUS_IDLE:
+		return USES_LAYOUT | U(WORLD);
 	case ADV_CODE_MODEL_UNKNOWN:
 		return U(MODEL);
 	case ADV_CODE_WORLD_SIZE_MISMATCH:

@@ -140,6 +140,11 @@ struct adv_workload {
 	 * judged against those.  0: the whole job; -1: a part whose size is
 	 * not known before the job runs (srun -w "$HOSTS"). */
 	int step_nodes;
+	/* GPUs of the launch's step when the reader knows them apart from the
+	 * job's GPUs per node (a component of a heterogeneous job, or srun's
+	 * own --gpus/--gres=gpu:N asking fewer than the job holds); 0 =
+	 * step_nodes x the job's GPUs per node. */
+	int step_gpus;
 	bool layout_exact;             /* the framework asserts tp*pp*cp*dp == world */
 	bool model_read;               /* model came from the job's own text, not --llm-model */
 	/* An inline architecture (Megatron/NeMo/NeoX/nanotron keys, HF

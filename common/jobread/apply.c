@@ -482,6 +482,17 @@ static void step_note(const struct jobread_out *out, const struct adv_request *r
 	struct adv_finding *f;
 	char where[ADV_SOURCE_MAX];
 
+	if (!out->step_nodes && out->step_gpus > 0 && out->step_gpus < req->res.gpus) {
+		f = pre_add(pre, max, n, ADV_CODE_STEP_SUBSET);
+		if (!f)
+			return;
+		jobread_src_string(&out->step_src, where, sizeof(where));
+		adv_snprintf(f->message, sizeof(f->message),
+			     "the launch runs in a Slurm step that asks for %d of the job's %d GPUs "
+			     "(%s): it sees only those and is judged against them", out->step_gpus,
+			     req->res.gpus, where);
+		return;
+	}
 	if (!out->step_nodes || (out->step_nodes > 0 && req->res.nodes > 0 &&
 				 out->step_nodes >= req->res.nodes))
 		return;
@@ -489,7 +500,13 @@ static void step_note(const struct jobread_out *out, const struct adv_request *r
 	if (!f)
 		return;
 	jobread_src_string(&out->step_src, where, sizeof(where));
-	if (out->step_nodes > 0)
+	if (out->step_nodes > 0 && out->het_group > 0)
+		adv_snprintf(f->message, sizeof(f->message),
+			     "the launch runs in component %d of the heterogeneous job, on %d of the "
+			     "job's %d nodes (%s): it is judged against that component; what the "
+			     "others run is not judged", out->het_group - 1, out->step_nodes, req->res.nodes,
+			     where);
+	else if (out->step_nodes > 0)
 		adv_snprintf(f->message, sizeof(f->message),
 			     "the launch runs in a Slurm step on %d of the job's %d nodes (%s): it is "
 			     "judged against those; what the other nodes run is not judged",
@@ -501,8 +518,79 @@ static void step_note(const struct jobread_out *out, const struct adv_request *r
 			     "run is not judged", where);
 }
 
+/*
+ * A job that asks Slurm for no GPU.  Slurm gives a job the GPUs (GRES) it
+ * asks for and no others: with whole nodes (--exclusive) it holds their
+ * GPUs too, and a step may ask for them; without, it holds none unless
+ * the partition gives whole nodes (OverSubscribe=EXCLUSIVE), which the
+ * submit host does not know, and a step that asks for GPUs is refused
+ * ("Step requested GRES but job doesn't have GRES").  Both observed with
+ * Slurm 22.05.8 (select/cons_tres) on the test cluster.  The engine then
+ * takes the partition's GPUs per node: said, and in the second case
+ * judged as assumed (what rests on the GPU count, DP and the world, is
+ * no proof).
+ */
+static void gpus_note(const struct jobread_out *out, struct adv_request *req,
+		      struct adv_finding *pre, int max, int *n)
+{
+	struct adv_finding *f;
+	char where[ADV_SOURCE_MAX] = "";
+
+	if (!out->no_gpu_asked || req->res.gpus > 0 || req->res.gpus_per_node > 0 || !out->is_llm)
+		return;
+	if (out->gpu_step)
+		jobread_src_string(&out->gpu_step_src, where, sizeof(where));
+	if (out->whole_nodes) {
+		f = pre_add(pre, max, n, ADV_CODE_SCRIPT_ASSUMED);
+		if (f)
+			adv_snprintf(f->message, sizeof(f->message),
+				     "the job asks for whole nodes (--exclusive) and no GPU: Slurm gives "
+				     "it the nodes' GPUs with them; the partition's GPUs per node are "
+				     "assumed");
+		return;
+	}
+	f = pre_add(pre, max, n, ADV_CODE_NO_GPUS);
+	if (!f)
+		return;
+	adv_snprintf(f->message, sizeof(f->message),
+		     "the job asks Slurm for no GPU (no --gpus, --gres=gpu, --gpus-per-node or "
+		     "--gpus-per-task, no --exclusive): it holds GPUs only where the partition gives "
+		     "whole nodes, which is not known here, so the partition's GPUs per node are "
+		     "assumed%s%s%s", where[0] ? "; the step at " : "", where,
+		     where[0] ? " asks for GPUs of its own, which Slurm refuses in a job that holds "
+				"none (\"Step requested GRES but job doesn't have GRES\")" : "");
+	adv_snprintf(f->fix, sizeof(f->fix), "#SBATCH --gpus-per-node=N (the GPUs each node runs on)");
+	/* DP and the world rest on the GPU count: not a proof either. */
+	if (req->wl.layout.dp == ADV_UNSET)
+		req->wl.from[ADV_F_DP] = ADV_FROM_ASSUMED;
+	req->wl.from[ADV_F_WORLD] = ADV_FROM_ASSUMED;
+}
+
+/* RANK_EXPANDED_ONCE (launch.c): a reject only where the launch surely runs. */
+static void rank_note(const struct jobread_out *out, struct adv_finding *pre, int max, int *n)
+{
+	struct adv_finding *f;
+	enum adv_severity sev = out->rank_sev;
+
+	if (!out->rank_once.message[0])
+		return;
+	if (sev == ADV_SEV_REJECT && out->launch_uncertain)
+		sev = ADV_SEV_WARN;
+	f = pre_slot(pre, max, n, out->rank_once.code, sev);
+	if (!f)
+		return;
+	adv_strlcpy(f->message, out->rank_once.message, sizeof(f->message));
+	adv_strlcpy(f->fix, out->rank_once.fix, sizeof(f->fix));
+}
+
 static void apply_world(const struct jobread_out *out, struct adv_request *req)
 {
+	/* A heterogeneous job: all its components' resources (jobtypes.h). */
+	if (out->het_nodes > 0) {
+		req->res.nodes = out->het_nodes;
+		req->res.gpus = out->het_gpus;
+		req->res.gpus_per_node = out->het_gpn;
+	}
 	const struct jobread_value *w = &out->v[JR_WORLD], *nd = &out->v[JR_NODES];
 
 	if (w->set && !w->unknown && w->i > 0 && w->i <= (1 << 24)) {
@@ -513,6 +601,8 @@ static void apply_world(const struct jobread_out *out, struct adv_request *req)
 		req->wl.world_nodes = (int)nd->i;
 	if (out->step_nodes == -1 || (out->step_nodes > 0 && out->step_nodes <= (1 << 20)))
 		req->wl.step_nodes = out->step_nodes;
+	if (out->step_nodes >= 0 && out->step_gpus > 0 && out->step_gpus <= (1 << 24))
+		req->wl.step_gpus = out->step_gpus;
 	req->wl.kv_fp8 = out->kv_fp8;
 	req->wl.share_static = out->share_static;
 	req->wl.layout_exact = arch_int(out, JR_LAYOUT_EXACT, 0) != 0;
@@ -698,6 +788,18 @@ int jobread_apply(const catalog_t *cat, struct jobread_out *out, struct adv_requ
 		req->wl.fp8_params = true;
 	apply_world(out, req);
 	step_note(out, req, pre, max, &n);
+	rank_note(out, pre, max, &n);
+	if (out->split_list.message[0]) {
+		struct adv_finding *f = pre_slot(pre, max, &n, out->split_list.code,
+						 out->split_uncertain || out->split_lines
+						 ? ADV_SEV_WARN : ADV_SEV_REJECT);
+
+		if (f) {
+			adv_strlcpy(f->message, out->split_list.message, sizeof(f->message));
+			adv_strlcpy(f->fix, out->split_list.fix, sizeof(f->fix));
+		}
+	}
+	gpus_note(out, req, pre, max, &n);
 	apply_gas(out, req);
 	apply_ckpt(out, req);
 	apply_unknowns(out, req, pre, max, &n);
@@ -895,22 +997,30 @@ static void ckpt_fix(const struct jobread_out *out, const struct adv_result *res
 	fix_field(out, JR_CKPT_TIME, dur, buf, len);
 }
 
-/* WORLD_SIZE_MISMATCH without a layout fix: the launcher's counts. */
+/* WORLD_SIZE_MISMATCH, or GPUS_IDLE of a launch that starts too few
+ * processes, without a layout fix: the launcher's counts. */
 static void world_fix(const struct jobread_out *out, const struct adv_result *res, char *buf,
 		      size_t len)
 {
 	char v[16];
+	/* A launch in a Slurm step on part of the job is fixed to that step. */
+	bool part = out->step_nodes > 0 && out->step_nodes < res->layout.nodes;
+	int nodes = part ? out->step_nodes : res->layout.nodes;
+	/* The step's own GPUs (a component, or srun --gres=gpu:N). */
+	int sg = out->step_gpus > 0 && out->step_gpus < res->layout.gpus ? out->step_gpus : 0;
+	int gpn = sg > 0 && nodes > 0 ? sg / nodes : res->layout.gpus_per_node;
+	int gpus = sg > 0 ? sg : part ? nodes * gpn : res->layout.gpus;
 
 	if (!res->has_layout)
 		return;
-	adv_snprintf(v, sizeof(v), "%d", res->layout.nodes);
+	adv_snprintf(v, sizeof(v), "%d", nodes);
 	fix_field(out, JR_NODES, v, buf, len);
-	if (res->layout.gpus_per_node > 0) {
-		adv_snprintf(v, sizeof(v), "%d", res->layout.gpus_per_node);
+	if (gpn > 0) {
+		adv_snprintf(v, sizeof(v), "%d", gpn);
 		fix_field(out, JR_NPROC_PER_NODE, v, buf, len);
 	}
-	if (!buf[0] && out->v[JR_WORLD].set) {
-		adv_snprintf(v, sizeof(v), "%d", res->layout.gpus);
+	if (!buf[0] && out->v[JR_WORLD].set && gpus > 0) {
+		adv_snprintf(v, sizeof(v), "%d", gpus);
 		fix_field(out, JR_WORLD, v, buf, len);
 	}
 }
@@ -1072,7 +1182,8 @@ static void finding_fix(const struct jobread_out *out, const struct adv_result *
 		fix_field(out, JR_RECOMPUTE, val, f->fix_job, sizeof(f->fix_job));
 	if (fix_option(f->fix, "ckpt", val, sizeof(val)))
 		ckpt_fix(out, res, val, f->fix_job, sizeof(f->fix_job));
-	if (!f->fix_job[0] && engine_finding_is(f, ADV_CODE_WORLD_SIZE_MISMATCH))
+	if (!f->fix_job[0] && (engine_finding_is(f, ADV_CODE_WORLD_SIZE_MISMATCH) ||
+			       (engine_finding_is(f, ADV_CODE_GPUS_IDLE) && out->v[JR_WORLD].set)))
 		world_fix(out, res, f->fix_job, sizeof(f->fix_job));
 	/* A resource fix with the layout that uses it (fixcheck.c): the
 	 * job's flags alone would leave it on the GPUs it has. */

@@ -45,6 +45,11 @@ struct jr_cmd {
 	 * jr_cmd_env.  Both may be NULL. */
 	const struct sh_cmd *rec;
 	const struct sh *sh;
+	/* per argument: holds the batch shell's own rank variable
+	 * ($SLURM_NODEID, $SLURM_PROCID, $SLURM_LOCALID) expanded once,
+	 * before srun starts its tasks (may be NULL: none, or a command of
+	 * an inner shell, which each task runs itself) */
+	const bool *batch_rank;
 };
 
 /* ---- for the orchestrator (jobread.c) -------------------------------------- */

@@ -27,6 +27,17 @@
  * reader knows is read as text (fw_python.c, issue 28): literal evidence
  * of an LLM makes the job one, with only the values read; a program that
  * cannot be read leaves the workload unknown (PROGRAM_NOT_READ).
+ *
+ * Slurm's side (issue 28): a heterogeneous batch script (#SBATCH hetjob,
+ * sbatch(1) HETEROGENEOUS JOB SUPPORT) is judged on all its components'
+ * resources, whichever one the caller gave (het_resources; launch.c judges
+ * each srun --het-group step against its component).  The batch shell's
+ * own rank variables are marked where they are expanded, so that a rank
+ * flag the batch shell fills once for every task is seen (launch.c,
+ * RANK_EXPANDED_ONCE).  A Ray driver (verl, OpenRLHF, vLLM) in a step of
+ * its own joins the cluster the script's "ray start" steps made
+ * (ray_world; Ray's ray.init() connects to the running cluster, verl's
+ * and vLLM's Slurm examples start it so).
  */
 #include "config.h"
 
@@ -41,6 +52,7 @@
 #include "jobread/shell/shell.h"
 #include "reader.h"
 #include "util.h"
+#include "wire/jobreq.h"
 
 /* Commands worth trying a framework reader on, per job. */
 #define JR_MAX_CANDIDATES 64
@@ -57,8 +69,9 @@ static void set_var_int(sh_t *sh, const char *name, int v)
 	}
 }
 
-/* Slurm's output variables as the job will see them (sbatch(1)). */
-static void set_slurm_vars(sh_t *sh, const struct jobread_input *in)
+/* Slurm's output variables as the job will see them (sbatch(1)).  batch:
+ * sh runs the batch script itself (not a script a task runs). */
+static void set_slurm_vars(sh_t *sh, const struct jobread_input *in, bool batch)
 {
 	int nodes = in->res.nodes, gpn = in->res.gpus_per_node, ntasks = in->ntasks;
 
@@ -104,10 +117,80 @@ static void set_slurm_vars(sh_t *sh, const struct jobread_input *in)
 		sh_setvar(sh, set_unknown[k], "", true, true);
 	if (!one_partition)
 		sh_setvar(sh, "SLURM_JOB_PARTITION", "", true, true);
-	/* Rank placeholders: every rank runs the same command. */
-	sh_setvar(sh, "SLURM_NODEID", "0", true, false);
-	sh_setvar(sh, "SLURM_PROCID", "0", true, false);
-	sh_setvar(sh, "SLURM_LOCALID", "0", true, false);
+	/* Rank placeholders: every rank runs the same command.  The batch
+	 * script runs as task 0 of node 0 of the batch step (sbatch(1),
+	 * OUTPUT ENVIRONMENT VARIABLES): there the value is 0, and a word
+	 * that holds it is marked (sh_mark_file), since what it gives an
+	 * srun on several nodes is the same 0 on each (RANK_EXPANDED_ONCE). */
+	static const char *const ranks[] = { "SLURM_NODEID", "SLURM_PROCID", "SLURM_LOCALID" };
+
+	for (size_t k = 0; k < ADV_ARRAY_SIZE(ranks); k++)
+		if (batch)
+			sh_setvar_at(sh, ranks[k], "0", true, false, 1, sh_mark_file);
+		else
+			sh_setvar(sh, ranks[k], "0", true, false);
+}
+
+/*
+ * A heterogeneous job's batch shell, as Slurm 22.05.8 set it on the test
+ * cluster: SLURM_JOB_NUM_NODES, SLURM_NNODES, SLURM_NTASKS and
+ * SLURM_GPUS_ON_NODE describe component 0 (where the script runs), and
+ * each component N has SLURM_JOB_NUM_NODES_HET_GROUP_N,
+ * SLURM_JOB_NODELIST_HET_GROUP_N, SLURM_GPUS_PER_NODE_HET_GROUP_N,
+ * SLURM_NTASKS_HET_GROUP_N and SLURM_NTASKS_PER_NODE_HET_GROUP_N (when
+ * given), each also spelled _PACK_GROUP_N, and SLURM_HET_SIZE the count.
+ */
+static void het_vars(sh_t *sh, const struct jobread_input *in)
+{
+	static const char *const spell[] = { "HET", "PACK" };
+	struct jobreq_opts *comp;
+	char err[8], name[64];
+	int n = 0;
+
+	if (!in->script || !in->script_len)
+		return;
+	comp = malloc(sizeof(*comp) * JOBREQ_HET_MAX);
+	if (!comp)
+		return;
+	if (jobreq_parse_script_het(in->script, in->script_len, comp, JOBREQ_HET_MAX, &n, NULL, err,
+				    sizeof(err)) != 0 || n < 2) {
+		free(comp);
+		return;
+	}
+	set_var_int(sh, "SLURM_HET_SIZE", n);
+	for (int i = 0; i < n && i < JOBREQ_HET_MAX; i++) {
+		struct jobreq r;
+		int nodes, tasks;
+
+		memset(&r, 0, sizeof(r));
+		r.opt = comp[i];
+		jobreq_resolve(&r);
+		nodes = r.nodes > 0 ? r.nodes : 1;
+		tasks = comp[i].ntasks > 0 ? comp[i].ntasks
+		      : comp[i].ntasks_per_node > 0 && (long long)comp[i].ntasks_per_node * nodes <= INT_MAX
+		      ? comp[i].ntasks_per_node * nodes : nodes;
+		if (i == 0) {
+			set_var_int(sh, "SLURM_NNODES", nodes);
+			set_var_int(sh, "SLURM_JOB_NUM_NODES", nodes);
+			set_var_int(sh, "SLURM_NTASKS", tasks);
+			set_var_int(sh, "SLURM_NPROCS", tasks);
+			set_var_int(sh, "SLURM_GPUS_ON_NODE", r.gpus_per_node);
+			set_var_int(sh, "SLURM_GPUS_PER_NODE", r.gpus_per_node);
+		}
+		for (size_t s = 0; s < ADV_ARRAY_SIZE(spell); s++) {
+			adv_snprintf(name, sizeof(name), "SLURM_JOB_NUM_NODES_%s_GROUP_%d", spell[s], i);
+			set_var_int(sh, name, nodes);
+			adv_snprintf(name, sizeof(name), "SLURM_NTASKS_%s_GROUP_%d", spell[s], i);
+			set_var_int(sh, name, tasks);
+			adv_snprintf(name, sizeof(name), "SLURM_NTASKS_PER_NODE_%s_GROUP_%d", spell[s], i);
+			set_var_int(sh, name, comp[i].ntasks_per_node);
+			adv_snprintf(name, sizeof(name), "SLURM_GPUS_PER_NODE_%s_GROUP_%d", spell[s], i);
+			set_var_int(sh, name, r.gpus_per_node);
+			adv_snprintf(name, sizeof(name), "SLURM_JOB_NODELIST_%s_GROUP_%d", spell[s], i);
+			sh_setvar(sh, name, "", true, true);
+		}
+	}
+	free(comp);
 }
 
 static void set_env(sh_t *sh, const struct jobread_input *in)
@@ -232,8 +315,11 @@ static int try_trainers(struct jr_ctx *cx, struct jobread_out *out, const struct
 static int try_command(struct jr_ctx *cx, const sh_t *sh, struct jobread_out *out,
 		       const struct sh_cmd *c, const bool *unknown, struct jr_cmd *prog, int *at)
 {
+	/* The marks of the batch shell's rank variables (set_slurm_vars)
+	 * hold for its own commands only: an inner shell (srun bash -c
+	 * '...') expands them again in each task. */
 	struct jr_cmd cmd = { c->file, c->line, c->argc, c->argv, unknown, c->word_line,
-			      c->word_file, c, sh };
+			      c->word_file, c, sh, c->inner ? NULL : c->marked };
 	bool is_module = false, was_llm = out->is_llm;
 
 	out->is_llm = false;
@@ -374,7 +460,8 @@ static int follow_script(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, c
 		return TRY_NONE;
 	}
 	set_env(sub, jr_input(cx));
-	set_slurm_vars(sub, jr_input(cx));
+	set_slurm_vars(sub, jr_input(cx), false);
+	het_vars(sub, jr_input(cx));
 	inherit_vars(sub, sh, text, len);
 	command_env(sub, c, (int)(prog->argv - c->argv) + at);
 	o = (size_t)adv_snprintf(buf, cap, "set --");
@@ -432,16 +519,176 @@ static bool *arg_unknowns(const struct sh_cmd *c)
  * runs in the Slurm step of the outer one, unless it names its own; then
  * the readers try it, with unk (when not NULL) as its unknown marks.
  */
+/* The Slurm step of an outer command, for the inner commands it runs. */
+struct walk_step {
+	int nodes, gpus, het_group;
+	struct jobread_src src;
+};
+
 static int walk_try(struct jr_ctx *cx, const sh_t *sh, struct jobread_out *out,
-		    const struct sh_cmd *c, const bool *unk, int step_nodes,
-		    const struct jobread_src *step_src, struct jr_cmd *prog, int *at)
+		    const struct sh_cmd *c, const bool *unk, const struct walk_step *step,
+		    struct jr_cmd *prog, int *at)
 {
-	if (c->inner && step_nodes && !out->step_nodes) {
-		out->step_nodes = step_nodes;
-		out->step_src = *step_src;
+	if (c->inner && step->nodes && !out->step_nodes) {
+		out->step_nodes = step->nodes;
+		out->step_gpus = step->gpus;
+		out->het_group = step->het_group;
+		out->step_src = step->src;
 	}
 	memset(prog, 0, sizeof(*prog));
 	return try_command(cx, sh, out, c, unk ? unk : c->unknown, prog, at);
+}
+
+/* ---- a Ray cluster over several Slurm steps ------------------------------------------ */
+
+/* Ray programs connect to the cluster "ray start" made (ray.init()
+ * finds it): verl's trainers, OpenRLHF's, and vLLM, whose executor is Ray
+ * once the world passes one node (vllm/config.py ParallelConfig,
+ * distributed_executor_backend) and which joins a running cluster. */
+static const char *const ray_drivers[] = { "verl", "openrlhf", "vllm" };
+
+/* Where a step of "srun ... ray start" runs.  nodes: -N's value (0 when
+ * srun has no -N: every node of the job, -1 when not known); excl: -x. */
+struct ray_step {
+	long long nodes;
+	bool excl, listed;
+};
+
+/* srun's options among words [0, end) of c (after "srun"). */
+static void ray_srun_opts(const struct sh_cmd *c, int from, int end, struct ray_step *st)
+{
+	st->nodes = 0;
+	st->excl = st->listed = false;
+	for (int i = from; i < end; i++) {
+		const char *w = c->argv[i], *v = NULL;
+		bool unk = false;
+
+		if (!strcmp(w, "-N") || !strcmp(w, "--nodes")) {
+			if (i + 1 < end) {
+				v = c->argv[i + 1];
+				unk = c->unknown && c->unknown[i + 1];
+			}
+		} else if (!strncmp(w, "--nodes=", 8)) {
+			v = w + 8;
+			unk = c->unknown && c->unknown[i];
+		} else if (!strncmp(w, "-N", 2) && w[2]) {
+			v = w + 2;
+			unk = c->unknown && c->unknown[i];
+		} else if (!strcmp(w, "-x") || !strncmp(w, "--exclude", 9) || !strncmp(w, "-x", 2)) {
+			st->excl = true;
+		} else if (!strcmp(w, "-w") || !strncmp(w, "--nodelist", 10) || !strncmp(w, "-w", 2)) {
+			st->listed = true;
+		}
+		if (v) {
+			long long n;
+
+			st->nodes = !unk && jr_parse_ll(v, &n) && n > 0 ? n : -1;
+		}
+	}
+}
+
+/*
+ * The nodes of the Ray cluster the script starts with "ray start" in
+ * Slurm steps (the head in one srun, the workers in another: verl's and
+ * vLLM's Slurm examples): 0 when it has every node of the job, n > 0 when
+ * it is known to have n, -1 when the script starts one whose size is not
+ * known, -2 when it starts none.  The steps' nodes are summed where they
+ * are surely apart (each worker step excludes the head with -x, or the
+ * head is one named node and the workers the rest); otherwise only a step
+ * that spans the whole job says anything.
+ */
+static long long ray_cluster_nodes(sh_t *sh, long long job)
+{
+	const struct sh_cmd *outer = NULL;
+	long long sum = 0;
+	int steps = 0;
+	bool unknown = false, whole = false, apart = true;
+
+	for (const struct sh_cmd *c = sh_commands(sh); c && steps < 64; c = c->next) {
+		const struct sh_cmd *s = c;
+		struct ray_step st;
+		int k, i, end;
+
+		if (!c->inner)
+			outer = c;
+		for (k = 0; k + 1 < c->argc; k++)
+			if (!strcmp(jr_basename(c->argv[k]), "ray") && !strcmp(c->argv[k + 1], "start"))
+				break;
+		if (k + 1 >= c->argc)
+			continue;
+		steps++;
+		/* The srun that runs it: on this command's line, or the outer
+		 * command of an inner one (srun bash -c "ray start ..."). */
+		end = k;
+		if (c->inner && outer && outer != c) {
+			s = outer;
+			end = outer->argc;
+		}
+		for (i = 0; i < end && strcmp(jr_basename(s->argv[i]), "srun"); i++)
+			;
+		if (i >= end) {
+			/* Started by the batch shell itself: the batch node. */
+			sum += 1;
+			continue;
+		}
+		ray_srun_opts(s, i + 1, end, &st);
+		if (st.nodes == 0 && !st.listed && !st.excl)
+			whole = true;
+		else if (st.nodes <= 0)
+			unknown = true;
+		else {
+			sum += st.nodes;
+			/* A worker step that excludes, or a step of one named node. */
+			if (!st.excl && !(st.listed && st.nodes == 1))
+				apart = false;
+		}
+	}
+	if (steps == 0)
+		return -2;
+	if (whole)
+		return 0;
+	if (unknown)
+		return -1;
+	if (steps == 1 || apart)
+		return job > 0 && sum >= job ? 0 : sum;
+	return -1;
+}
+
+/*
+ * A Ray driver's launch, read in a Slurm step on part of the job (srun -N1
+ * -w $head python -m verl...), runs on the Ray cluster the script started
+ * in other steps: its world is that cluster's nodes, not its own step's.
+ */
+static void ray_world(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out)
+{
+	const struct jobread_input *in = jr_input(cx);
+	long long job = out->het_nodes > 0 ? out->het_nodes : in->res.nodes;
+	bool driver = false;
+	long long n;
+
+	for (size_t k = 0; k < ADV_ARRAY_SIZE(ray_drivers); k++)
+		if (!strcmp(out->trainer, ray_drivers[k]))
+			driver = true;
+	if (!driver || out->step_nodes == 0)
+		return;
+	n = ray_cluster_nodes(sh, job);
+	if (n == -2)
+		return;
+	jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, NULL,
+		"%s:%d: %s runs in a Slurm step of its own but connects to the Ray cluster the script "
+		"starts with \"ray start\" in other steps: its world is that cluster (%s)",
+		out->step_src.file, out->step_src.line, out->trainer,
+		n == 0 ? "every node of the job"
+		: n < 0 ? "nodes not known before the job runs, so they are not compared"
+		: "the nodes of those steps");
+	/* srun's own -N is the driver's step, not the nodes its world spans. */
+	if (out->v[JR_NODES].set && out->v[JR_NODES].src.line == out->step_src.line &&
+	    !strcmp(out->v[JR_NODES].src.file, out->step_src.file) &&
+	    !strcmp(out->v[JR_NODES].src.key, out->step_src.key))
+		memset(&out->v[JR_NODES], 0, sizeof(out->v[JR_NODES]));
+	out->step_nodes = n == 0 ? 0 : n > 0 && n <= INT_MAX ? (int)n : -1;
+	out->step_gpus = 0;
+	out->het_group = 0;
 }
 
 /*
@@ -455,8 +702,7 @@ static int walk(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, int depth,
 	int tried = 0, best = TRY_NONE;
 	/* The Slurm step of the last command that is not an inner one: the
 	 * commands of its "srun ... bash -c STRING" run in that step. */
-	int step_nodes = 0;
-	struct jobread_src step_src;
+	struct walk_step step;
 	/* The first launcher kept without a trainer, and what was found
 	 * before it: a trainer read later in another Slurm step is judged
 	 * on its own, not merged with that launcher's counts. */
@@ -466,7 +712,7 @@ static int walk(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, int depth,
 
 	if (!save)
 		return TRY_NONE;
-	memset(&step_src, 0, sizeof(step_src));
+	memset(&step, 0, sizeof(step));
 	/* Two passes: the commands the job surely runs first, then those under
 	 * a condition the reader cannot decide (a helper server started only
 	 * when a config file says so must not be taken for the launch). */
@@ -477,7 +723,7 @@ static int walk(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, int depth,
 		int rc, at;
 
 		if (!c->inner) {
-			step_nodes = 0;
+			step.nodes = 0;
 			outer = c;
 		}
 		if (c->argc < 1 || !candidate(c) || c->uncertain != (pass == 1))
@@ -485,10 +731,14 @@ static int walk(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, int depth,
 		tried++;
 		memcpy(save, out, sizeof(*save));
 		unk = depth > 0 ? arg_unknowns(c) : NULL;
-		rc = walk_try(cx, sh, out, c, unk, step_nodes, &step_src, &prog, &at);
+		rc = walk_try(cx, sh, out, c, unk, &step, &prog, &at);
 		if (!c->inner) {
-			step_nodes = out->step_nodes != save->step_nodes ? out->step_nodes : 0;
-			step_src = out->step_src;
+			bool own = out->step_nodes != save->step_nodes;
+
+			step.nodes = own ? out->step_nodes : 0;
+			step.gpus = own ? out->step_gpus : 0;
+			step.het_group = own ? out->het_group : 0;
+			step.src = out->step_src;
 		}
 		/* What is said of a launch that was not followed stays. */
 		said = launch_word(c);
@@ -519,7 +769,7 @@ static int walk(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, int depth,
 			before_launcher->n_need = n_need;
 			memcpy(out, before_launcher, sizeof(*out));
 			unk = depth > 0 ? arg_unknowns(c) : NULL;
-			rc = walk_try(cx, sh, out, c, unk, step_nodes, &step_src, &prog, &at);
+			rc = walk_try(cx, sh, out, c, unk, &step, &prog, &at);
 			free(unk);
 			jr_note(cx, ADV_CODE_SCRIPT_NOT_FOLLOWED, NULL,
 				"%s:%d: the launch there runs in another Slurm step and starts a program "
@@ -529,6 +779,7 @@ static int walk(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, int depth,
 		}
 		if (rc == TRY_TRAINER) {
 			best = rc;
+			ray_world(cx, sh, out);
 			if (c->uncertain && !out->launch_uncertain) {
 				out->launch_uncertain = true;
 				jr_note(cx, ADV_CODE_SCRIPT_ASSUMED, NULL,
@@ -559,6 +810,12 @@ static int walk(struct jr_ctx *cx, sh_t *sh, struct jobread_out *out, int depth,
 			if (noted) {
 				memcpy(save->notes, out->notes, sizeof(save->notes));
 				save->n_notes = n_notes;
+			}
+			/* srun broken by a split host list starts nothing the
+			 * reader knows, and is said all the same. */
+			if (out->split_list.message[0] && !save->split_list.message[0]) {
+				save->split_list = out->split_list;
+				save->split_uncertain = c->uncertain;
 			}
 			memcpy(out, save, sizeof(*save));
 			if (noted && ml_word(c))
@@ -624,6 +881,41 @@ static void unset_commands(struct jr_ctx *cx, const sh_t *sh, struct jobread_out
 	out->is_llm = true;
 }
 
+/* The resources of a heterogeneous batch script, all components together
+ * (jobtypes.h, het_nodes), and whether the script asks for GPUs at all. */
+static void het_resources(const struct jobread_input *in, struct jobread_out *out)
+{
+	struct jobreq_opts *comp;
+	struct jobreq u;
+	char err[8];
+	int n = 0;
+
+	if (!in->script || !in->script_len)
+		return;
+	comp = malloc(sizeof(*comp) * JOBREQ_HET_MAX);
+	if (!comp)
+		return;
+	if (jobreq_parse_script_het(in->script, in->script_len, comp, JOBREQ_HET_MAX, &n, NULL, err,
+				    sizeof(err)) != 0) {
+		free(comp);
+		return;
+	}
+	if (n > 1) {
+		jobreq_het_union(comp, n < JOBREQ_HET_MAX ? n : JOBREQ_HET_MAX, &u);
+		out->het_nodes = u.nodes;
+		out->het_gpus = u.gpus;
+		out->het_gpn = u.gpus_per_node;
+	}
+	/* No GPU in the script nor in what the caller resolved (command line,
+	 * environment): what the job holds depends on the partition. */
+	out->no_gpu_asked = in->res.gpus <= 0 && in->res.gpus_per_node <= 0;
+	for (int i = 0; i < n && i < JOBREQ_HET_MAX; i++)
+		if (comp[i].gpus || comp[i].gpus_per_node || comp[i].gpus_per_task || comp[i].gres_gpus)
+			out->no_gpu_asked = false;
+	out->whole_nodes = comp[0].exclusive == 1;
+	free(comp);
+}
+
 static void out_init(struct jobread_out *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -673,6 +965,7 @@ void jobread_read(const catalog_t *cat, const struct jobread_input *in, struct j
 	int rc;
 
 	out_init(out);
+	het_resources(in, out);
 	sh = sh_create(NULL);
 	if (!sh)
 		goto done;
@@ -680,7 +973,8 @@ void jobread_read(const catalog_t *cat, const struct jobread_input *in, struct j
 	if (!cx)
 		goto done;
 	set_env(sh, in);
-	set_slurm_vars(sh, in);
+	set_slurm_vars(sh, in, in->script != NULL);
+	het_vars(sh, in);
 	if (!text && in->argc > 0) {
 		cmdline = command_text(in, &len);
 		text = cmdline;

@@ -135,6 +135,36 @@ struct jobread_out {
 	 * known before the job runs, 0 when the step has the whole job. */
 	int step_nodes;
 	struct jobread_src step_src;
+	/* The GPUs of that step when they are known apart from the job's GPUs
+	 * per node (srun --het-group: a component of a heterogeneous job; srun
+	 * --gpus/--gres=gpu:N asking fewer than the job holds); 0 otherwise.  het_group: 1 + the component it runs in, 0 none. */
+	int step_gpus;
+	int het_group;
+	/* A heterogeneous batch script (#SBATCH hetjob): every component's
+	 * nodes and GPUs together, GPUs per node when all alike (0 else);
+	 * het_nodes 0 = not one.  The job is judged on these, whichever
+	 * component's resources the caller gave (sbatch calls the plugin
+	 * once per component). */
+	int het_nodes, het_gpus, het_gpn;
+	/* The batch script asks Slurm for no GPU (no --gpus, --gres=gpu,
+	 * --gpus-per-node or --gpus-per-task in any #SBATCH block);
+	 * whole_nodes: it asks for whole nodes (--exclusive).  gpu_step: an
+	 * srun step of the script asks for GPUs of its own (its place in
+	 * gpu_step_src, key the option). */
+	bool no_gpu_asked, whole_nodes, gpu_step;
+	struct jobread_src gpu_step_src;
+	/* RANK_EXPANDED_ONCE (launch.c): the launch's rank flag holds the
+	 * batch shell's own rank, the same on every node; rank_sev is
+	 * ADV_SEV_REJECT where that is a proof, ADV_SEV_WARN where it rests
+	 * on a value not known before the job runs; message "" = none.  Kept
+	 * apart from notes[], which may be full. */
+	struct jobread_note rank_once;
+	enum adv_severity rank_sev;
+	/* NODELIST_SPLIT (launch.c): an srun's host list split into its
+	 * arguments; message "" = none. */
+	struct jobread_note split_list;
+	bool split_uncertain;         /* that srun runs only under a condition */
+	bool split_lines;             /* the list quoted, names a line: a warning */
 	/* A server's KV cache in fp8 (vLLM/SGLang --kv-cache-dtype fp8*). */
 	bool kv_fp8;
 	/* SGLang: the share holds weights and KV cache only (memory.c). */

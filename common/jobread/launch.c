@@ -30,6 +30,16 @@
  * An option is skipped with its arity (bare flags take no value, the
  * rest one, written "--opt V" or "--opt=V"), so that the first word that
  * is not an option is the program the launcher starts.
+ *
+ * Launch topology (issue 28): a step in a heterogeneous job runs in the
+ * component(s) of srun --het-group (0 without it; Slurm's
+ * heterogeneous_jobs.html); a rank flag (torchrun --node_rank, accelerate
+ * --machine_rank) given the batch shell's $SLURM_NODEID/$SLURM_PROCID on
+ * an srun line is the same 0 on every task, which torchrun's static
+ * rendezvous takes (torch/distributed/run.py config_from_args: only
+ * rdzv_backend "static" reads node_rank; accelerate utils/launch.py
+ * prepare_multi_gpu_env hands machine_rank over); `scontrol show
+ * hostnames` given to srun -w unquoted splits into its arguments.
  */
 #include "config.h"
 
@@ -39,6 +49,8 @@
 #include <string.h>
 
 #include "ctx.h"
+#include "engine/findings.h"
+#include "wire/jobreq.h"
 #include "reader.h"
 #include "util.h"
 
@@ -81,6 +93,7 @@ static struct jr_cmd sub(const struct jr_cmd *c, int from, int n)
 	s.unknown = c->unknown ? c->unknown + from : NULL;
 	s.word_line = c->word_line ? c->word_line + from : NULL;
 	s.word_file = c->word_file ? c->word_file + from : NULL;
+	s.batch_rank = c->batch_rank ? c->batch_rank + from : NULL;
 	return s;
 }
 
@@ -830,15 +843,163 @@ static void step_subset(struct jr_ctx *cx, const struct jr_cmd *opts, long long 
 	}
 }
 
-static void read_srun(struct jr_ctx *cx, const struct jr_cmd *opts, struct starter *st)
+/*
+ * The component(s) of a heterogeneous job an srun step runs in: srun
+ * --het-group=EXPR (a number, a comma list or a range, srun(1)); without
+ * it a step in a heterogeneous allocation runs in component 0 (Slurm's
+ * heterogeneous_jobs.html, "Launching Applications (Job Steps)").  Each
+ * component's resources are its own #SBATCH block of the batch script
+ * (jobreq_parse_script_het).  Returns 0 when the job is not heterogeneous,
+ * 1 with *step the union of the step's components (*group the first),
+ * -1 when the group is not known before the job runs or names no
+ * component of the script.
+ */
+static int het_step(struct jr_ctx *cx, const struct jr_cmd *opts, struct jobreq *step, int *group,
+		    struct found *fg)
+{
+	static const char *const names[] = { "--het-group", "--pack-group", NULL };
+	const struct jobread_input *in = jr_input(cx);
+	struct jobreq_opts *comp, pick[JOBREQ_HET_MAX];
+	bool in_group[JOBREQ_HET_MAX] = { false };
+	char err[8];
+	int n = 0, k = 0;
+
+	*group = 0;
+	if (!in->script || in->script_len == 0)
+		return 0;
+	comp = malloc(sizeof(*comp) * JOBREQ_HET_MAX);
+	if (!comp)
+		return 0;
+	if (jobreq_parse_script_het(in->script, in->script_len, comp, JOBREQ_HET_MAX, &n, NULL, err,
+				    sizeof(err)) != 0 || n < 2) {
+		free(comp);
+		return 0;
+	}
+	if (!find(opts, names, false, fg)) {
+		in_group[0] = true;
+	} else if (fg->unknown || !fg->value) {
+		free(comp);
+		return -1;
+	} else {
+		/* "1", "0,2", "0-1": each named component once. */
+		const char *p = fg->value;
+
+		while (*p) {
+			char *end;
+			long a = strtol(p, &end, 10), b = a;
+
+			if (end == p || a < 0)
+				break;
+			if (*end == '-') {
+				p = end + 1;
+				b = strtol(p, &end, 10);
+				if (end == p || b < a)
+					break;
+			}
+			for (long v = a; v <= b && v < JOBREQ_HET_MAX; v++)
+				in_group[v] = true;
+			if (b >= n || b >= JOBREQ_HET_MAX)
+				break;
+			p = end;
+			if (*p == ',')
+				p++;
+			else if (*p)
+				break;
+		}
+		if (*p) {
+			free(comp);
+			return -1;
+		}
+	}
+	*group = -1;
+	for (int i = 0; i < n && i < JOBREQ_HET_MAX; i++)
+		if (in_group[i]) {
+			if (*group < 0)
+				*group = i;
+			pick[k++] = comp[i];
+		}
+	free(comp);
+	if (k == 0)
+		return -1;
+	jobreq_het_union(pick, k, step);
+	return 1;
+}
+
+/* The step of a heterogeneous job: its nodes (-1 not known), GPUs (0 not
+ * known apart from the job's per node) and component (1 + index). */
+static void jobread_out_step(struct jr_ctx *cx, int nodes, int gpus, int group,
+			     const struct jobread_src *src, const struct jr_cmd *opts)
+{
+	struct jobread_out *out = jr_out(cx);
+	long long job = out->het_nodes > 0 ? out->het_nodes : job_nodes(jr_input(cx));
+
+	if (nodes > 0 && job > 0 && nodes >= job && group <= 1)
+		return;   /* the whole job */
+	out->step_nodes = nodes;
+	out->step_gpus = gpus;
+	out->het_group = group;
+	if (src)
+		out->step_src = *src;
+	else
+		src_default(&out->step_src, opts, "srun");
+}
+
+/*
+ * The GPUs per node an srun step asks for itself (srun(1): --gpus-per-
+ * node, --gres=gpu:N), read with Slurm's option table (jobreq.c): the step
+ * sees only those of the job's GPUs, so its launch is judged against
+ * them.  On the test cluster (22.05.8) both gave the step
+ * SLURM_GPUS_ON_NODE=4 of the job's 8; --gpus=2 on a step kept
+ * SLURM_GPUS_ON_NODE=8 (TresPerNode still the job's), so the per-step
+ * and per-task forms are not taken.  Kept when fewer than the step would
+ * have otherwise; a count not known is not kept.
+ */
+static void step_gpus(struct jr_ctx *cx, const struct jr_cmd *opts, const struct starter *st,
+		      long long job_n)
+{
+	struct jobread_out *out = jr_out(cx);
+	const struct jobread_input *in = jr_input(cx);
+	long long have = out->step_gpus > 0 ? out->step_gpus
+		       : out->het_gpus > 0 ? out->het_gpus : in->res.gpus;
+	long long nodes = st->nodes > 0 ? st->nodes : out->step_nodes > 0 ? out->step_nodes : job_n;
+	long long total = 0;
+	struct jobreq_opts o;
+	char err[8];
+
+	if (have <= 0 || out->step_nodes < 0 || opts->argc < 2)
+		return;
+	jobreq_opts_init(&o);
+	(void)jobreq_parse_argv(JOBREQ_SRUN, opts->argc, opts->argv, &o, NULL, err, sizeof(err));
+	if ((o.gpus_per_node > 0 || o.gres_gpus > 0) && nodes > 0)
+		total = mul(o.gpus_per_node > 0 ? o.gpus_per_node : o.gres_gpus, nodes);
+	if (total > 0 && total < have && total <= INT_MAX) {
+		static const char *const gpn_names[] = { "--gpus-per-node", "--gres", NULL };
+		struct found f;
+
+		out->step_gpus = (int)total;
+		if (out->step_nodes == 0 && find(opts, gpn_names, false, &f))
+			out->step_src = f.src;
+	}
+}
+
+static void read_srun_counts(struct jr_ctx *cx, const struct jr_cmd *opts, struct starter *st,
+			     long long *job_n_out)
 {
 	static const char *const n_names[] = { "-n", "--ntasks", NULL };
 	static const char *const nodes_names[] = { "-N", "--nodes", NULL };
 	static const char *const tpn_names[] = { "--ntasks-per-node", NULL };
+	/* A step's own GPUs (srun(1)); --gres only for gpu. */
+	static const char *const gpu_names[] = { "-G", "--gpus", "--gpus-per-node", "--gpus-per-task",
+						 "--gres", NULL };
 	const struct jobread_input *in = jr_input(cx);
-	struct found fn, fN, ft;
+	struct found fn, fN, ft, fg, fgpu;
 	long long n = -1, nodes = -1, tpn = -1;
-	int rn, rN, rt;
+	int rn, rN, rt, het, group;
+	struct jobreq hs;
+	/* The job's nodes and tasks as a step without -N/-n inherits them: the
+	 * component's in a heterogeneous job. */
+	long long job_n = job_nodes(in);
+	int job_t = in->ntasks, job_tpn = in->ntasks_per_node;
 
 	memset(st, 0, sizeof(*st));
 	st->present = true;
@@ -869,7 +1030,30 @@ static void read_srun(struct jr_ctx *cx, const struct jr_cmd *opts, struct start
 		rN = opt_int(cx, opts, nodes_names, true, JR_NODES, &fN, &nodes);
 	}
 	rt = opt_int(cx, opts, tpn_names, false, JR_NPROC_PER_NODE, &ft, &tpn);
-	step_subset(cx, opts, rN == V_KNOWN ? nodes : -1, rN == V_UNKNOWN, &fN);
+	if (!jr_out(cx)->gpu_step && find(opts, gpu_names, true, &fgpu) &&
+	    (strcmp(fgpu.which, "--gres") || (fgpu.value && !strncmp(fgpu.value, "gpu", 3)))) {
+		jr_out(cx)->gpu_step = true;
+		jr_out(cx)->gpu_step_src = fgpu.src;
+	}
+	het = het_step(cx, opts, &hs, &group, &fg);
+	if (het == 0) {
+		step_subset(cx, opts, rN == V_KNOWN ? nodes : -1, rN == V_UNKNOWN, &fN);
+	} else if (het < 0) {
+		/* A component the reader cannot tell: its size is not known. */
+		jobread_out_step(cx, -1, 0, 0, fg.idx >= 0 ? &fg.src : NULL, opts);
+	} else {
+		/* The step has its component(s), or -N of them. */
+		long long sn = rN == V_KNOWN && nodes > 0 && nodes < hs.nodes ? nodes : hs.nodes;
+		long long sg = sn == hs.nodes ? hs.gpus
+			     : hs.gpus_per_node > 0 ? mul(sn, hs.gpus_per_node) : 0;
+
+		jobread_out_step(cx, rN == V_UNKNOWN ? -1 : (int)sn, (int)(sg > 0 ? sg : 0), group + 1,
+				 fg.idx >= 0 ? &fg.src : NULL, opts);
+		job_n = hs.nodes;
+		job_t = hs.opt.ntasks;
+		job_tpn = hs.opt.ntasks_per_node;
+	}
+	*job_n_out = job_n;
 	if (rn == V_UNKNOWN || rN == V_UNKNOWN || rt == V_UNKNOWN) {
 		st->present = false;   /* what was unknown is said; no world */
 		return;
@@ -888,7 +1072,7 @@ static void read_srun(struct jr_ctx *cx, const struct jr_cmd *opts, struct start
 		return;
 	}
 	if (nodes <= 0)
-		nodes = job_nodes(in);
+		nodes = job_n;
 	if (tpn > 0) {
 		st->world = mul(nodes, tpn);
 		src_default(&st->world_src, opts, "srun");
@@ -899,14 +1083,22 @@ static void read_srun(struct jr_ctx *cx, const struct jr_cmd *opts, struct start
 	/* No task count on srun: the step inherits the job's (SLURM_NTASKS,
 	 * SLURM_NTASKS_PER_NODE), else one task per node. */
 	src_default(&st->world_src, opts, "--ntasks");
-	if (in->ntasks > 0 && rN != V_KNOWN)
-		st->world = in->ntasks;
-	else if (in->ntasks_per_node > 0)
-		st->world = mul(nodes, in->ntasks_per_node);
-	else if (in->ntasks > 0)
-		st->world = in->ntasks;
+	if (job_t > 0 && rN != V_KNOWN)
+		st->world = job_t;
+	else if (job_tpn > 0)
+		st->world = mul(nodes, job_tpn);
+	else if (job_t > 0)
+		st->world = job_t;
 	else
 		st->world = nodes > 0 ? nodes : -1;
+}
+
+static void read_srun(struct jr_ctx *cx, const struct jr_cmd *opts, struct starter *st)
+{
+	long long job_n = 0;
+
+	read_srun_counts(cx, opts, st, &job_n);
+	step_gpus(cx, opts, st, job_n);
 }
 
 static void read_mpirun(struct jr_ctx *cx, const struct jr_cmd *opts, struct starter *st)
@@ -1047,8 +1239,91 @@ static long long nnodes_value(struct jr_ctx *cx, const struct found *f)
 	return 0;
 }
 
-static void read_torchrun(struct jr_ctx *cx, const struct jr_cmd *opts)
+/*
+ * The rank flag of a launcher that an srun step starts once per task,
+ * written with the batch shell's own $SLURM_NODEID / $SLURM_PROCID /
+ * $SLURM_LOCALID (jr_cmd.batch_rank): the batch shell expands it once,
+ * to 0, before srun starts the tasks, so every copy gets the same rank.
+ * copies: the tasks of the srun step (0: no srun, -1: not known);
+ * nodes: the nodes the launcher is told to expect (0: not known).
+ * used: how the launcher takes the flag: 1 it is the rank (torchrun's
+ * static rendezvous), 0 it is ignored (a dynamic rendezvous), -1 that is
+ * decided at run time.  A proof (reject) when every copy surely takes the
+ * same rank; a warning that says why where one of these is not known.
+ */
+static void rank_once(struct jr_ctx *cx, const struct jr_cmd *opts, const char *launcher,
+		      const struct found *f, long long copies, long long nodes, int used,
+		      const char *why_used)
 {
+	struct jobread_out *out = jr_out(cx);
+	int vi = f->idx;
+	bool proof;
+
+	if (f->idx < 0 || !opts->batch_rank || copies == 0 || copies == 1 || nodes == 1 ||
+	    used == 0 || out->rank_once.message[0])
+		return;
+	/* "--node_rank V" (the value is the next word) or "--node_rank=V". */
+	if (!strchr(opts->argv[f->idx], '=') && f->idx + 1 < opts->argc)
+		vi = f->idx + 1;
+	if (!opts->batch_rank[vi])
+		return;
+	proof = copies > 1 && nodes > 1 && used == 1;
+	out->rank_sev = proof ? ADV_SEV_REJECT : ADV_SEV_WARN;
+	adv_strlcpy(out->rank_once.code, engine_code_name(ADV_CODE_RANK_EXPANDED_ONCE),
+		    sizeof(out->rank_once.code));
+	{
+		char tasks[48];
+
+		if (copies > 0)
+			adv_snprintf(tasks, sizeof(tasks), "its %lld tasks", copies);
+		else
+			adv_strlcpy(tasks, "its tasks", sizeof(tasks));
+		adv_snprintf(out->rank_once.message, sizeof(out->rank_once.message),
+			     "%s:%d: %s takes the batch shell's own rank ($SLURM_NODEID, $SLURM_PROCID: "
+			     "0) before srun starts %s: every copy of %s gets the same rank; %s",
+			     f->src.file, f->src.line, f->which, tasks, launcher,
+			     proof ? why_used
+			     : copies < 0 ? "it fails if the step starts more than one task, known "
+					    "only at run time"
+			     : nodes <= 0 ? "it fails if the launcher expects more than one node, known "
+					    "only at run time"
+			     : why_used);
+	}
+	adv_snprintf(out->rank_once.fix, sizeof(out->rank_once.fix),
+		     "let each task expand it: srun bash -c '... %s $SLURM_NODEID ...' (single "
+		     "quotes), or %s", f->which,
+		     !strcmp(launcher, "deepspeed")
+		     ? "one deepspeed that starts every node over ssh (no --no_ssh, no srun)"
+		     : "a rendezvous that assigns the ranks itself (--rdzv_backend c10d)");
+}
+
+/*
+ * torchrun's rendezvous backend (torch/distributed/run.py, get_args_parser:
+ * --rdzv-backend/--rdzv_backend, default "static"; --standalone sets
+ * "c10d").  config_from_args passes --node-rank to the rendezvous only
+ * when the backend is "static" (rdzv_configs["rank"] = args.node_rank):
+ * c10d, etcd and etcd-v2 assign the ranks themselves.  Returns 1 static,
+ * 0 another, -1 a value computed at run time.
+ */
+static int torchrun_rank_used(const struct jr_cmd *opts)
+{
+	static const char *const backend[] = { "--rdzv-backend", "--rdzv_backend", NULL };
+	static const char *const standalone[] = { "--standalone", NULL };
+	struct found f;
+
+	if (find(opts, standalone, false, &f))
+		return 0;
+	if (!find(opts, backend, false, &f))
+		return 1;
+	if (f.unknown || !f.value)
+		return -1;
+	return !strcmp(f.value, "static") ? 1 : 0;
+}
+
+static void read_torchrun(struct jr_ctx *cx, const struct jr_cmd *opts, long long copies)
+{
+	static const char *const rank_names[] = { "--node-rank", "--node_rank", NULL };
+	struct found fr;
 	static const char *const nnodes_names[] = { "--nnodes", NULL };
 	static const char *const nproc_names[] = { "--nproc-per-node", "--nproc_per_node", NULL };
 	static const char *const standalone[] = { "--standalone", NULL };
@@ -1078,10 +1353,22 @@ static void read_torchrun(struct jr_ctx *cx, const struct jr_cmd *opts)
 	}
 	if (nodes > 0 && nproc > 0)
 		set_world(cx, opts, "torchrun", nodes, nproc);
+	if (find(opts, rank_names, false, &fr)) {
+		int used = torchrun_rank_used(opts);
+
+		rank_once(cx, opts, "torchrun", &fr, copies, nodes, used,
+			  used == 1 ? "torchrun's static rendezvous (the default) takes it, so the "
+				      "nodes wait for ranks that never come"
+				    : "it fails under torchrun's static rendezvous (the default), and the "
+				      "backend is named at run time");
+	}
 }
 
-static void read_deepspeed(struct jr_ctx *cx, const struct jr_cmd *opts)
+static void read_deepspeed(struct jr_ctx *cx, const struct jr_cmd *opts, long long copies)
 {
+	static const char *const rank_names[] = { "--node_rank", NULL };
+	static const char *const nossh_names[] = { "--no_ssh", NULL };
+	struct found fr, fx;
 	static const char *const nodes_names[] = { "--num_nodes", NULL };
 	static const char *const gpus_names[] = { "--num_gpus", "--num_accelerators", NULL };
 	static const char *const host_names[] = { "-H", "--hostfile", NULL };
@@ -1123,10 +1410,20 @@ static void read_deepspeed(struct jr_ctx *cx, const struct jr_cmd *opts)
 	}
 	if (nodes > 0 && gpus > 0)
 		set_world(cx, opts, "deepspeed", nodes, gpus);
+	/* deepspeed/launcher/runner.py: --node_rank is read only with
+	 * --no_ssh ("Launch training independently on each node"), which
+	 * hands it to deepspeed.launcher.launch as this node's rank; without
+	 * it one launcher starts every node over pdsh and no rank is taken. */
+	if (find(opts, rank_names, false, &fr) && find(opts, nossh_names, false, &fx))
+		rank_once(cx, opts, "deepspeed", &fr, copies, nodes > 0 ? nodes : 0, 1,
+			  "deepspeed --no_ssh gives each node the rank of --node_rank, so every node "
+			  "runs node 0's ranks");
 }
 
-static void read_accelerate(struct jr_ctx *cx, const struct jr_cmd *opts)
+static void read_accelerate(struct jr_ctx *cx, const struct jr_cmd *opts, long long copies)
 {
+	static const char *const rank_names[] = { "--machine_rank", "--machine-rank", NULL };
+	static const char *const rdzv_names[] = { "--rdzv_backend", "--rdzv-backend", NULL };
 	static const char *const cfg_names[] = { "--config_file", "--config-file", NULL };
 	static const char *const np_names[] = { "--num_processes", "--num-processes", NULL };
 	static const char *const nm_names[] = { "--num_machines", "--num-machines", NULL };
@@ -1145,9 +1442,13 @@ static void read_accelerate(struct jr_ctx *cx, const struct jr_cmd *opts)
 	long long np = -1, nm = -1, v;
 	int rnp, rnm;
 	struct jobread_src s;
+	/* The named config: read, its rdzv_backend and DeepSpeed launcher. */
+	bool cfg_read = false;
+	char cfg_rdzv[32] = "", cfg_dsl[32] = "";
 
 	if (find(opts, cfg_names, false, &f) && f.value && !f.unknown)
-		jr_read_accelerate_config(cx, f.value);
+		cfg_read = jr_read_accelerate_config(cx, f.value, cfg_rdzv, sizeof(cfg_rdzv),
+						     cfg_dsl, sizeof(cfg_dsl));
 	else if (f.idx >= 0 && f.unknown)
 		jr_set_unknown(cx, JR_WORLD, &f.src, "an accelerate config named at run time");
 	if (find(opts, ds_names, false, &f))
@@ -1186,6 +1487,50 @@ static void read_accelerate(struct jr_ctx *cx, const struct jr_cmd *opts)
 	rnm = opt_int(cx, opts, nm_names, false, JR_NODES, &f, &nm);
 	if (rnm == V_KNOWN && nm > 0)
 		jr_set_int(cx, JR_NODES, nm, &f.src);
+	if (find(opts, rank_names, false, &f)) {
+		/*
+		 * accelerate launch (commands/launch.py) hands --machine_rank to
+		 * torch.distributed.run as its node rank (utils/launch.py,
+		 * prepare_multi_gpu_env) with its own --rdzv_backend, default
+		 * "static", which takes the rank from it; the config file may
+		 * name another (rdzv_backend), and a command-line flag wins over
+		 * it.  Without --config_file accelerate reads its default config
+		 * (~/.cache/huggingface/accelerate), not known here.  DeepSpeed's
+		 * default multi-node launcher (pdsh) starts every node from one
+		 * and takes no machine rank; "standard" goes through
+		 * torch.distributed.run, "nossh" hands it to deepspeed --no_ssh
+		 * --node_rank (prepare_deepspeed_cmd_env).
+		 */
+		static const char *const dsl_names[] = { "--deepspeed_multinode_launcher",
+							 "--deepspeed-multinode-launcher", NULL };
+		struct found fb, fl;
+		bool ds = find(opts, ds_names, false, &fl) ||
+			  (jr_get(cx, JR_FRAMEWORK)->set && !jr_get(cx, JR_FRAMEWORK)->unknown &&
+			   jr_get(cx, JR_FRAMEWORK)->i == ADV_FW_DEEPSPEED);
+		const char *dsl = find(opts, dsl_names, false, &fl) ? (fl.unknown ? NULL : fl.value)
+				  : cfg_dsl[0] ? cfg_dsl : "pdsh";
+		const char *backend = find(opts, rdzv_names, false, &fb) ? (fb.unknown ? NULL : fb.value)
+				      : cfg_rdzv[0] ? cfg_rdzv : cfg_read ? "static" : NULL;
+		int used;
+		long long machines = jr_get(cx, JR_NODES)->set && !jr_get(cx, JR_NODES)->unknown
+				     ? jr_get(cx, JR_NODES)->i : 0;
+
+		if (ds && !dsl)
+			used = -1;
+		else if (ds && !strcmp(dsl, "nossh"))
+			used = 1;   /* deepspeed --node_rank MACHINE_RANK --no_ssh */
+		else if (ds && strcmp(dsl, "standard") != 0)
+			used = 0;
+		else if (!backend)
+			used = -1;
+		else
+			used = !strcmp(backend, "static");
+		rank_once(cx, opts, "accelerate", &f, copies, machines, used,
+			  used == 1 ? "accelerate hands it to torch.distributed.run's static rendezvous, "
+				      "so the machines wait for ranks that never come"
+				    : "it fails if accelerate hands it to the static rendezvous, its "
+				      "default, which a config not read here may change");
+	}
 	if (jr_get(cx, JR_WORLD)->set || rnp != V_ABSENT)
 		return;
 	if (find(opts, multi_names, false, &f) || find(opts, ds_names, false, &f) ||
@@ -1285,12 +1630,78 @@ static bool opts_have(const struct jr_cmd *opts, const char *a, const char *b)
 	return false;
 }
 
+/* The placeholder of one host name of `scontrol show hostnames`
+ * (shell/cmdsub.c, host_list). */
+#define HOST_PH "$(scontrol_hostnames...)"
+
+static bool host_word(const struct jr_cmd *c, int i)
+{
+	return i >= 0 && i < c->argc && c->argv[i] && c->unknown && c->unknown[i] &&
+	       !strcmp(c->argv[i], HOST_PH);
+}
+
+/* The whole list in one word (quoted): names a line each. */
+static bool host_lines(const struct jr_cmd *c, int i)
+{
+	return i >= 0 && i < c->argc && c->argv[i] && c->unknown && c->unknown[i] &&
+	       !strncmp(c->argv[i], HOST_PH "\n", sizeof(HOST_PH));
+}
+
+/*
+ * srun -w/--nodelist (or -x/--exclude) given `scontrol show hostnames`,
+ * one name a line.  Unquoted, the shell splits it into a word per node:
+ * the second name is the program srun runs (srun(1): the first word that
+ * is no option), and the step fails ("execve(): gpu2: No such file or
+ * directory"): a proof.  Quoted, srun 22.05 does not read names a line
+ * as a list ("Requested node configuration is not available"), both
+ * observed on the test cluster: a warning, since another Slurm version
+ * may.  prog: the index of the program word in cmd.
+ */
+static void split_list(struct jr_ctx *cx, const struct jr_cmd *cmd, const struct jr_cmd *opts,
+		       int prog)
+{
+	static const char *const list_names[] = { "-w", "--nodelist", "-x", "--exclude", NULL };
+	struct jobread_out *out = jr_out(cx);
+	long long job = out->het_nodes > 0 ? out->het_nodes : job_nodes(jr_input(cx));
+	struct found f;
+	int vi;
+	bool split, lines;
+
+	if (out->split_list.message[0] || job < 2 || !find(opts, list_names, false, &f))
+		return;
+	vi = strchr(opts->argv[f.idx], '=') ? f.idx : f.idx + 1;
+	split = vi == f.idx + 1 && host_word(opts, vi) && vi + 1 == opts->argc &&
+		host_word(cmd, prog);
+	lines = !split && host_lines(opts, vi) && vi == f.idx + 1;
+	if (!split && !lines)
+		return;
+	adv_strlcpy(out->split_list.code, engine_code_name(ADV_CODE_NODELIST_SPLIT),
+		    sizeof(out->split_list.code));
+	out->split_lines = lines;
+	if (split)
+		adv_snprintf(out->split_list.message, sizeof(out->split_list.message),
+			     "%s:%d: srun %s is given `scontrol show hostnames` unquoted: one name a "
+			     "line, so it splits into %lld words, srun takes the first for %s and runs "
+			     "the second as its program, and the step fails", f.src.file, f.src.line,
+			     f.which, job, f.which);
+	else
+		adv_snprintf(out->split_list.message, sizeof(out->split_list.message),
+			     "%s:%d: srun %s is given `scontrol show hostnames` in one word, one name "
+			     "a line: Slurm 22.05's srun does not read that as a list (\"Requested node "
+			     "configuration is not available\")", f.src.file, f.src.line, f.which);
+	adv_snprintf(out->split_list.fix, sizeof(out->split_list.fix),
+		     "join the names with commas (scontrol show hostnames | paste -sd,), or give "
+		     "$SLURM_JOB_NODELIST itself");
+}
+
 bool jr_launch_strip(struct jr_ctx *cx, const struct jr_cmd *cmd, struct jr_cmd *prog,
 		     bool *is_module)
 {
 	struct starter st;
 	int i = 0;
 	bool module = false, after_launcher = false;
+	/* The tasks of an srun step that starts the launcher: 0 none, -1 not known. */
+	long long copies = 0;
 
 	memset(&st, 0, sizeof(st));
 	*is_module = false;
@@ -1370,6 +1781,8 @@ bool jr_launch_strip(struct jr_ctx *cx, const struct jr_cmd *cmd, struct jr_cmd 
 		case L_SRUN:
 			jr_set_launcher(cx, "srun");
 			read_srun(cx, &opts, &st);
+			copies = st.present && st.world > 0 ? st.world : -1;
+			split_list(cx, cmd, &opts, j);
 			break;
 		case L_MPI:
 			jr_set_launcher(cx, jr_basename(cmd->argv[i]));
@@ -1378,17 +1791,17 @@ bool jr_launch_strip(struct jr_ctx *cx, const struct jr_cmd *cmd, struct jr_cmd 
 		case L_TORCHRUN:
 		case L_TORCHLAUNCH:
 			jr_set_launcher(cx, l == L_TORCHRUN ? "torchrun" : "torch.distributed.launch");
-			read_torchrun(cx, &opts);
+			read_torchrun(cx, &opts, copies);
 			after_launcher = true;
 			break;
 		case L_DEEPSPEED:
 			jr_set_launcher(cx, "deepspeed");
-			read_deepspeed(cx, &opts);
+			read_deepspeed(cx, &opts, copies);
 			after_launcher = true;
 			break;
 		default:
 			jr_set_launcher(cx, "accelerate");
-			read_accelerate(cx, &opts);
+			read_accelerate(cx, &opts, copies);
 			after_launcher = true;
 			break;
 		}

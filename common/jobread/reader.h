@@ -162,7 +162,11 @@ void jr_read_ds_config(struct jr_ctx *cx, const char *path);
 /* accelerate config YAML (fw_deepspeed.c): distributed_type,
  * deepspeed_config.zero_stage / deepspeed_config_file, fsdp_config,
  * num_processes, num_machines, mixed_precision. */
-void jr_read_accelerate_config(struct jr_ctx *cx, const char *path);
+/* Returns true when the file was read; rdzv gets its rdzv_backend and
+ * ds_launcher its deepspeed_config.deepspeed_multinode_launcher ("" when
+ * it names none), for RANK_EXPANDED_ONCE (launch.c). */
+bool jr_read_accelerate_config(struct jr_ctx *cx, const char *path, char *rdzv, size_t rdzvlen,
+			       char *ds_launcher, size_t dslen);
 
 /*
  * A model named by a trainer (hfconfig.c): a catalog name or alias (incl.

@@ -13,6 +13,9 @@
  *  - for srun inside a job, the allocation's OUTPUT ENVIRONMENT VARIABLES.
  * Precedence (sbatch(1)): command line > environment > script; for srun the
  * allocation only fills what nothing else gave.
+ * A heterogeneous job's components ("#SBATCH hetjob"/"packjob") are parsed
+ * one by one (jobreq_parse_script_het); --gpus beside GPUs per node is
+ * checked as slurmctld checks it (jobreq_check_gpus, seen with 22.05.8).
  */
 #include "config.h"
 
@@ -346,11 +349,11 @@ static int jobreq_node_end(const char *s, long *out)
  * Debian 12's sbatch 22.05.8 does, "2-" (no maximum after the dash); it
  * takes "0" (a job without nodes) and "1-0" (no maximum).
  */
-static int jobreq_nodes(const char *s, int *out, char *err, size_t errlen)
+static int jobreq_nodes(const char *s, int *out, int *out_max, char *err, size_t errlen)
 {
 	char buf[64];
 	char *dash;
-	long min, max;
+	long min, max = 0;
 
 	adv_strlcpy(buf, s, sizeof(buf));
 	dash = strchr(buf, '-');
@@ -383,6 +386,8 @@ static int jobreq_nodes(const char *s, int *out, char *err, size_t errlen)
 		return -1;
 	}
 	*out = (int)min;
+	if (out_max)
+		*out_max = !dash ? (int)min : max > 0 && max <= JOBREQ_COUNT_MAX ? (int)max : 0;
 	return 0;
 }
 
@@ -528,7 +533,7 @@ static int jobreq_apply(struct jobreq_opts *o, int code, const char *arg, int *l
 {
 	switch (code) {
 	case 'N': case OPT_NODES:
-		return jobreq_nodes(arg, &o->nodes, err, errlen);
+		return jobreq_nodes(arg, &o->nodes, &o->nodes_max, err, errlen);
 	case 'n': case OPT_NTASKS:
 		return jobreq_positive("--ntasks", arg, &o->ntasks, err, errlen);
 	case OPT_NTASKS_PER_NODE:
@@ -742,41 +747,28 @@ static bool jobreq_is_command(const char *line)
 
 #define JOBREQ_SCRIPT_MAX_WORDS 256
 
-int jobreq_parse_script(const char *text, size_t len, struct jobreq_opts *o,
-			int *llm_options, char *err, size_t errlen)
+/*
+ * A "#SBATCH hetjob" (or the older "#SBATCH packjob") line ends one
+ * component of a heterogeneous job and starts the next, each with options
+ * of its own (sbatch(1), HETEROGENEOUS JOB SUPPORT; Slurm 22.05
+ * src/sbatch/opt.c _opt_batch_script and src/common/slurm_opt.c: the
+ * separator is a directive line whose text holds "hetjob" or "packjob").
+ */
+static bool jobreq_het_separator(const char *rest)
 {
-	static const char magic[] = "#SBATCH";
-	char *copy, *words[JOBREQ_SCRIPT_MAX_WORDS + 1];
-	int word_line[JOBREQ_SCRIPT_MAX_WORDS + 1];
-	char *line, *next;
-	int n = 1, k, lineno = 0, rc;
+	while (*rest == ' ' || *rest == '\t')
+		rest++;
+	return (!strncmp(rest, "hetjob", 6) && (!rest[6] || isspace((unsigned char)rest[6]))) ||
+	       (!strncmp(rest, "packjob", 7) && (!rest[7] || isspace((unsigned char)rest[7])));
+}
 
-	copy = malloc(len + 1);
-	if (!copy) {
-		adv_snprintf(err, errlen, "out of memory reading the batch script");
-		return -1;
-	}
-	memcpy(copy, text, len);
-	copy[len] = '\0';
-	words[0] = (char *)"sbatch";
-	word_line[0] = 0;
-	/* Line by line (blank lines count for the line numbers). */
-	for (line = copy; line; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		lineno++;
-		line[strcspn(line, "\r")] = '\0';
-		if (strncmp(line, magic, sizeof(magic) - 1) == 0) {
-			k = jobreq_split_line(line + sizeof(magic) - 1, words + n,
-					      JOBREQ_SCRIPT_MAX_WORDS - n);
-			while (k-- > 0)
-				word_line[n++] = lineno;
-			continue;
-		}
-		if (jobreq_is_command(line))
-			break;
-	}
+/* The words of one component, parsed as sbatch parses its directives. */
+static int jobreq_parse_component(char **words, const int *word_line, int n,
+				  struct jobreq_opts *o, int *llm_options, char *err,
+				  size_t errlen)
+{
+	int rc;
+
 	words[n] = NULL;
 	rc = jobreq_parse_words(JOBREQ_SBATCH, n, words, NULL, true, o, llm_options, err, errlen);
 	/*
@@ -795,8 +787,120 @@ int jobreq_parse_script(const char *text, size_t len, struct jobreq_opts *o,
 	/* Both would point into the copy: a script names neither. */
 	o->wrap_text = NULL;
 	o->first_arg = 0;
+	return rc;
+}
+
+int jobreq_parse_script_het(const char *text, size_t len, struct jobreq_opts comp[], int max,
+			    int *n_comp, int *llm_options, char *err, size_t errlen)
+{
+	static const char magic[] = "#SBATCH";
+	char *copy, *words[JOBREQ_SCRIPT_MAX_WORDS + 1];
+	int word_line[JOBREQ_SCRIPT_MAX_WORDS + 1];
+	char *line, *next;
+	int n = 1, k, lineno = 0, rc = 0, c = 0;
+	struct jobreq_opts extra;
+	char later[8];
+
+	*n_comp = 0;
+	if (max < 1)
+		return -1;
+	copy = malloc(len + 1);
+	if (!copy) {
+		adv_snprintf(err, errlen, "out of memory reading the batch script");
+		return -1;
+	}
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	words[0] = (char *)"sbatch";
+	word_line[0] = 0;
+	for (int i = 0; i < max; i++)
+		jobreq_opts_init(&comp[i]);
+	/* Line by line (blank lines count for the line numbers). */
+	for (line = copy; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		lineno++;
+		line[strcspn(line, "\r")] = '\0';
+		if (strncmp(line, magic, sizeof(magic) - 1) == 0) {
+			if (jobreq_het_separator(line + sizeof(magic) - 1)) {
+				/* Components past max are parsed (their directives
+				 * must be valid too) and not kept. */
+				struct jobreq_opts *o = c < max ? &comp[c] : &extra;
+
+				jobreq_opts_init(&extra);
+				if (jobreq_parse_component(words, word_line, n, o, llm_options,
+							   rc == 0 ? err : later,
+							   rc == 0 ? errlen : sizeof(later)) != 0)
+					rc = -1;
+				c++;
+				n = 1;
+				continue;
+			}
+			k = jobreq_split_line(line + sizeof(magic) - 1, words + n,
+					      JOBREQ_SCRIPT_MAX_WORDS - n);
+			while (k-- > 0)
+				word_line[n++] = lineno;
+			continue;
+		}
+		if (jobreq_is_command(line))
+			break;
+	}
+	jobreq_opts_init(&extra);
+	if (jobreq_parse_component(words, word_line, n, c < max ? &comp[c] : &extra, llm_options,
+				   rc == 0 ? err : later, rc == 0 ? errlen : sizeof(later)) != 0)
+		rc = -1;
+	c++;
+	*n_comp = c;
 	free(copy);
 	return rc;
+}
+
+int jobreq_parse_script(const char *text, size_t len, struct jobreq_opts *o,
+			int *llm_options, char *err, size_t errlen)
+{
+	/* A heterogeneous job: the first component is what the batch
+	 * script's own environment and a plain srun describe. */
+	int n;
+
+	return jobreq_parse_script_het(text, len, o, 1, &n, llm_options, err, errlen);
+}
+
+void jobreq_het_union(const struct jobreq_opts comp[], int n, struct jobreq *r)
+{
+	if (n == 1) {
+		memset(r, 0, sizeof(*r));
+		r->opt = comp[0];
+		jobreq_resolve(r);
+		return;
+	}
+	int gpn = -1;
+
+	memset(r, 0, sizeof(*r));
+	if (n < 1)
+		return;
+	for (int i = 0; i < n; i++) {
+		struct jobreq one;
+
+		memset(&one, 0, sizeof(one));
+		one.opt = comp[i];
+		jobreq_resolve(&one);
+		if (i == 0) {
+			*r = one;
+			gpn = one.gpus_per_node;
+			if (r->nodes <= 0)
+				r->nodes = 1;
+			continue;
+		}
+		/* A component without -N has one node (sbatch's default). */
+		r->nodes = jobreq_mul(1, (long)r->nodes + (one.nodes > 0 ? one.nodes : 1));
+		r->gpus = jobreq_mul(1, (long)r->gpus + one.gpus);
+		if (one.gpus_per_node != gpn)
+			gpn = 0;
+		if (!r->gpu_type[0])
+			adv_strlcpy(r->gpu_type, one.gpu_type, sizeof(r->gpu_type));
+	}
+	r->gpus_per_node = gpn > 0 ? gpn : 0;
 }
 
 struct jobreq_envmap {
@@ -935,7 +1039,10 @@ void jobreq_merge(const struct jobreq_opts *const layers[], size_t n, struct job
 
 		if (!l)
 			continue;
-		if (l->nodes) out->nodes = l->nodes;
+		if (l->nodes) {
+			out->nodes = l->nodes;
+			out->nodes_max = l->nodes_max;
+		}
 		if (l->ntasks) out->ntasks = l->ntasks;
 		if (l->ntasks_per_node) out->ntasks_per_node = l->ntasks_per_node;
 		if (l->gpus) {
@@ -1143,6 +1250,47 @@ int jobreq_apply_named(struct jobreq_opts *o, const char *name, const char *valu
 			return 0;
 		}
 		return jobreq_apply(o, jobreq_named[i].code, value, NULL, err, errlen);
+	}
+	return 0;
+}
+
+/*
+ * --gpus (per job) beside --gpus-per-node or --gres=gpu (per node): Slurm
+ * 22.05 takes the node count from their quotient and refuses the job
+ * when it is not whole or falls outside -N (slurmctld's job spec check,
+ * src/common/gres.c; sbatch 22.05.8 prints "--gpus is not multiple of
+ * --gres=gpu/--gpus-per-node" and "Based on --gpu and
+ * --gres=gpu/--gpus-per-node required nodes (1) doesn't fall between
+ * min_nodes (2) and max_nodes (2) boundaries").
+ */
+int jobreq_check_gpus(const struct jobreq_opts *o, char *err, size_t errlen)
+{
+	int gpn = o->gpus_per_node ? o->gpus_per_node : o->gres_gpus;
+	int need;
+
+	if (o->gpus <= 0 || gpn <= 0)
+		return 0;
+	if (o->gpus % gpn) {
+		adv_snprintf(err, errlen, "--gpus=%d is not a multiple of the %d GPUs per node "
+			     "(--gpus-per-node/--gres=gpu): Slurm refuses the job (\"--gpus is not "
+			     "multiple of --gres=gpu/--gpus-per-node\")", o->gpus, gpn);
+		return -1;
+	}
+	need = o->gpus / gpn;
+	if (o->nodes > 0 && (need < o->nodes || (o->nodes_max > 0 && need > o->nodes_max))) {
+		char range[32];
+
+		if (o->nodes_max == o->nodes)
+			adv_snprintf(range, sizeof(range), "%d", o->nodes);
+		else if (o->nodes_max > 0)
+			adv_snprintf(range, sizeof(range), "%d-%d", o->nodes, o->nodes_max);
+		else
+			adv_snprintf(range, sizeof(range), "at least %d", o->nodes);
+		adv_snprintf(err, errlen, "--gpus=%d at %d per node (--gpus-per-node/--gres=gpu) needs "
+			     "%d %s but --nodes asks %s: Slurm refuses the job (\"required nodes (%d) "
+			     "doesn't fall between min_nodes and max_nodes\")", o->gpus, gpn, need,
+			     need == 1 ? "node" : "nodes", range, need);
+		return -1;
 	}
 	return 0;
 }

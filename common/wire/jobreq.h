@@ -26,6 +26,7 @@ enum jobreq_tool { JOBREQ_SBATCH = 0, JOBREQ_SALLOC, JOBREQ_SRUN };
 /* One layer of options (command line, environment, script, allocation). */
 struct jobreq_opts {
 	int nodes;                 /* -N min[-max]: min; 0 = not given */
+	int nodes_max;             /* -N's max (min when no range); 0 = none */
 	int ntasks;                /* -n */
 	int ntasks_per_node;
 	int gpus;                  /* -G/--gpus [TYPE:]N */
@@ -109,6 +110,35 @@ int jobreq_parse_argv_spank(enum jobreq_tool tool, int argc, char *const argv[],
  */
 int jobreq_parse_script(const char *text, size_t len, struct jobreq_opts *o,
 			int *llm_options, char *err, size_t errlen);
+
+/*
+ * The components of a heterogeneous job: "#SBATCH hetjob" (or "packjob")
+ * lines separate the #SBATCH options of each (sbatch(1), HETEROGENEOUS
+ * JOB SUPPORT); each component is parsed on its own, as sbatch does, and
+ * options are not carried from one to the next.  comp[0..max) are
+ * filled, *n_comp gets the count in the script (1 without a separator;
+ * above max, the extra ones are checked and not kept).  Returns 0, or -1
+ * with err set for an invalid directive in any component.
+ * jobreq_parse_script is this with max 1: the first component.
+ */
+#define JOBREQ_HET_MAX 16
+int jobreq_parse_script_het(const char *text, size_t len, struct jobreq_opts comp[], int max,
+			    int *n_comp, int *llm_options, char *err, size_t errlen);
+
+/*
+ * The resources a heterogeneous job holds in all: nodes and GPUs summed
+ * over the n components (each resolved alone; one without -N has one
+ * node), GPUs per node when every component has the same, else 0; the
+ * first component's partition and options.  n == 1: that component.
+ */
+void jobreq_het_union(const struct jobreq_opts comp[], int n, struct jobreq *r);
+
+/*
+ * --gpus (per job) with --gpus-per-node or --gres=gpu (per node), as
+ * Slurm checks them: the quotient must be a whole node count within -N.
+ * Returns 0, or -1 with err saying why Slurm refuses the job.
+ */
+int jobreq_check_gpus(const struct jobreq_opts *o, char *err, size_t errlen);
 
 /* Reads the tool's input variables (SBATCH_GPUS, SALLOC_GRES, SLURM_NNODES, ...). */
 int jobreq_parse_env(enum jobreq_tool tool, jobreq_getenv_fn get, void *arg,

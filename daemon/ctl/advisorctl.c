@@ -693,14 +693,51 @@ static int script_llm_options(struct ctl *c, const struct script *sc, struct adv
 static int script_resources(struct ctl *c, const struct script *sc, struct adv_request *ar,
 			    int *ntasks, int *ntasks_per_node, char *workdir, size_t wlen)
 {
-	struct jobreq_opts script;
+	struct jobreq_opts script, *comp = calloc(JOBREQ_HET_MAX, sizeof(*comp));
 	char err[256];
+	int n = 0;
 
-	jobreq_opts_init(&script);
-	if (jobreq_parse_script(sc->text.text, sc->text.len, &script, NULL, err, sizeof(err)) != 0) {
+	if (!comp) {
+		fprintf(stderr, "advisorctl: out of memory\n");
+		return EX_SOFTWARE_;
+	}
+	if (jobreq_parse_script_het(sc->text.text, sc->text.len, comp, JOBREQ_HET_MAX, &n, NULL, err,
+				    sizeof(err)) != 0) {
 		fprintf(stderr, "advisorctl: %s: %s\n", sc->path, err);
+		free(comp);
 		return EX_DATAERR_;
 	}
+	/* What Slurm refuses of --gpus beside GPUs per node, per component
+	 * (the first under the command line's options, as sbatch merges). */
+	for (int i = 0; i < n && i < JOBREQ_HET_MAX; i++) {
+		const struct jobreq_opts *layers[2] = { &c->slurm, &comp[i] };
+		struct jobreq_opts m;
+
+		jobreq_merge(layers + (i > 0), i > 0 ? 1 : 2, &m);
+		if (jobreq_check_gpus(&m, err, sizeof(err)) != 0) {
+			fprintf(stderr, "advisorctl: %s: %s\n", sc->path, err);
+			free(comp);
+			return EX_DATAERR_;
+		}
+	}
+	script = comp[0];
+	if (n > 1) {
+		/* A heterogeneous job holds every component's nodes and GPUs;
+		 * the reader judges each srun step against its own component
+		 * (launch.c, het_step).  Tasks stay the first component's: a
+		 * step without --het-group runs there. */
+		struct jobreq u;
+
+		jobreq_het_union(comp, n < JOBREQ_HET_MAX ? n : JOBREQ_HET_MAX, &u);
+		script.nodes = u.nodes;
+		script.gpus = u.gpus;
+		adv_strlcpy(script.gpus_type, u.gpu_type, sizeof(script.gpus_type));
+		script.gpus_per_node = u.gpus_per_node;
+		adv_strlcpy(script.gpn_type, u.gpu_type, sizeof(script.gpn_type));
+		script.gpus_per_task = 0;
+		script.gres_gpus = 0;
+	}
+	free(comp);
 	job_resources(c, &script, ar, ntasks, ntasks_per_node, workdir, wlen);
 	return 0;
 }

@@ -145,7 +145,10 @@ all_idle() {
 	[ -z "$bad" ] || fail "nodes not idle: $bad"
 }
 nodes_settled() {
-	bad=$(sinfo -h -N -o '%N %t' | awk '$2 != "idle"' | sort -u)
+	# A node the backfill scheduler planned for a heterogeneous job (Slurm
+	# starts those from backfill only) stays "plnd" after it ran, until a
+	# later pass with a pending job: with an empty queue it is idle.
+	bad=$(sinfo -h -N -o '%N %t' | awk '$2 != "idle" && $2 != "plnd"' | sort -u)
 	[ -z "$bad" ] || [ -z "$(squeue -h -o %i 2>/dev/null)$(echo "$bad" | grep -E 'mix|alloc|comp')" ]
 }
 

@@ -1702,6 +1702,107 @@ static void test_axolotl_launcher(void **st)
 	CHECK(&out, JR_SEQ, 2048, "cfg.yml", 2, "sequence_len");
 }
 
+/* Issue 28, Slurm semantics: the batch shell's rank expanded once
+ * (RANK_EXPANDED_ONCE: reject under torchrun's static rendezvous, nothing
+ * under c10d or inside bash -c '...', a warning with a backend named at
+ * run time), a heterogeneous job's step against its component, and a
+ * Ray driver in a one-node step against the cluster its steps made. */
+static void test_slurm_topology(void **st)
+{
+	static const char rank_static[] =
+		"srun torchrun --nnodes 2 --nproc_per_node 8 --node_rank $SLURM_NODEID "
+		"--master_addr h0 train.py\n";
+	static const char rank_c10d[] =
+		"srun torchrun --nnodes 2 --nproc_per_node 8 --node_rank=$SLURM_NODEID "
+		"--rdzv_backend=c10d --rdzv_endpoint h0:1 train.py\n";
+	static const char rank_var[] =
+		"srun torchrun --nnodes 2 --nproc_per_node 8 --node-rank $SLURM_PROCID "
+		"--rdzv-backend $B train.py\n";
+	static const char rank_inner[] =
+		"srun bash -c 'torchrun --nnodes 2 --nproc_per_node 8 --node_rank $SLURM_NODEID "
+		"--master_addr h0 train.py'\n";
+	static const char het[] =
+		"#!/bin/bash\n#SBATCH -N 2 --gpus-per-node=8\n#SBATCH hetjob\n"
+		"#SBATCH -N 1 --gpus-per-node=4\n"
+		"srun --het-group=1 torchrun --nnodes 1 --nproc_per_node 4 train.py\n";
+	static const char ray[] =
+		"srun -N1 -n1 -w h0 ray start --head --block &\n"
+		"srun -N3 -n3 -x h0 ray start --address h0:6379 --block &\n"
+		"srun -N1 -n1 -w h0 vllm serve meta-llama/Llama-3.1-70B --tensor-parallel-size 8 "
+		"--pipeline-parallel-size 4\n";
+	struct job j = { rank_static, NULL, 2, 8, 0, 1, NULL, 0 };
+	struct jobread_out out;
+
+	read_job(st, &j, &out);
+	assert_string_equal(out.rank_once.code, "RANK_EXPANDED_ONCE");
+	assert_int_equal(out.rank_sev, ADV_SEV_REJECT);
+	assert_non_null(strstr(out.rank_once.message, "its 2 tasks"));
+	j.script = rank_c10d;
+	read_job(st, &j, &out);
+	assert_string_equal(out.rank_once.message, "");
+	j.script = rank_var;
+	read_job(st, &j, &out);
+	assert_int_equal(out.rank_sev, ADV_SEV_WARN);
+	assert_non_null(strstr(out.rank_once.message, "named at run time"));
+	j.script = rank_inner;
+	read_job(st, &j, &out);
+	assert_string_equal(out.rank_once.message, "");
+	/* The plugin gives one component's resources: the union is the job's. */
+	j.script = het;
+	read_job(st, &j, &out);
+	assert_int_equal(out.het_nodes, 3);
+	assert_int_equal(out.het_gpus, 20);
+	assert_int_equal(out.het_gpn, 0);
+	assert_int_equal(out.step_nodes, 1);
+	assert_int_equal(out.step_gpus, 4);
+	assert_int_equal(out.het_group, 2);
+	/* The component's variables in the batch shell, component 0's plain. */
+	j.script = "#!/bin/bash\n#SBATCH -N 2 --gpus-per-node=8\n#SBATCH hetjob\n"
+		   "#SBATCH -N 1 --gpus-per-node=4\n"
+		   "srun --het-group=1 torchrun --nnodes $SLURM_JOB_NUM_NODES_HET_GROUP_1 "
+		   "--nproc_per_node $SLURM_GPUS_PER_NODE_HET_GROUP_1 --max-restarts $SLURM_NNODES "
+		   "train.py\n";
+	read_job(st, &j, &out);
+	CHECK(&out, JR_NODES, 1, S, 5, "--nnodes");
+	CHECK(&out, JR_NPROC_PER_NODE, 4, S, 5, "--nproc_per_node");
+	/* deepspeed takes --node_rank only with --no_ssh. */
+	j.script = "srun deepspeed --no_ssh --node_rank $SLURM_NODEID --num_nodes 2 t.py\n";
+	read_job(st, &j, &out);
+	assert_int_equal(out.rank_sev, ADV_SEV_REJECT);
+	j.script = "srun deepspeed --node_rank $SLURM_NODEID --num_nodes 2 t.py\n";
+	read_job(st, &j, &out);
+	assert_string_equal(out.rank_once.message, "");
+	/* A step's own GPUs per node: --gres=gpu:N, --gpus-per-node; not --gpus. */
+	j.script = "srun --gres=gpu:4 torchrun --nproc_per_node 8 t.py\n";
+	j.nodes = 1;
+	read_job(st, &j, &out);
+	assert_int_equal(out.step_gpus, 4);
+	j.script = "srun --gpus=4 torchrun --nproc_per_node 8 t.py\n";
+	read_job(st, &j, &out);
+	assert_int_equal(out.step_gpus, 0);
+	j.nodes = 2;
+	/* A host list split into srun's arguments (NODELIST_SPLIT). */
+	j.script = "H=$(scontrol show hostnames)\nsrun -w $H torchrun --nnodes 3 train.py\n";
+	j.nodes = 3;
+	read_job(st, &j, &out);
+	assert_string_equal(out.split_list.code, "NODELIST_SPLIT");
+	assert_false(out.split_lines);
+	assert_non_null(strstr(out.split_list.message, "splits into 3 words"));
+	j.script = "H=$(scontrol show hostnames)\nsrun -w \"$H\" torchrun --nnodes 3 train.py\n";
+	read_job(st, &j, &out);
+	assert_true(out.split_lines);
+	j.script = "H=$(scontrol show hostnames | paste -sd,)\nsrun -w $H torchrun train.py\n";
+	read_job(st, &j, &out);
+	assert_string_equal(out.split_list.message, "");
+	j.script = ray;
+	j.nodes = 4;
+	read_job(st, &j, &out);
+	assert_string_equal(out.trainer, "vllm");
+	assert_int_equal(out.step_nodes, 0);
+	assert_false(out.v[JR_NODES].set);
+	CHECK(&out, JR_WORLD, 32, S, 3, NULL);
+}
+
 /* A launch the reader did not reach or follow is said with its line and
  * the reason (follow.c, SCRIPT_NOT_FOLLOWED, issue 18); without a launch
  * word the job stays not an LLM job. */
@@ -1833,6 +1934,7 @@ int main(void)
 		cmocka_unit_test(test_llmc),
 		cmocka_unit_test(test_axolotl_launcher),
 		cmocka_unit_test(test_not_followed),
+		cmocka_unit_test(test_slurm_topology),
 		cmocka_unit_test(test_megatron_ds_bf16_zero0),
 	};
 

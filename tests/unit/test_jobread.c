@@ -346,12 +346,37 @@ static void test_world_warn_mode(void **st)
 	memset(&out, 0, sizeof(out));
 	out.is_llm = true;
 	set_str(&out, JR_MODEL, "llama3-8b", "job.sh", 3, "--model");
-	set(&out, JR_WORLD, 4, "job.sh", 8, "--nproc_per_node", JR_STYLE_FLAG);
+	set(&out, JR_WORLD, 16, "job.sh", 8, "--nproc_per_node", JR_STYLE_FLAG);
 	judge(s, &out, &r, &res, "soft", 1);
 	f = fixture_finding(&res, "WORLD_SIZE_MISMATCH");
 	assert_non_null(f);
 	assert_int_equal(f->severity, ADV_SEV_WARN);
-	assert_non_null(strstr(f->message, "GPUs stay idle"));
+	assert_non_null(strstr(f->message, "processes share GPUs"));
+}
+
+/* Fewer processes than GPUs runs: GPUS_IDLE (a warning, whatever the
+ * mode), DP over the processes, and the fix in the launcher's terms. */
+static void test_world_fewer_idle(void **st)
+{
+	struct fixture *s = *st;
+	struct jobread_out out;
+	struct adv_request r;
+	struct adv_result res;
+	const struct adv_finding *f;
+
+	memset(&out, 0, sizeof(out));
+	out.is_llm = true;
+	set_str(&out, JR_MODEL, "llama3-8b", "job.sh", 3, "--model");
+	set(&out, JR_WORLD, 4, "job.sh", 8, "--nproc_per_node", JR_STYLE_FLAG);
+	set(&out, JR_NPROC_PER_NODE, 4, "job.sh", 8, "--nproc_per_node", JR_STYLE_FLAG);
+	judge(s, &out, &r, &res, "h100", 1);
+	assert_null(fixture_finding(&res, "WORLD_SIZE_MISMATCH"));
+	f = fixture_finding(&res, "GPUS_IDLE");
+	assert_non_null(f);
+	assert_int_equal(f->severity, ADV_SEV_WARN);
+	assert_non_null(strstr(f->message, "4 GPUs stay idle"));
+	assert_non_null(strstr(f->fix_job, "--nproc_per_node 8"));
+	assert_int_equal(res.layout.dp, 4);
 }
 
 /* A launch in a Slurm step on part of the job (srun -N 2 in a 3-node job)
@@ -385,9 +410,15 @@ static void test_step_subset(void **st)
 	assert_int_equal(f->severity, ADV_SEV_INFO);
 	assert_non_null(strstr(f->message, "2 of the job's 3 nodes (job.sbatch:9 --nodes)"));
 
-	/* The step's own count is still checked: 8 processes on its 16 GPUs. */
+	/* The step's own count is still checked: 8 processes on its 16 GPUs
+	 * leave 8 idle, 24 share them. */
 	set(&out, JR_WORLD, 8, "job.sbatch", 10, "--num_processes", JR_STYLE_FLAG);
 	out.v[JR_NODES].set = false;
+	judge(s, &out, &r, &res, "h100", 3);
+	f = fixture_finding(&res, "GPUS_IDLE");
+	assert_non_null(f);
+	assert_non_null(strstr(f->message, "its Slurm step has 16 GPUs"));
+	set(&out, JR_WORLD, 24, "job.sbatch", 10, "--num_processes", JR_STYLE_FLAG);
 	judge(s, &out, &r, &res, "h100", 3);
 	f = fixture_finding(&res, "WORLD_SIZE_MISMATCH");
 	assert_non_null(f);
@@ -424,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_not_llm),
 		cmocka_unit_test(test_provenance_marks),
 		cmocka_unit_test(test_world_warn_mode),
+		cmocka_unit_test(test_world_fewer_idle),
 		cmocka_unit_test(test_step_subset),
 	};
 

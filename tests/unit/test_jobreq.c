@@ -287,6 +287,97 @@ static void test_invalid_directive(void **state)
 	}
 }
 
+/* #SBATCH hetjob / packjob: components parsed each on its own (nothing
+ * carried over), an invalid directive in any refuses the script, and the
+ * union sums nodes and GPUs. */
+static void test_hetjob(void **state)
+{
+	static const char script[] =
+		"#!/bin/bash\n"
+		"#SBATCH -p h100 -N 2 --gpus-per-node=h100:8 --ntasks-per-node=1\n"
+		"#SBATCH hetjob\n"
+		"#SBATCH -N 1 --gres=gpu:8\n"
+		"#SBATCH packjob\n"
+		"#SBATCH --gpus=4\n"
+		"srun --het-group=1 true\n";
+	static const char bad[] =
+		"#!/bin/bash\n#SBATCH -N 2\n#SBATCH hetjob\n#SBATCH -N 1 oops\nsrun true\n";
+	struct jobreq_opts comp[JOBREQ_HET_MAX], one;
+	struct jobreq u;
+	char err[256] = "";
+	int n = 0;
+
+	(void)state;
+	assert_int_equal(jobreq_parse_script_het(script, strlen(script), comp, JOBREQ_HET_MAX, &n,
+						 NULL, err, sizeof(err)), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(comp[0].nodes, 2);
+	assert_int_equal(comp[0].gpus_per_node, 8);
+	assert_string_equal(comp[0].partition, "h100");
+	assert_int_equal(comp[1].nodes, 1);
+	assert_int_equal(comp[1].gres_gpus, 8);
+	assert_string_equal(comp[1].partition, "");   /* not propagated */
+	assert_int_equal(comp[1].ntasks_per_node, 0);
+	assert_int_equal(comp[2].gpus, 4);
+	jobreq_het_union(comp, n, &u);
+	assert_int_equal(u.nodes, 4);                  /* 2 + 1 + 1 (no -N: one) */
+	assert_int_equal(u.gpus, 28);
+	assert_int_equal(u.gpus_per_node, 0);          /* 8, 8, 4: uneven */
+	jobreq_het_union(comp, 2, &u);
+	assert_int_equal(u.nodes, 3);
+	assert_int_equal(u.gpus, 24);
+	assert_int_equal(u.gpus_per_node, 8);
+	/* jobreq_parse_script: the first component. */
+	jobreq_opts_init(&one);
+	assert_int_equal(jobreq_parse_script(script, strlen(script), &one, NULL, err, sizeof(err)), 0);
+	assert_int_equal(one.nodes, 2);
+	/* Only two kept: the third is still counted. */
+	assert_int_equal(jobreq_parse_script_het(script, strlen(script), comp, 2, &n, NULL, err,
+						 sizeof(err)), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(jobreq_parse_script_het(bad, strlen(bad), comp, JOBREQ_HET_MAX, &n, NULL,
+						 err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "line 4"));
+	assert_non_null(strstr(err, "'oops'"));
+}
+
+/* --gpus with GPUs per node, as sbatch 22.05.8 refused and took them on
+ * the test cluster. */
+static void test_check_gpus(void **state)
+{
+	static const struct {
+		const char *argv[6];
+		int rc;
+		const char *why;
+	} cases[] = {
+		{ { "sbatch", "-N2", "--gpus=8", "--gpus-per-node=8", NULL }, -1, "needs 1 node" },
+		{ { "sbatch", "-N1", "--gpus=16", "--gpus-per-node=8", NULL }, -1, "needs 2 nodes" },
+		{ { "sbatch", "-N2", "--gpus=12", "--gpus-per-node=8", NULL }, -1, "not a multiple" },
+		{ { "sbatch", "-N2", "--gpus=16", "--gres=gpu:4", NULL }, -1, "asks 2" },
+		{ { "sbatch", "-N2-4", "--gpus=16", "--gres=gpu:4", NULL }, 0, NULL },
+		{ { "sbatch", "-N2-3", "--gpus=32", "--gres=gpu:8", NULL }, -1, "asks 2-3" },
+		{ { "sbatch", "--gpus=16", "--gpus-per-node=8", NULL }, 0, NULL },
+		{ { "sbatch", "-N2", "--gpus=16", "--gpus-per-node=8", NULL }, 0, NULL },
+		{ { "sbatch", "-N2", "--gpus=7", NULL }, 0, NULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct jobreq_opts o;
+		char err[256] = "";
+		int argc = 0;
+
+		while (cases[i].argv[argc])
+			argc++;
+		jobreq_opts_init(&o);
+		assert_int_equal(jobreq_parse_argv(JOBREQ_SBATCH, argc, (char *const *)cases[i].argv,
+						   &o, NULL, err, sizeof(err)), 0);
+		assert_int_equal(jobreq_check_gpus(&o, err, sizeof(err)), cases[i].rc);
+		if (cases[i].why)
+			assert_non_null(strstr(err, cases[i].why));
+	}
+}
+
 /* -D/--chdir: the last one wins; the work directory is it when absolute,
  * the current directory joined with it when relative (slurm_opt.c). */
 static void test_chdir_workdir(void **state)
@@ -682,6 +773,8 @@ int main(void)
 		cmocka_unit_test(test_getopt_state_restored),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_invalid_directive),
+		cmocka_unit_test(test_hetjob),
+		cmocka_unit_test(test_check_gpus),
 		cmocka_unit_test(test_bad_env_names_variable),
 		cmocka_unit_test(test_mem),
 		cmocka_unit_test(test_mem_and_constraint_fields),

@@ -553,6 +553,95 @@ static void test_slurm_unknown_vars(void **st)
 	finish(r.sh);
 }
 
+/*
+ * A variable set with sh_setvar_at(..., sh_mark_file) marks the words its
+ * value went into directly, alone or inside a longer word, and no other; a word of
+ * an inner shell that expands it again is marked too (the job reader
+ * drops the marks of inner commands itself).
+ */
+static void test_marked_words(void **st)
+{
+	static const char script[] =
+		/* 1 */ "R=$SLURM_NODEID\n"
+		/* 2 */ "srun torchrun --node_rank $SLURM_NODEID --x=${SLURM_NODEID} --y $R --z 0 t.py\n"
+		/* 3 */ "srun bash -c 'torchrun --node_rank $SLURM_NODEID t.py'\n";
+	struct run r;
+	const struct sh_cmd *c;
+
+	(void)st;
+	r.sh = sh_create(NULL);
+	assert_non_null(r.sh);
+	track_sh(r.sh);
+	assert_int_equal(sh_setvar_at(r.sh, "SLURM_NODEID", "0", true, false, 1, sh_mark_file), 0);
+	assert_int_equal(sh_run(r.sh, "job.sh", script, strlen(script), NULL, NULL), SH_OK);
+	c = need_cmd(r.sh, "srun", 0);
+	assert_non_null(c->marked);
+	assert_string_equal(c->argv[3], "0");
+	assert_true(c->marked[3]);
+	assert_string_equal(c->argv[4], "--x=0");
+	assert_true(c->marked[4]);
+	/* Through $R: the batch shell expanded $SLURM_NODEID once when it
+	 * assigned R, and the value keeps where it was written (the
+	 * evaluator's line maps, issue 28), so the word is marked too. */
+	assert_true(c->marked[6]);
+	assert_false(c->marked[2]);
+	assert_false(c->marked[8]);   /* a literal 0 */
+	c = need_cmd(r.sh, "torchrun", 0);
+	assert_true(c->inner);
+	finish(r.sh);
+}
+
+/* `scontrol show hostnames`: one unknown name a line per node of the job,
+ * so that unquoted it splits into as many words, quoted it stays one;
+ * with a pipe after it, or the node count not known, one placeholder. */
+static void test_hostnames_list(void **st)
+{
+	static const char script[] =
+		"H=$(scontrol show hostnames $SLURM_JOB_NODELIST)\n"
+		"srun -w $H x\n"
+		"srun -w \"$H\" y\n"
+		"A=($(scontrol show hostname))\n"
+		"echo ${#A[@]} $(scontrol show hostnames | head -n 1)\n";
+	static const char *const vars[] = { "?SLURM_JOB_NODELIST=", "SLURM_JOB_NUM_NODES=3", NULL };
+	struct run r = run_ok(script, vars);
+	const struct sh_cmd *c = need_cmd(r.sh, "srun", 0);
+
+	(void)st;
+	assert_int_equal(c->argc, 6);
+	assert_true(unk(c, 2) && unk(c, 3) && unk(c, 4));
+	assert_string_equal(c->argv[5], "x");
+	c = need_cmd(r.sh, "srun", 1);
+	assert_int_equal(c->argc, 4);
+	assert_non_null(strchr(c->argv[2], '\n'));
+	c = need_cmd(r.sh, "echo", 0);
+	assert_string_equal(c->argv[1], "3");
+	assert_true(unk(c, 2));
+	assert_null(strchr(c->argv[2], '\n'));
+	finish(r.sh);
+}
+
+/* A heterogeneous component's list counts that component's nodes. */
+static void test_hostnames_het_group(void **st)
+{
+	static const char script[] =
+		"echo $(scontrol show hostnames $SLURM_JOB_NODELIST_HET_GROUP_1 | wc -l)\n"
+		"srun -w $(scontrol show hostnames \"${SLURM_JOB_NODELIST_HET_GROUP_1}\") x\n"
+		"echo $(scontrol show hostnames $SLURM_JOB_NODELIST_HET_GROUP_7 | wc -l)\n";
+	static const char *const vars[] = { "?SLURM_JOB_NODELIST=", "SLURM_JOB_NUM_NODES=3",
+					    "?SLURM_JOB_NODELIST_HET_GROUP_1=",
+					    "SLURM_JOB_NUM_NODES_HET_GROUP_1=2", NULL };
+	struct run r = run_ok(script, vars);
+	const struct sh_cmd *c = need_cmd(r.sh, "echo", 0);
+
+	(void)st;
+	assert_string_equal(c->argv[1], "2");
+	c = need_cmd(r.sh, "srun", 0);
+	assert_int_equal(c->argc, 5);
+	c = need_cmd(r.sh, "echo", 1);
+	assert_true(unk(c, 1));
+	finish(r.sh);
+}
+
 /* An unquoted unknown variable whose placeholder is empty must not vanish:
  * "--seed $SLURM_JOB_ID --tp 4" would otherwise read "--tp" as the seed. */
 static void test_unknown_unquoted_keeps_field(void **st)
@@ -2645,6 +2734,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_continuation_lines, teardown),
 		cmocka_unit_test_teardown(test_command_substitution_unknown, teardown),
 		cmocka_unit_test_teardown(test_slurm_unknown_vars, teardown),
+		cmocka_unit_test_teardown(test_marked_words, teardown),
+		cmocka_unit_test_teardown(test_hostnames_list, teardown),
+		cmocka_unit_test_teardown(test_hostnames_het_group, teardown),
 		cmocka_unit_test_teardown(test_unknown_unquoted_keeps_field, teardown),
 		cmocka_unit_test_teardown(test_arithmetic, teardown),
 		cmocka_unit_test_teardown(test_exported, teardown),

@@ -297,7 +297,7 @@ static void launcher(struct jr_ctx *cx, const struct jr_cmd *p, int from)
 		line[n] = p->line;
 		file[n] = p->file;
 	}
-	cmd = (struct jr_cmd){ p->file, p->line, n, argv, unknown, line, file, NULL, p->sh };
+	cmd = (struct jr_cmd){ p->file, p->line, n, argv, unknown, line, file, NULL, p->sh, NULL };
 	jr_launch_strip(cx, &cmd, &prog, &m);
 }
 

@@ -171,7 +171,8 @@ static int fsdp_zero(const struct cfg_node *n)
 	return -1;
 }
 
-void jr_read_accelerate_config(struct jr_ctx *cx, const char *path)
+bool jr_read_accelerate_config(struct jr_ctx *cx, const char *path, char *rdzv, size_t rdzvlen,
+			       char *ds_launcher, size_t dslen)
 {
 	const char *display = NULL;
 	const cfg_t *cfg = jr_load(cx, path, CFG_AUTO, &display);
@@ -179,14 +180,21 @@ void jr_read_accelerate_config(struct jr_ctx *cx, const char *path)
 	struct jobread_src src;
 	const char *s;
 
+	rdzv[0] = ds_launcher[0] = '\0';
 	if (!cfg) {
 		zero_unknown(cx, path, "set in an accelerate config that could not be read (missing, "
 			     "unreadable or malformed)");
-		return;
+		return false;
 	}
 	root = cfg_root(cfg);
 	if (!root || root->type != CFG_MAP)
-		return;
+		return false;
+	/* accelerate config_args.py ClusterConfig: rdzv_backend (default
+	 * "static"), deepspeed_config's deepspeed_multinode_launcher. */
+	if ((s = cfg_str(cfg_child(root, "rdzv_backend"))))
+		adv_strlcpy(rdzv, s, rdzvlen);
+	if ((s = cfg_str(cfg_path(root, "deepspeed_config.deepspeed_multinode_launcher"))))
+		adv_strlcpy(ds_launcher, s, dslen);
 	n = cfg_child(root, "distributed_type");
 	s = cfg_str(n);
 	if (s) {
@@ -243,4 +251,5 @@ void jr_read_accelerate_config(struct jr_ctx *cx, const char *path)
 	/* num_processes counts every machine's processes: it is the world. */
 	jr_set_node_int(cx, JR_NODES, display, root, "num_machines", JR_STYLE_YAML);
 	jr_set_node_int(cx, JR_WORLD, display, root, "num_processes", JR_STYLE_YAML);
+	return true;
 }

@@ -9,8 +9,9 @@
  * cd DIR, dirname, basename, realpath, readlink -f/-e/-m and echo,
  * joined by ";" and "&&", as in $(cd "$(dirname "$0")" && pwd).  They
  * follow GNU coreutils' dirname/basename (POSIX "dirname", "basename")
- * and bash's cd and pwd; and `scontrol show hostnames | wc -l`, the job's
- * node count (host_count).  realpath and readlink -f are resolved lexically
+ * and bash's cd and pwd; `scontrol show hostnames | wc -l`, the job's
+ * node count (host_count), and `scontrol show hostnames`, one unknown
+ * name a line for each node (host_list).  realpath and readlink -f are resolved lexically
  * (. and .. against the working directory): a symbolic link is not seen,
  * and the path still names the same file.  A known output piped into
  * cut -d D -f LIST is cut as coreutils' cut does ($(echo "$ARG" | cut -f1
@@ -31,6 +32,7 @@
 #include <string.h>
 
 #include "sh_impl.h"
+#include "util.h"
 
 /* Lexical normalisation of an absolute path: // . and .. */
 static const char *path_norm(struct sh *sh, const char *p)
@@ -392,9 +394,10 @@ static bool cs_cut(struct sh *sh, struct sh_src *s, const char *file, struct cs_
 }
 
 /* The node list's variable as a word: $V, ${V}, "$V" or "${V}". */
-static bool is_nodelist_word(const char *w, size_t n)
+static bool is_nodelist_word(const char *w, size_t n, int *group)
 {
 	static const char *const names[] = { "SLURM_JOB_NODELIST", "SLURM_NODELIST" };
+	static const char het[] = "SLURM_JOB_NODELIST_HET_GROUP_";
 
 	if (n >= 2 && w[0] == '"' && w[n - 1] == '"')
 		w++, n -= 2;
@@ -404,27 +407,36 @@ static bool is_nodelist_word(const char *w, size_t n)
 		w++, n--;
 	else
 		return false;
+	*group = -1;
 	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
 		if (strlen(names[k]) == n && !memcmp(w, names[k], n))
 			return true;
+	/* A component of a heterogeneous job (jobread.c, het_vars): one or
+	 * two digits, as no job has a hundred components. */
+	if (n > sizeof(het) - 1 && n <= sizeof(het) + 1 && !memcmp(w, het, sizeof(het) - 1)) {
+		int g = 0;
+
+		for (size_t k = sizeof(het) - 1; k < n; k++) {
+			if (w[k] < '0' || w[k] > '9')
+				return false;
+			g = g * 10 + (w[k] - '0');
+		}
+		*group = g;
+		return true;
+	}
 	return false;
 }
 
-/*
- * `scontrol show hostnames [$SLURM_JOB_NODELIST] | wc -l`: one line per
- * node of the job (scontrol(1): without a list it reads
- * SLURM_JOB_NODELIST), so the job's node count, $SLURM_JOB_NUM_NODES,
- * when that is known (jobread.c sets it from the job's resources).  The
- * node list must still be Slurm's (not set by the script).  NULL when the
- * body is anything else.
- */
-static const char *host_count(struct sh *sh, const char *b, size_t n)
+/* 2: b is "scontrol show hostnames [LIST] | wc -l", 1: "scontrol show
+ * hostnames [LIST]", 0: anything else.  *group: the heterogeneous
+ * component whose list LIST is, -1 for the job's (or no LIST). */
+static int host_cmd(const char *b, size_t n, int *group)
 {
 	static const char *const want[] = { "scontrol", "show", "hostnames", "|", "wc", "-l" };
 	const char *tok[8];
 	size_t len[8], nt = 0, i = 0, k = 0;
-	const struct sh_var *list, *count;
 
+	*group = -1;
 	while (i < n) {
 		size_t j;
 
@@ -433,7 +445,7 @@ static const char *host_count(struct sh *sh, const char *b, size_t n)
 		if (i >= n)
 			break;
 		if (nt == 8)
-			return NULL;
+			return 0;
 		j = i;
 		if (b[i] == '|')
 			j++;
@@ -445,21 +457,37 @@ static const char *host_count(struct sh *sh, const char *b, size_t n)
 		i = j;
 	}
 	for (size_t t = 0; t < nt; t++) {
-		if (k == 3 && t == 3 && len[t] != 1 && is_nodelist_word(tok[t], len[t]))
+		if (k == 3 && t == 3 && len[t] != 1 && is_nodelist_word(tok[t], len[t], group))
 			continue;   /* the optional node list */
 		if (k >= 6)
-			return NULL;
+			return 0;
 		if (len[t] != strlen(want[k]) || memcmp(tok[t], want[k], len[t])) {
 			/* "hostname" is scontrol's other spelling. */
 			if (!(k == 2 && len[t] == 8 && !memcmp(tok[t], "hostname", 8)))
-				return NULL;
+				return 0;
 		}
 		k++;
 	}
-	if (k != 6)
-		return NULL;
-	list = sh_var_find(sh, "SLURM_JOB_NODELIST");
-	count = sh_var_find(sh, "SLURM_JOB_NUM_NODES");
+	return k == 6 ? 2 : k == 3 ? 1 : 0;
+}
+
+/* The node count of the job (group -1) or of one of its heterogeneous
+ * components when the node list is still Slurm's (not set by the
+ * script) and the count is known; NULL otherwise. */
+static const char *job_node_count(struct sh *sh, int group)
+{
+	const struct sh_var *list, *count;
+	char ln[64], cn[64];
+
+	if (group < 0) {
+		adv_strlcpy(ln, "SLURM_JOB_NODELIST", sizeof(ln));
+		adv_strlcpy(cn, "SLURM_JOB_NUM_NODES", sizeof(cn));
+	} else {
+		adv_snprintf(ln, sizeof(ln), "SLURM_JOB_NODELIST_HET_GROUP_%d", group);
+		adv_snprintf(cn, sizeof(cn), "SLURM_JOB_NUM_NODES_HET_GROUP_%d", group);
+	}
+	list = sh_var_find(sh, ln);
+	count = sh_var_find(sh, cn);
 	if (!list || list->n < 1 || !list->unk[0] || !count || count->n < 1 || count->unk[0] ||
 	    !count->vals[0] || !count->vals[0][0])
 		return NULL;
@@ -521,6 +549,55 @@ static const char *cat_heredoc(struct sh *sh, const char *b, size_t n, int line,
 }
 
 /*
+ * `scontrol show hostnames [$SLURM_JOB_NODELIST] | wc -l`: one line per
+ * node of the job (scontrol(1): without a list it reads
+ * SLURM_JOB_NODELIST), so the job's node count, $SLURM_JOB_NUM_NODES,
+ * when that is known (jobread.c sets it from the job's resources); for
+ * the list of a heterogeneous component, that component's.  NULL when
+ * the body is anything else.
+ */
+static const char *host_count(struct sh *sh, const char *b, size_t n)
+{
+	int group;
+
+	return host_cmd(b, n, &group) == 2 ? job_node_count(sh, group) : NULL;
+}
+
+/* Nodes of a job whose host names are listed one a line: more is not a
+ * job the reader judges. */
+#define SH_HOST_LIST_MAX 1024
+
+/*
+ * `scontrol show hostnames [$SLURM_JOB_NODELIST]`: one host name a line,
+ * one line per node of the job (scontrol(1)).  The names are not known,
+ * their number is: one placeholder per node, a line each (its own, not
+ * that of another scontrol command: launch.c tells the list by it), so that an
+ * unquoted expansion splits into as many words as the job has nodes and
+ * a quoted one stays one word, as in bash.  NULL when the count is not
+ * known.
+ */
+static const char *host_list(struct sh *sh, const char *b, size_t n)
+{
+	static const char ph[] = "$(scontrol_hostnames...)";
+	const char *c;
+	int group;
+	long nodes;
+	char *out;
+
+	if (host_cmd(b, n, &group) != 1 || !(c = job_node_count(sh, group)))
+		return NULL;
+	nodes = strtol(c, NULL, 10);
+	if (nodes < 1 || nodes > SH_HOST_LIST_MAX)
+		return NULL;
+	out = sh_alloc(sh, (size_t)nodes * sizeof(ph));
+	for (long i = 0; i < nodes; i++) {
+		memcpy(out + (size_t)i * sizeof(ph), ph, sizeof(ph) - 1);
+		out[(size_t)i * sizeof(ph) + sizeof(ph) - 1] = i + 1 < nodes ? '\n' : '\0';
+	}
+	return out;
+}
+
+/*
  * The output of a command substitution (t[0..n) is "$(...)" or "`...`")
  * when it is known at submission, else NULL.  *unk: the output holds
  * unknown parts (kept as placeholders); its text is then not empty.
@@ -555,6 +632,10 @@ const char *sh_cmdsub_known(struct sh *sh, const char *t, size_t n, int line, co
 
 		if (hc)
 			return hc;
+		if ((hc = host_list(sh, body, bn))) {
+			*unk = true;
+			return hc;
+		}
 	}
 	memset(&s, 0, sizeof(s));
 	s.file = file;

@@ -25,6 +25,10 @@
 #include <string.h>
 
 #include "sh_impl.h"
+#include "shell.h"
+
+/* A name no script can give a file (shell.h): compared by address. */
+const char sh_mark_file[] = "(the batch shell's environment)";
 
 static bool same_argv(const struct sh_cmd *c, struct sh_fields *fs, int from)
 {
@@ -84,7 +88,7 @@ void sh_record(struct sh *sh, const struct sh_src *s, int line, struct sh_fields
 	struct sh_cmd_rec *r;
 	int argc = fs->n - from;
 	char **argv;
-	bool *unk;
+	bool *unk, *mk;
 	int *wl;
 	const char **wf;
 
@@ -99,8 +103,13 @@ void sh_record(struct sh *sh, const struct sh_src *s, int line, struct sh_fields
 	unk = sh_alloc(sh, sizeof(*unk) * (size_t)argc);
 	wl = sh_alloc(sh, sizeof(*wl) * (size_t)argc);
 	wf = sh_alloc(sh, sizeof(*wf) * (size_t)argc);
+	mk = sh_alloc(sh, sizeof(*mk) * (size_t)argc);
 	for (int k = 0; k < argc; k++) {
 		struct sh_field *f = &fs->f[from + k];
+
+		mk[k] = f->file == sh_mark_file;
+		for (int q = 0; q < f->n_runs && !mk[k]; q++)
+			mk[k] = f->runs[q].file == sh_mark_file;
 
 		argv[k] = (char *)sh_fld_str(f);
 		unk[k] = f->unknown;
@@ -120,6 +129,7 @@ void sh_record(struct sh *sh, const struct sh_src *s, int line, struct sh_fields
 	r->pub.unknown = unk;
 	r->pub.word_line = wl;
 	r->pub.word_file = wf;
+	r->pub.marked = mk;
 	r->pub.assign = assign;
 	r->pub.n_assign = n_assign;
 	r->pub.inner = sh->inner > 0;

@@ -55,6 +55,10 @@ struct sh_cmd {
 	 * name the line to edit. */
 	const int *word_line;
 	const char *const *word_file;
+	/* argc entries: some text of the field came from a variable set with
+	 * sh_setvar_at(..., sh_mark_file): the caller's way to recognise an
+	 * expansion it cares about (the batch shell's rank variables). */
+	const bool *marked;
 	char **assign;         /* "NAME=value" prefix assignments (env for this command), NULL-terminated */
 	int n_assign;
 	bool inner;            /* run through bash -c / eval / srun bash -c */

@@ -41,6 +41,9 @@ int sh_setvar(sh_t *sh, const char *name, const char *value, bool exported, bool
  * sh): a wrapper script's arguments keep the caller's lines. */
 int sh_setvar_at(sh_t *sh, const char *name, const char *value, bool exported, bool unknown,
 		 int line, const char *file);
+/* A variable set with sh_setvar_at(..., line > 0, sh_mark_file) marks every
+ * recorded word its value went into (sh_cmd.marked). */
+extern const char sh_mark_file[];
 
 /*
  * The script's arguments ($1.., $#, "$@": sbatch's words after the script
