@@ -54,6 +54,21 @@ bool jr_parse_ll(const char *s, long long *out)
 	return true;
 }
 
+bool jr_word_in(const char *w, const char *alts)
+{
+	size_t n = strlen(w);
+
+	for (const char *p = alts; p && *p;) {
+		const char *e = strchr(p, '|');
+		size_t k = e ? (size_t)(e - p) : strlen(p);
+
+		if (k == n && !strncmp(p, w, n))
+			return true;
+		p = e ? e + 1 : NULL;
+	}
+	return false;
+}
+
 const char *jr_basename(const char *path)
 {
 	const char *s;

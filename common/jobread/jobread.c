@@ -131,6 +131,26 @@ static void set_slurm_vars(sh_t *sh, const struct jobread_input *in, bool batch)
 			sh_setvar(sh, ranks[k], "0", true, false);
 }
 
+/* The components of the batch script (one for a job that is not
+ * heterogeneous), *n of them, malloc'd; NULL when there is no script or it
+ * cannot be read so (jobreq_parse_script_het). */
+static struct jobreq_opts *het_components(const struct jobread_input *in, int *n)
+{
+	struct jobreq_opts *comp;
+	char err[8];
+
+	*n = 0;
+	if (!in->script || !in->script_len)
+		return NULL;
+	comp = malloc(sizeof(*comp) * JOBREQ_HET_MAX);
+	if (comp && jobreq_parse_script_het(in->script, in->script_len, comp, JOBREQ_HET_MAX, n,
+					    NULL, err, sizeof(err)) != 0) {
+		free(comp);
+		return NULL;
+	}
+	return comp;
+}
+
 /*
  * A heterogeneous job's batch shell, as Slurm 22.05.8 set it on the test
  * cluster: SLURM_JOB_NUM_NODES, SLURM_NNODES, SLURM_NTASKS and
@@ -144,16 +164,12 @@ static void het_vars(sh_t *sh, const struct jobread_input *in)
 {
 	static const char *const spell[] = { "HET", "PACK" };
 	struct jobreq_opts *comp;
-	char err[8], name[64];
+	char name[64];
 	int n = 0;
 
-	if (!in->script || !in->script_len)
+	if (!(comp = het_components(in, &n)))
 		return;
-	comp = malloc(sizeof(*comp) * JOBREQ_HET_MAX);
-	if (!comp)
-		return;
-	if (jobreq_parse_script_het(in->script, in->script_len, comp, JOBREQ_HET_MAX, &n, NULL, err,
-				    sizeof(err)) != 0 || n < 2) {
+	if (n < 2) {
 		free(comp);
 		return;
 	}
@@ -887,19 +903,10 @@ static void het_resources(const struct jobread_input *in, struct jobread_out *ou
 {
 	struct jobreq_opts *comp;
 	struct jobreq u;
-	char err[8];
 	int n = 0;
 
-	if (!in->script || !in->script_len)
+	if (!(comp = het_components(in, &n)))
 		return;
-	comp = malloc(sizeof(*comp) * JOBREQ_HET_MAX);
-	if (!comp)
-		return;
-	if (jobreq_parse_script_het(in->script, in->script_len, comp, JOBREQ_HET_MAX, &n, NULL, err,
-				    sizeof(err)) != 0) {
-		free(comp);
-		return;
-	}
 	if (n > 1) {
 		jobreq_het_union(comp, n < JOBREQ_HET_MAX ? n : JOBREQ_HET_MAX, &u);
 		out->het_nodes = u.nodes;

@@ -525,22 +525,6 @@ static const struct wrapper wrappers[] = {
 	{ "trtllm-llmapi-launch", NULL, NULL, NULL, 0, 0 },
 };
 
-/* w is one of the '|'-separated words of alts. */
-static bool word_in(const char *w, const char *alts)
-{
-	size_t n = strlen(w);
-
-	for (const char *p = alts; p && *p;) {
-		const char *e = strchr(p, '|');
-		size_t k = e ? (size_t)(e - p) : strlen(p);
-
-		if (k == n && !strncmp(p, w, n))
-			return true;
-		p = e ? e + 1 : NULL;
-	}
-	return false;
-}
-
 /* Says that the command a wrapper runs was not followed, and why. */
 static void wrap_note(struct jr_ctx *cx, const struct jr_cmd *c, int i, const char *tool,
 		      const char *why)
@@ -750,7 +734,7 @@ static int strip_wrapper(struct jr_ctx *cx, const struct jr_cmd *c, int i)
 	if (wr->sub) {
 		if ((wr->flags & W_CONTAINER) && j < c->argc && !strcmp(c->argv[j], "container"))
 			j++;
-		if (j >= c->argc || !word_in(c->argv[j], wr->sub))
+		if (j >= c->argc || !jr_word_in(c->argv[j], wr->sub))
 			return i;   /* "docker build", "nsys stats": runs no command of the job */
 		j++;
 		if (wr->sub2) {

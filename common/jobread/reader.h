@@ -54,6 +54,8 @@ int jr_torch_dtype(const char *s);
 bool jr_parse_ll(const char *s, long long *out);
 /* The last path component of a program ("/x/y/pretrain_gpt.py" -> "pretrain_gpt.py"). */
 const char *jr_basename(const char *path);
+/* w is one of the '|'-separated words of alts ("serve|run"). */
+bool jr_word_in(const char *w, const char *alts);
 /* The first n bytes of w name key, '-' and '_' alike ("--a.b-c" is
  * "--a.b_c", as argparse, python-fire and draccus take them). */
 bool jr_same_key(const char *w, size_t n, const char *key);

@@ -102,22 +102,6 @@ static bool human_int(const char *s, long long *out)
 	return false;
 }
 
-/* w is one of the '|'-separated words of alts. */
-static bool word_is(const char *w, const char *alts)
-{
-	size_t n = strlen(w);
-
-	for (const char *p = alts; p && *p;) {
-		const char *e = strchr(p, '|');
-		size_t k = e ? (size_t)(e - p) : strlen(p);
-
-		if (k == n && !strncmp(p, w, n))
-			return true;
-		p = e ? e + 1 : NULL;
-	}
-	return false;
-}
-
 /* A container image's name without its registry, tag or digest:
  * "docker://ghcr.io/huggingface/text-generation-inference:2.4" is
  * "text-generation-inference". */
@@ -1396,7 +1380,7 @@ static const struct server *server_of(const struct jr_cmd *p, bool is_module, in
 		if (is_module ? s->module && !strcmp(a0, s->module) : s->prog && !strcmp(b, s->prog)) {
 			if (!s->sub)
 				return s;
-			if (p->argc > 1 && p->argv[1] && word_is(p->argv[1], s->sub)) {
+			if (p->argc > 1 && p->argv[1] && jr_word_in(p->argv[1], s->sub)) {
 				*from = 2;
 				if (!s->sub2)
 					return s;
@@ -1410,7 +1394,7 @@ static const struct server *server_of(const struct jr_cmd *p, bool is_module, in
 			 * subcommand of it starts `serve` (trtllm-serve MODEL);
 			 * the disaggregated ones are not read. */
 			if (s->sub_optional && p->argc > 1 && p->argv[1] &&
-			    !word_is(p->argv[1], "disaggregated|disaggregated_mpi_worker|"
+			    !jr_word_in(p->argv[1], "disaggregated|disaggregated_mpi_worker|"
 					     "mm_embedding_serve"))
 				return s;
 			continue;
@@ -1422,7 +1406,7 @@ static const struct server *server_of(const struct jr_cmd *p, bool is_module, in
 		const struct server *s = server_of_image(a0);
 
 		*image = true;
-		if (s->sub && p->argc > 1 && p->argv[1] && word_is(p->argv[1], s->sub))
+		if (s->sub && p->argc > 1 && p->argv[1] && jr_word_in(p->argv[1], s->sub))
 			*from = 2;
 		else if (s->sub && p->argc > 1 && p->argv[1] && p->argv[1][0] != '-')
 			return NULL;   /* ollama/ollama pull ...: not the server */
