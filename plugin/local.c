@@ -241,8 +241,11 @@ static int local_apply(spank_t sp, const struct plugin_state *st, const struct a
 	 * silent, and only the decision id goes with the job, so that the
 	 * node's check is linked to this one. */
 	if (!res->llm_job && res->n_findings == 0 && res->verdict == ADV_ACCEPT) {
+		/* The reason quotes the job's own words: escaped, as every
+		 * other job text the plugin prints. */
 		slurm_verbose("advisor: not an LLM job%s%s (decision %s)",
-			      res->not_llm_why[0] ? ": " : "", res->not_llm_why, id[0] ? id : "none");
+			      res->not_llm_why[0] ? ": " : "", ADV_TEXT(res->not_llm_why),
+			      id[0] ? id : "none");
 		if (id[0] && setenv("ADVISOR_DECISION_ID", id, 1) != 0)
 			slurm_error("advisor: cannot set ADVISOR_DECISION_ID: %s", strerror(errno));
 		if (id[0] && spank_job_control_setenv(sp, "ADVISOR_DECISION_ID", id, 1) != ESPANK_SUCCESS)
