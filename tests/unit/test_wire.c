@@ -203,6 +203,7 @@ static void fill_request(struct adv_request *r)
 	r->res.nodes = 128;
 	r->res.gpus_per_node = 8;
 	strcpy(r->res.partition, "h100");
+	strcpy(r->res.constraint, "h100&ib");
 	strcpy(r->account, "llm-team");
 	strcpy(r->wl.model, "llama3-405b");
 	r->wl.layout = (struct adv_layout){ .tp = 8, .pp = 16, .cp = 2, .ep = 1, .etp = 1,
@@ -248,6 +249,7 @@ static void test_request_round_trip(void **state)
 	assert_int_equal(out.res.nodes, 128);
 	assert_int_equal(out.res.gpus_per_node, 8);
 	assert_string_equal(out.res.partition, "h100");
+	assert_string_equal(out.res.constraint, "h100&ib");
 	assert_string_equal(out.account, "llm-team");
 	assert_string_equal(out.wl.model, "llama3-405b");
 	assert_memory_equal(&out.wl.layout, &in.wl.layout, sizeof(in.wl.layout));
@@ -330,6 +332,20 @@ static void test_request_out_of_range(void **state)
 	assert_non_null(strstr(err, "weights"));
 	buf.wl.wl.weights = ADV_WEIGHTS_INT4;
 	assert_int_equal(convert_request_from_pb(m, &out, err, sizeof(err)), 0);
+	/* sbatch -C (issue 28): longer than the request keeps is refused by
+	 * name, not cut to another constraint. */
+	{
+		char longc[sizeof(in.res.constraint) + 8];
+
+		memset(longc, 'a', sizeof(longc) - 1);
+		longc[sizeof(longc) - 1] = '\0';
+		buf.res.res.constraint = longc;
+		assert_int_equal(convert_request_from_pb(m, &out, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "constraint"));
+		buf.res.res.constraint = (char *)"h100";
+		assert_int_equal(convert_request_from_pb(m, &out, err, sizeof(err)), 0);
+		assert_string_equal(out.res.constraint, "h100");
+	}
 }
 
 static void fill_result(struct adv_result *r)
@@ -366,6 +382,8 @@ static void fill_result(struct adv_result *r)
 	strcpy(r->findings[1].code, "PIPELINE_BUBBLE");
 	r->findings[1].severity = ADV_SEV_WARN;
 	strcpy(r->findings[1].message, "bubble 6%");
+	/* Issue 28: the reason a job is not an LLM job goes with it. */
+	strcpy(r->not_llm_why, "line 4 starts torchrun, but nothing in the job names an LLM");
 }
 
 static void test_result_round_trip(void **state)
