@@ -174,34 +174,46 @@ static bool is_assumed(const struct adv_result *res, enum adv_field f)
 	return res && res->from[f] == ADV_FROM_ASSUMED;
 }
 
-/* The value the engine used for f as text; false where f has no single
- * value in a check's result (model, checkpoint, world, gradients). */
-static bool field_text(const struct adv_result *res, enum adv_field f, char *buf, size_t len)
+/* The value the engine used for f: a name (*name set) or a number (*v);
+ * false where f has no single value in a check's result (model,
+ * checkpoint, world, gradients). */
+static bool field_value(const struct adv_result *res, enum adv_field f, int *v, const char **name)
 {
 	const struct adv_layout_out *l = &res->layout;
-	const char *name = NULL;
-	int v = 0;
 
+	*name = NULL;
+	*v = 0;
 	switch (f) {
-	case ADV_F_TP: v = l->tp; break;
-	case ADV_F_PP: v = l->pp; break;
-	case ADV_F_CP: v = l->cp; break;
-	case ADV_F_EP: v = l->ep; break;
-	case ADV_F_ETP: v = l->etp; break;
-	case ADV_F_VPP: v = l->vpp; break;
-	case ADV_F_DP: v = l->dp; break;
-	case ADV_F_ZERO: v = l->zero; break;
-	case ADV_F_SEQ: v = res->seq; break;
-	case ADV_F_MBS: v = res->mbs; break;
-	case ADV_F_GBS: v = res->gbs; break;
-	case ADV_F_SP: name = l->sp ? "on" : "off"; break;
-	case ADV_F_PRECISION: name = engine_precision_name(res->precision); break;
-	case ADV_F_RECOMPUTE: name = engine_recompute_name(res->recompute); break;
-	case ADV_F_TASK: name = engine_task_name(res->task); break;
-	case ADV_F_FRAMEWORK: name = engine_framework_name(res->framework); break;
-	case ADV_F_ATTENTION: name = engine_attention_name(res->attention); break;
+	case ADV_F_TP: *v = l->tp; break;
+	case ADV_F_PP: *v = l->pp; break;
+	case ADV_F_CP: *v = l->cp; break;
+	case ADV_F_EP: *v = l->ep; break;
+	case ADV_F_ETP: *v = l->etp; break;
+	case ADV_F_VPP: *v = l->vpp; break;
+	case ADV_F_DP: *v = l->dp; break;
+	case ADV_F_ZERO: *v = l->zero; break;
+	case ADV_F_SEQ: *v = res->seq; break;
+	case ADV_F_MBS: *v = res->mbs; break;
+	case ADV_F_GBS: *v = res->gbs; break;
+	case ADV_F_SP: *name = l->sp ? "on" : "off"; break;
+	case ADV_F_PRECISION: *name = engine_precision_name(res->precision); break;
+	case ADV_F_RECOMPUTE: *name = engine_recompute_name(res->recompute); break;
+	case ADV_F_TASK: *name = engine_task_name(res->task); break;
+	case ADV_F_FRAMEWORK: *name = engine_framework_name(res->framework); break;
+	case ADV_F_ATTENTION: *name = engine_attention_name(res->attention); break;
 	default: return false;
 	}
+	return true;
+}
+
+/* The same as text. */
+static bool field_text(const struct adv_result *res, enum adv_field f, char *buf, size_t len)
+{
+	const char *name;
+	int v;
+
+	if (!field_value(res, f, &v, &name))
+		return false;
 	if (name)
 		adv_snprintf(buf, len, "%s", name);
 	else
@@ -254,19 +266,17 @@ static json_object *layout_json(const struct adv_layout_out *l, const struct adv
 static json_object *assumed_json(const struct adv_result *res)
 {
 	json_object *o = NULL;
-	char v[32];
 
 	for (int f = 0; f < ADV_F_COUNT; f++) {
-		char *end;
-		long n;
+		const char *name;
+		int v;
 
-		if (!is_assumed(res, (enum adv_field)f) || !field_text(res, (enum adv_field)f, v, sizeof(v)))
+		if (!is_assumed(res, (enum adv_field)f) || !field_value(res, (enum adv_field)f, &v, &name))
 			continue;
 		if (!o)
 			o = json_object_new_object();
-		n = strtol(v, &end, 10);
 		put(o, provenance_field_name((enum adv_field)f),
-		    *end || end == v ? jstr(v) : json_object_new_int((int)n));
+		    name ? jstr(name) : json_object_new_int(v));
 	}
 	return o;
 }
