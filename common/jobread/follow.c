@@ -124,16 +124,24 @@ struct evidence {
 	int strong_line, weak_line, against_line, launch_line;
 };
 
+/* s in lower case into out (cut to len). */
+static void lower_copy(char *out, size_t len, const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < len; i++)
+		out[i] = (char)tolower((unsigned char)s[i]);
+	out[i] = '\0';
+}
+
 static void evidence_of_line(struct evidence *e, const char *line, int lineno, bool comment)
 {
 	char lower[FOLLOW_LINE_MAX];
 	const char *w;
-	size_t i, nw;
+	size_t nw;
 	const struct jr_word *words = jr_words(&nw);
 
-	for (i = 0; line[i] && i < sizeof(lower) - 1; i++)
-		lower[i] = (char)tolower((unsigned char)line[i]);
-	lower[i] = '\0';
+	lower_copy(lower, sizeof(lower), line);
 	if (!e->strong) {
 		w = evidence_in(lower, llm_strong, ADV_ARRAY_SIZE(llm_strong));
 		/* An LLM trainer's, server's or evaluator's own launch word. */
@@ -491,9 +499,19 @@ void follow_gate(const char *text, size_t len, struct jobread_out *out)
 	const struct jobread_value *model = &out->v[JR_MODEL];
 	char lower[sizeof(model->s)];
 	const char *against = NULL;
-	size_t i;
+	bool not_read, any_model = !out->trainer[0] || !strcmp(out->trainer, "hf") ||
+				   !strcmp(out->trainer, "trl");
 
 	if (!out->is_llm || !text)
+		return;
+	if (any_model && model->set && !model->unknown && model->s[0]) {
+		lower_copy(lower, sizeof(lower), model->s);
+		against = evidence_in(lower, not_llm, ADV_ARRAY_SIZE(not_llm));
+	}
+	/* None of the rules below can apply (a trainer of its own read the
+	 * job, its program was read): the script is not scanned again. */
+	not_read = noted(out, ADV_CODE_PROGRAM_NOT_READ);
+	if (!not_read && !against && out->trainer[0])
 		return;
 	evidence_scan(text, len, &ev);
 	if (ev.strong)
@@ -502,7 +520,7 @@ void follow_gate(const char *text, size_t len, struct jobread_out *out)
 	 * (PROGRAM_NOT_READ), unless the job itself says what it is: a
 	 * vision, diffusion or science job named as such, with nothing that
 	 * names an LLM, is not an LLM job. */
-	if (noted(out, ADV_CODE_PROGRAM_NOT_READ)) {
+	if (not_read) {
 		if (!ev.against)
 			return;
 		drop_llm(out);
@@ -513,24 +531,16 @@ void follow_gate(const char *text, size_t len, struct jobread_out *out)
 	}
 	/* A model the job names that is not an LLM (an encoder, a vision
 	 * model) read by a trainer that takes any model (the HF Trainer). */
-	if (model->set && !model->unknown && model->s[0]) {
-		for (i = 0; model->s[i] && i < sizeof(lower) - 1; i++)
-			lower[i] = (char)tolower((unsigned char)model->s[i]);
-		lower[i] = '\0';
-		against = evidence_in(lower, not_llm, ADV_ARRAY_SIZE(not_llm));
-		if (against && (!strcmp(out->trainer, "hf") || !strcmp(out->trainer, "trl") ||
-				!out->trainer[0])) {
-			char m[128], where[96];
+	if (against) {
+		char m[128], where[96];
 
-			adv_escape_text(m, sizeof(m), model->s);
-			adv_snprintf(where, sizeof(where), "%s:%d", model->src.file,
-				     model->src.line);
-			drop_llm(out);
-			adv_snprintf(out->not_llm_why, sizeof(out->not_llm_why),
-				     "the model '%s' (%s) is not an LLM ('%s'), and nothing in the job "
-				     "names one", m, where, against);
-			return;
-		}
+		adv_escape_text(m, sizeof(m), model->s);
+		adv_snprintf(where, sizeof(where), "%s:%d", model->src.file, model->src.line);
+		drop_llm(out);
+		adv_snprintf(out->not_llm_why, sizeof(out->not_llm_why),
+			     "the model '%s' (%s) is not an LLM ('%s'), and nothing in the job names "
+			     "one", m, where, against);
+		return;
 	}
 	/* A launcher that starts any program, no trainer read, and nothing
 	 * that names an LLM: a launcher alone is no evidence. */
