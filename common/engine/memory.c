@@ -233,11 +233,16 @@
  * are live together in the forward; in the backward the fp32 gradient is
  * made in place in the saved softmax and cast back to 16 bits, 4 + 2 again.
  * PyTorch trainers (torchtitan's cross_entropy_loss, HF transformers'
- * ForCausalLMLoss) call F.cross_entropy(logits.float()): the 16-bit logits
- * 2, the fp32 upcast 4 and log_softmax's fp32 output 4, which it saves.
+ * ForCausalLMLoss) call F.cross_entropy(logits.float()): in the forward
+ * the 16-bit logits 2, the fp32 upcast 4 and log_softmax's fp32 output 4,
+ * which it saves; the backward is the peak (issue 29): nll_loss_backward
+ * makes a dense fp32 gradient 4 and aten's _log_softmax_backward_data
+ * the input's fp32 gradient 4, beside the saved output 4, while the
+ * 16-bit logits are gone (torchtitan's train step `del pred` before
+ * backward; the Trainer's compute_loss returns the loss only).
  */
 #define LOGITS_TRAIN_MEGATRON (BYTES_16BIT + BYTES_FP32)
-#define LOGITS_TRAIN_TORCH (BYTES_16BIT + BYTES_FP32 + BYTES_FP32)
+#define LOGITS_TRAIN_TORCH (BYTES_FP32 + BYTES_FP32 + BYTES_FP32)
 #define LORA_RANK 16.0
 /* LoRA checkpoints default to Adam on bf16 adapters: 2 + 4 + 12. */
 #define LORA_ADAPTER_STATE_BYTES (2.0 + 4.0 + ADAM_MIXED_BYTES)
@@ -679,7 +684,7 @@ static void estimate_stage(const struct adv_job *job, const struct adv_policy *p
 			   struct adv_memory *out)
 {
 	struct mem_state_bytes b;
-	struct stage st;
+	struct stage st, best_st;
 	struct stage_bytes best, cur;
 	int i, p = job->lay.pp > 0 ? job->lay.pp : 1;
 
@@ -699,8 +704,13 @@ static void estimate_stage(const struct adv_job *job, const struct adv_policy *p
 		stage_bytes(job, &b, &st, &cur);
 		if (stage >= 0 || i == 0 || stage_total(&cur) > stage_total(&best)) {
 			best = cur;
+			best_st = st;
 			out->peak_stage = i;
 		}
+	}
+	if (job->task != ADV_TASK_INFER && p > 1) {
+		out->peak_inflight = stage_inflight(job, &best_st);
+		out->peak_logits = best_st.last;
 	}
 	out->weights_gib = best.w / GIB;
 	out->grads_gib = best.g / GIB;
@@ -1035,6 +1045,16 @@ static long gpus_needed(const struct adv_job *job, const struct adv_policy *pol,
 	return (long)ceil(total / (usable - pol->overhead_gib));
 }
 
+void memory_peak_why(const struct adv_memory *m, char *buf, size_t len)
+{
+	if (m->peak_logits)
+		adv_snprintf(buf, len, ", the last: the logits and loss, %.3g %s in flight",
+			     m->peak_inflight, m->peak_inflight == 1 ? "micro-batch" : "micro-batches");
+	else
+		adv_snprintf(buf, len, ", %.3g %s of its layers in flight", m->peak_inflight,
+			     m->peak_inflight == 1 ? "micro-batch" : "micro-batches");
+}
+
 void memory_terms(const struct adv_memory *m, char *buf, size_t len)
 {
 	const struct {
@@ -1053,8 +1073,10 @@ void memory_terms(const struct adv_memory *m, char *buf, size_t len)
 			n += adv_snprintf(buf + n, len - n, "%s%s %.1f", n ? ", " : "", t[i].name,
 					  t[i].v);
 	if (m->stages > 1 && n + 1 < len)
-		adv_snprintf(buf + n, len - n, "; pipeline stage %d of %d", m->peak_stage,
-			     m->stages);
+		n += adv_snprintf(buf + n, len - n, "; pipeline stage %d of %d", m->peak_stage,
+				  m->stages);
+	if (m->stages > 1 && m->peak_inflight > 0 && n + 1 < len)
+		memory_peak_why(m, buf + n, len - n);
 }
 
 bool memory_check(const struct adv_job *job, const struct adv_policy *pol,

@@ -55,6 +55,10 @@ double memory_kv_seqs(const struct adv_job *job, const struct adv_memory *mem);
  * 0.05 GiB and the pipeline stage where there are several. */
 void memory_terms(const struct adv_memory *m, char *buf, size_t len);
 
+/* Why the pipeline stage of m peaks: ", 8 micro-batches of its layers in
+ * flight" or ", the last: the logits and loss, ...". */
+void memory_peak_why(const struct adv_memory *m, char *buf, size_t len);
+
 /*
  * MEM_OVER_CAPACITY (reject, with fixes that fit, each with its memory) or
  * MEM_LOW_HEADROOM (warn).  Returns true when the job fits.

@@ -72,6 +72,11 @@ struct adv_memory {
 	double allocator_gib;          /* caching allocator margin (training), else 0 */
 	int peak_stage;                /* the pipeline stage (PP rank) costed, 0-based */
 	int stages;                    /* pipeline stages (PP) */
+	/* Why that rank peaks (issue 29): the micro-batches of a whole stage
+	 * it holds in flight at its peak (the schedule's warm-up), and
+	 * whether it is the last stage, which adds the logits and the loss. */
+	double peak_inflight;
+	bool peak_logits;
 	/* The proof (issue 26): per-GPU memory at the least that every value
 	 * the job leaves unstated could take (provenance.c), per_gpu_gib's
 	 * terms; "at least" where per_gpu_gib is "about".  least_gib ==

@@ -329,7 +329,7 @@ Advisor__Memory *convert_memory_to_pb(const struct adv_memory *mem, Advisor__Mem
 #define D(f) do { m->has_##f = 1; m->f = mem->f; } while (0)
 	D(per_gpu_gib); D(usable_gib); D(capacity_gib); D(weights_gib); D(grads_gib);
 	D(optimizer_gib); D(activations_gib); D(kv_cache_gib); D(overhead_gib);
-	D(allocator_gib); D(peak_stage); D(stages);
+	D(allocator_gib); D(peak_stage); D(stages); D(peak_inflight); D(peak_logits);
 #undef D
 	if (mem->least_bounded) {
 		m->has_least_gib = 1;
@@ -344,7 +344,7 @@ void convert_memory_from_pb(const Advisor__Memory *m, struct adv_memory *mem)
 #define D(f) do { if (m->has_##f) mem->f = m->f; } while (0)
 	D(per_gpu_gib); D(usable_gib); D(capacity_gib); D(weights_gib); D(grads_gib);
 	D(optimizer_gib); D(activations_gib); D(kv_cache_gib); D(overhead_gib);
-	D(allocator_gib); D(peak_stage); D(stages);
+	D(allocator_gib); D(peak_stage); D(stages); D(peak_inflight); D(peak_logits);
 #undef D
 	mem->least_bounded = m->has_least_gib;
 	mem->least_gib = m->has_least_gib ? m->least_gib : 0;

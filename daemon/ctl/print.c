@@ -26,6 +26,7 @@
 #include "engine/checkpoint.h"
 #include "dlog/dlog_rec.h"
 #include "engine/findings.h"
+#include "engine/memory.h"
 #include "engine/options.h"
 #include "engine/provenance.h"
 #include "print.h"
@@ -492,9 +493,14 @@ static void print_memory(FILE *f, const struct adv_memory *m, bool infer)
 
 	/* The rank a user compares with what torch.cuda reports: the stage
 	 * costed, and which counter the total stands for. */
-	if (stages > 1)
-		fprintf(f, "memory per GPU (pipeline stage %d of %d, PP rank %d: the most loaded):\n",
-			m->peak_stage, stages, m->peak_stage);
+	if (stages > 1) {
+		char why[96] = "";
+
+		if (m->peak_inflight > 0)
+			memory_peak_why(m, why, sizeof(why));
+		fprintf(f, "memory per GPU (pipeline stage %d of %d, PP rank %d: the most loaded%s):\n",
+			m->peak_stage, stages, m->peak_stage, why);
+	}
 	else
 		fprintf(f, "memory per GPU:\n");
 	for (size_t i = 0; i < ADV_ARRAY_SIZE(rows); i++)

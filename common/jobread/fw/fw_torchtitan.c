@@ -394,13 +394,20 @@ static void layout(struct titan *t)
  * micro-batch is pipeline_parallel_microbatch_size and the local batch its
  * count per data-parallel rank (as accumulation: global = micro-batch x
  * count x data parallel, unless global_batch_size says it).
+ * Releases that kept the degrees under [experimental] (up to early 2025,
+ * e.g. 9dec370, the commit of benchmarks/llama3_h100_202412_torchtitan.md)
+ * split it into a COUNT instead: [experimental]
+ * pipeline_parallel_microbatches, default the pipeline degree
+ * (torchtitan/parallelisms/pipelining_utils.py, build_pipeline_schedule:
+ * "if n_microbatches is None: n_microbatches = pipeline_parallel_degree"),
+ * so a local batch of 32 at PP 8 runs micro-batches of 4.
  */
 static void pipeline_microbatches(struct titan *t)
 {
 	const struct jobread_value *pp = jr_get(t->cx, JR_PP), *lb = jr_get(t->cx, JR_MBS);
 	struct jobread_src src;
 	struct tv v;
-	long long mb = 1;
+	long long mb = 1, n;
 
 	if (!pp || !pp->set || pp->unknown || pp->i <= 1 || !lb || !lb->set || lb->unknown ||
 	    lb->i <= 0)
@@ -409,6 +416,30 @@ static void pipeline_microbatches(struct titan *t)
 		if (!int_of(t, &v, JR_MBS, &mb, false))
 			return;
 		src = v.src;
+	} else if (get(t, "experimental", "pipeline_parallel_microbatches", &v) ||
+		   get(t, "experimental", "pipeline_parallel_degree", &v)) {
+		/* The older count, its default the degree stated with it. */
+		n = pp->i;
+		src = v.src;
+		if (get(t, "experimental", "pipeline_parallel_microbatches", &v)) {
+			if (!int_of(t, &v, JR_MBS, &n, false))
+				return;
+			src = v.src;
+		} else {
+			/* The release's default, where the job would say it. */
+			adv_strlcpy(src.key, "experimental.pipeline_parallel_microbatches",
+				    sizeof(src.key));
+			src.fw_default = true;
+			src.val_line = 0;
+		}
+		if (n <= 0 || lb->i % n != 0) {
+			jr_note(t->cx, ADV_CODE_SCRIPT_UNKNOWN, NULL,
+				"%s:%d: torchtitan's local batch %lld does not split into %lld "
+				"pipeline micro-batches (torchtitan refuses it)", src.file, src.line,
+				lb->i, n);
+			return;
+		}
+		mb = lb->i / n;
 	} else {
 		/* JobConfig's documented default, where the job would say it. */
 		src = lb->src;
