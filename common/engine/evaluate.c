@@ -241,6 +241,7 @@ static void resolve_workload(const struct adv_request *req, struct adv_job *job)
 	job->framework = or_default(wl->framework, ADV_FW_GENERIC);
 	job->seq = or_default(wl->seq, max_seq < ENGINE_DEFAULT_SEQ ? max_seq : ENGINE_DEFAULT_SEQ);
 	job->mbs = or_default(wl->mbs, 1);
+	job->mbs_given = wl->mbs != ADV_UNSET;
 	job->attention = or_default(wl->attention, ADV_ATTN_FLASH);
 	job->prefill_chunk = or_default(wl->prefill_chunk, 0);
 	job->grad_dtype = engine_default_grad_dtype(wl);

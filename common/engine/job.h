@@ -21,6 +21,7 @@ struct adv_job {
 	int precision, recompute, task, framework;
 	int seq, mbs, gbs;               /* gbs assumed when not given (gbs_given) */
 	bool gbs_given;
+	bool mbs_given;                  /* serving: max_num_seqs stated (else vLLM's default) */
 	bool sp_given;
 	bool etp_given;                  /* else ETP follows TP (layout_default_etp) */
 	int attention;                   /* enum adv_attention (0 = flash) */

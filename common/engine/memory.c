@@ -195,13 +195,13 @@
 #define SERVE_ACT_GATED_PER_F 6.0
 #define SERVE_ACT_PER_F 4.0
 /*
- * Serving: vLLM's profile run samples max_num_seqs rows (default 256,
- * vllm/config SchedulerConfig.max_num_seqs) over the whole vocabulary
+ * Serving: vLLM's profile run samples max_num_seqs rows (the job's, else
+ * get_batch_defaults' 1024 on GPUs of 70 GiB or more that are not A100s,
+ * 256 on the others: roofline.h) over the whole vocabulary
  * (logits are gathered over TP): fp32 logits 4, and the top-k/top-p sort
  * of _dummy_sampler_run's dummy sampling parameters, fp32 values 4 and
  * int64 indices 8.
  */
-#define SERVE_PROFILE_SEQS 256.0
 #define SAMPLER_BYTES (BYTES_FP32 + BYTES_FP32 + 8.0)
 /*
  * vLLM's default --gpu-memory-utilization (vllm/config CacheConfig,
@@ -214,10 +214,21 @@
  * profile line of vllm-project/vllm issue 10517 (one GPU), and at TP >= 2
  * NCCL's communicators (NCCL_BUFFSIZE 4 MiB per channel and peer, send and
  * receive) and vLLM's custom all-reduce (2 x 8 MiB IPC buffers plus
- * graph-registered ones): 0.25 GiB more.
+ * graph-registered ones): 0.25 GiB more.  On GPUs joined by NVLink 4
+ * switches (NVLS: H100, H200 and Blackwell SXM, interconnect 900 GB/s and
+ * up) NCCL also maps its NVLink SHARP buffers (NCCL_NVLS_ENABLE, on by
+ * default there), and vLLM's own accounting ("Actual usage is ... GiB for
+ * non-torch memory", gpu_worker.py, vLLM 0.19) reads 2.07-2.21 GiB at TP 2
+ * and 4 against 0.24-0.26 at TP 1 and 0.07 at PP 2 on H100 (the
+ * llm-d-planner start-up logs of Llama 3.1 8B, Qwen2.5 72B and Mixtral in
+ * tests/accuracy/memory-measured.json): 1.85 GiB more.  A measured size,
+ * not one derived from NCCL's code: it is part of the estimate, and of
+ * the bound only as the 0.25 every TP >= 2 job has.
  */
 #define SERVE_NON_TORCH_GIB 0.35
 #define SERVE_NCCL_GIB 0.25
+#define SERVE_NVLS_GIB 1.85
+#define NVLS_MIN_GBS 900.0
 /* Quantized weight formats, bytes per parameter (see the top comment). */
 #define FP8_BLOCK_SCALE (BYTES_FP32 / (128.0 * 128.0))
 #define INT4_GROUP 128.0
@@ -499,11 +510,12 @@ static void moe_width(const struct adv_model *m, double *dense_F, double *moe_F)
 				      m->moe.expert_ffn_hidden : 0;
 }
 
-/* vLLM's profile-run sampler: max_num_seqs (the job's, at least the
+/* vLLM's profile-run sampler: max_num_seqs (the job's, else the GPU's
  * default) rows of the whole vocabulary. */
 static double sampler_profile(const struct adv_job *job)
 {
-	double seqs = job->mbs > SERVE_PROFILE_SEQS ? job->mbs : SERVE_PROFILE_SEQS;
+	double seqs = job->mbs_given ? job->mbs
+		    : roofline_serve_big_gpu(job) ? SERVE_DEFAULT_SEQS_BIG : SERVE_DEFAULT_SEQS_SMALL;
 
 	return SAMPLER_BYTES * seqs * job->model->vocab;
 }
@@ -600,13 +612,19 @@ static double activations_train(const struct adv_job *job, const struct stage *s
 static double activations_infer(const struct adv_job *job, const struct stage_params *sp)
 {
 	const struct adv_model *m = job->model;
-	double dF, mF, F, per_tok;
+	double dF, mF, F, per_tok, fwd, samp;
 
 	moe_width(m, &dF, &mF);
 	F = sp->moe_layers ? mF : dF;
 	per_tok = SERVE_ACT_RESIDUAL * m->hidden +
 		  (m->gated_mlp ? SERVE_ACT_GATED_PER_F : SERVE_ACT_PER_F) * F / job->lay.tp;
-	return roofline_prefill_tokens(job) * per_tok * act_width_scale(job) + sampler_profile(job);
+	fwd = roofline_prefill_tokens(job) * per_tok * act_width_scale(job);
+	/* profile_run runs the dummy forward pass, frees it, then the dummy
+	 * sampler: the torch peak is the larger of the two, not their sum
+	 * (vLLM 0.19's "GiB for peak activation" follows 15 B x max_num_seqs
+	 * x vocabulary across Llama, Qwen, Gemma and gpt-oss: the sampler). */
+	samp = sampler_profile(job);
+	return fwd > samp ? fwd : samp;
 }
 
 /* Bytes of one stage's GPU, split as struct adv_memory reports them. */
@@ -770,6 +788,9 @@ double memory_kv_room_gib(const struct adv_job *job, const struct adv_memory *me
 		return 0;
 	pool = memory_serve_share(job) * job->gpu->memory_gib;
 	used = mem->weights_gib + SERVE_NON_TORCH_GIB + (job->lay.tp > 1 ? SERVE_NCCL_GIB : 0);
+	if (job->lay.tp > 1 && !job->no_act && !strcmp(job->gpu->vendor, "nvidia") &&
+	    job->gpu->interconnect_gbs >= NVLS_MIN_GBS)
+		used += SERVE_NVLS_GIB;
 	if (!job->share_static)
 		used += mem->activations_gib;
 	return pool > used ? pool - used : 0;

@@ -19,6 +19,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "roofline.h"
 #include "util.h"
@@ -68,9 +69,18 @@ int roofline_kv_precision(const struct adv_job *job)
 	return job->precision == ADV_PREC_FP8 ? ADV_PREC_BF16 : job->precision;
 }
 
+bool roofline_serve_big_gpu(const struct adv_job *job)
+{
+	return !job->gpu || (job->gpu->memory_gib >= 70 && !strcasestr(job->gpu->name, "a100"));
+}
+
 int roofline_prefill_budget(const struct adv_job *job)
 {
-	return job->prefill_chunk > 0 ? job->prefill_chunk : SERVE_DEFAULT_PREFILL_CHUNK;
+	if (job->prefill_chunk > 0)
+		return job->prefill_chunk;
+	/* SGLang keeps its own (share_static); vLLM's follows the GPU. */
+	return job->share_static || roofline_serve_big_gpu(job) ? SERVE_DEFAULT_PREFILL_CHUNK
+								 : SERVE_SMALL_PREFILL_CHUNK;
 }
 
 int roofline_prefill_tokens(const struct adv_job *job)

@@ -26,9 +26,19 @@ int roofline_kv_precision(const struct adv_job *job);
  * max_num_batched_tokens for the OpenAI server on GPUs of 70 GiB or more
  * (vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults) and SGLang's
  * chunked_prefill_size on GPUs of 35-160 GB (python/sglang/srt/
- * server_args.py): 8192 in both.
+ * server_args.py): 8192 in both.  vLLM's smaller default, 2048, applies on
+ * smaller GPUs and on A100s ("a100" not in device_name: PR 17885 measured
+ * the larger budget slower there), with max_num_seqs 256 instead of 1024
+ * (SERVE_DEFAULT_SEQS_*).
  */
 #define SERVE_DEFAULT_PREFILL_CHUNK 8192
+#define SERVE_SMALL_PREFILL_CHUNK 2048
+#define SERVE_DEFAULT_SEQS_BIG 1024
+#define SERVE_DEFAULT_SEQS_SMALL 256
+
+/* vLLM's larger batch defaults apply on the job's GPU (70 GiB or more and
+ * not an A100); true without a GPU. */
+bool roofline_serve_big_gpu(const struct adv_job *job);
 
 /* The chunk's token budget: the job's, else the default. */
 int roofline_prefill_budget(const struct adv_job *job);

@@ -347,6 +347,9 @@ static json_object *memory_json(const struct adv_memory *m, bool infer)
 	put(o, "allocator_gib", infer ? NULL : jnum(m->allocator_gib));
 	put(o, "peak_stage", json_object_new_int(m->peak_stage));
 	put(o, "stages", json_object_new_int(m->stages > 0 ? m->stages : 1));
+	/* Why that stage peaks (issue 29): null without a pipeline. */
+	put(o, "peak_inflight", m->peak_inflight > 0 ? jnum(m->peak_inflight) : NULL);
+	put(o, "peak_logits", m->peak_inflight > 0 ? json_object_new_boolean(m->peak_logits) : NULL);
 	put(o, "least_gib", m->least_bounded ? jnum(m->least_gib) : NULL);
 	return o;
 }

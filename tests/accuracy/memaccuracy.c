@@ -32,7 +32,12 @@
  *                      policy allocator_margin), one that measured reserved
  *                      memory with it.
  * Inputs the engine cannot take yet (torch.compile, float8 linears) are
- * left out; when the engine gains them, set them in request_of().
+ * left out; when the engine gains them, set them in request_of().  A
+ * serving row's max_num_seqs, where it states one, is the profile run's
+ * sampler rows (memory.c); else the server's default applies.  Rows added
+ * by issue 29 name their "source"; the split between the measured set and
+ * the hold-out is by source.  memory-unscored.json holds rows whose GPU
+ * count is not published (reported, never judged).
  *
  * With --min-weights/--min-kv/--min-train F the program exits 1 when a
  * group's share within tolerance falls below F (make check:
@@ -227,7 +232,10 @@ static bool request_of(json_object *r, enum group g, const catalog_t *cat,
 	if (g != G_TRAIN) {
 		req->wl.task = ADV_TASK_INFER;
 		req->wl.seq = (int)jnum(r, "max_model_len", 4096, assumed);
-		req->wl.mbs = 1;
+		/* max_num_seqs where the row states it, else the server's
+		 * default (the profile run's sampler rows, memory.c). */
+		req->wl.mbs = jnum(r, "max_num_seqs", 0, assumed) > 0
+			      ? (int)jnum(r, "max_num_seqs", 0, assumed) : ADV_UNSET;
 		/* The pool (issue 19): vLLM's --gpu-memory-utilization, SGLang's
 		 * --mem-fraction-static (static: weights and KV cache only). */
 		if (jnum(r, "gpu_memory_utilization", 0, assumed) > 0)

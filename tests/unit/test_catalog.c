@@ -88,7 +88,7 @@ static void test_shipped_catalog(void **st)
 	struct state *s = *st;
 	static const char *const gpus[] = {
 		"h100-sxm", "h100-pcie", "h200", "h800", "b200", "gb200", "a100-40gb",
-		"a100-80gb", "l40s", "v100-32gb", "mi300x", "mi325x", "mi250", "gaudi3",
+		"a100-80gb", "l40s", "l4", "v100-32gb", "mi300x", "mi325x", "mi250", "gaudi3",
 	};
 	static const char *const models[] = {
 		"llama3-8b", "llama3-70b", "llama3-405b", "llama3.1-8b", "mixtral-8x7b",
@@ -123,7 +123,7 @@ static void test_shipped_catalog(void **st)
 		assert_non_null(m);
 		assert_int_equal(m->heads % m->kv_heads, 0);
 	}
-	assert_int_equal(catalog_gpu_count(s->cat), 15);
+	assert_int_equal(catalog_gpu_count(s->cat), 16);
 	assert_int_equal(catalog_model_count(s->cat), sizeof(models) / sizeof(models[0]));
 }
 
@@ -309,7 +309,7 @@ static void test_load_shipped_twice_is_duplicate(void **st)
 	assert_int_equal(catalog_load(s->cat, SHIPPED, s->err, sizeof(s->err)),
 			 CATALOG_ERR_DUPLICATE);
 	assert_non_null(strstr(s->err, "duplicate GPU name 'h100-sxm', first defined at " SHIPPED));
-	assert_int_equal(catalog_gpu_count(s->cat), 15);
+	assert_int_equal(catalog_gpu_count(s->cat), 16);
 	assert_int_equal(catalog_file_count(s->cat), 1);
 }
 

@@ -363,7 +363,7 @@ static void fill_result(struct adv_result *r)
 	r->mbs = 1;
 	r->gbs = 2048;
 	r->memory = (struct adv_memory){ 91.25, 76.65, 79.65, 10.1, 20.2, 30.3, 25.5, 0, 1.0 / 3,
-					 2.3, 3, 8, 80.5, true };
+					 2.3, 3, 8, 4.5, true, 80.5, true };
 	r->checkpoint = (struct adv_checkpoint){ 21600, 4394.5, 4469.1, 4394.0, 0.129, 0.0565,
 						 114.2, 24.4, 5682.0 };
 	r->estimate = (struct adv_estimate){ 405.9, 405.9, 12.3, 1.4e6, 0.41, 54.2, 7.1e6, 2300.5,
