@@ -222,8 +222,9 @@
  * and 4 against 0.24-0.26 at TP 1 and 0.07 at PP 2 on H100 (the
  * llm-d-planner start-up logs of Llama 3.1 8B, Qwen2.5 72B and Mixtral in
  * tests/accuracy/memory-measured.json): 1.85 GiB more.  A measured size,
- * not one derived from NCCL's code: it is part of the estimate, and of
- * the bound only as the 0.25 every TP >= 2 job has.
+ * not one derived from NCCL's code.  These terms size the KV pool only
+ * (KV_CAPACITY_LOW, an estimate); the capacity check and its bound count
+ * the policy's overhead_gib instead.
  */
 #define SERVE_NON_TORCH_GIB 0.35
 #define SERVE_NCCL_GIB 0.25
@@ -788,7 +789,7 @@ double memory_kv_room_gib(const struct adv_job *job, const struct adv_memory *me
 		return 0;
 	pool = memory_serve_share(job) * job->gpu->memory_gib;
 	used = mem->weights_gib + SERVE_NON_TORCH_GIB + (job->lay.tp > 1 ? SERVE_NCCL_GIB : 0);
-	if (job->lay.tp > 1 && !job->no_act && !strcmp(job->gpu->vendor, "nvidia") &&
+	if (job->lay.tp > 1 && !strcmp(job->gpu->vendor, "nvidia") &&
 	    job->gpu->interconnect_gbs >= NVLS_MIN_GBS)
 		used += SERVE_NVLS_GIB;
 	if (!job->share_static)
