@@ -738,11 +738,14 @@ static void estimate_stage(const struct adv_job *job, const struct adv_policy *p
 	out->kv_cache_gib = best.kv / GIB;
 	out->overhead_gib = pol->overhead_gib;
 	/* Training: the caching allocator reserves more than the tensors
-	 * allocate (policy allocator_margin).  Its size is a site default, not
-	 * a documented figure, so it is reported and judged by the headroom
-	 * warning only (memory_check); the reject compares the allocated peak.
-	 * A server's pool is sized as a share of the whole GPU, the
-	 * allocator's slack inside it. */
+	 * allocate (policy allocator_margin, from published report_memory
+	 * pairs: policy.c).  It is reported, the figure torch logs as
+	 * max_memory_reserved, and judged by nothing: near the GPU's capacity
+	 * the allocator frees its cache and retries before it fails (those
+	 * pairs' near-full runs reserve about 1% over allocated), so the reject
+	 * and the headroom warning both judge the allocated peak.  A server's
+	 * pool is sized as a share of the whole GPU, the allocator's slack
+	 * inside it. */
 	if (job->task != ADV_TASK_INFER)
 		out->allocator_gib = stage_total(&best) / GIB * pol->allocator_margin;
 	out->per_gpu_gib = out->weights_gib + out->grads_gib + out->optimizer_gib +
@@ -1116,18 +1119,18 @@ bool memory_check(const struct adv_job *job, const struct adv_policy *pol,
 		 * nothing fragments): the headroom is judged with one
 		 * sequence, and whether the others fit is KV_CAPACITY_LOW's
 		 * question (engine.c). */
-		double judged = job->task != ADV_TASK_INFER ? mem->per_gpu_gib + mem->allocator_gib
+		double judged = job->task != ADV_TASK_INFER ? mem->per_gpu_gib
 			: mem->per_gpu_gib - mem->kv_cache_gib + roofline_kv_seq_bytes(job) / GIB;
 
 		if (!res || judged <= mem->usable_gib * (1.0 - pol->warn_headroom))
 			return true;
-		/* The figure the warning judges is named with the allocated
-		 * one (ADVISOR_MEM_GIB), so that the two never disagree. */
+		/* The allocated figure (ADVISOR_MEM_GIB) is judged; the reserved
+		 * one is named beside it, as torch would log it with room. */
 		if (job->task != ADV_TASK_INFER)
 			engine_add_finding(res, ADV_CODE_MEM_LOW_HEADROOM, NULL,
-					   "about %.1f GiB per GPU allocated, %.1f GiB reserved with the allocator margin, leaves less than %.0f%% of the %.1f GiB usable on %s",
-					   mem->per_gpu_gib, judged, pol->warn_headroom * 100,
-					   mem->usable_gib, job->gpu->name);
+					   "about %.1f GiB per GPU allocated (%.1f GiB reserved with the caching allocator's usual margin, which it gives back near the limit) leaves less than %.0f%% of the %.1f GiB usable on %s",
+					   mem->per_gpu_gib, mem->per_gpu_gib + mem->allocator_gib,
+					   pol->warn_headroom * 100, mem->usable_gib, job->gpu->name);
 		else
 			engine_add_finding(res, ADV_CODE_MEM_LOW_HEADROOM, NULL,
 					   "about %.1f GiB per GPU with one sequence's KV cache leaves less than %.0f%% of the %.1f GiB usable on %s",

@@ -195,9 +195,10 @@ static double mem_gib(struct search *s, const struct cand *c)
 
 	set_layout(&s->job, c);
 	memory_estimate(&s->job, s->pol, &m);
-	/* As memory.c judges it: the reject on the allocated peak, the
-	 * headroom warning on what the caching allocator reserves with it. */
-	return m.per_gpu_gib + (s->opts->allow_warnings ? 0 : m.allocator_gib);
+	/* As memory.c judges it: the reject and the headroom warning both on
+	 * the allocated peak (the allocator gives its cache back near the
+	 * limit: policy.c, allocator_margin). */
+	return m.per_gpu_gib;
 }
 
 static double tokens_per_s(struct search *s, const struct cand *c)

@@ -514,7 +514,7 @@ static void print_memory(FILE *f, const struct adv_memory *m, bool infer)
 		fprintf(f, "  %-18s %9.2f GiB  (policy allocator_margin)\n", "allocator margin",
 			m->allocator_gib);
 	if (!infer)
-		fprintf(f, "  %-18s %9.2f GiB  (allocated + overhead + allocator margin: the headroom warning)\n",
+		fprintf(f, "  %-18s %9.2f GiB  (allocated + overhead + allocator margin: what torch logs as reserved)\n",
 			"reserved", m->per_gpu_gib + m->allocator_gib);
 	fprintf(f, "  %-18s %9.2f GiB  (%.0f%% of %.2f GiB usable; %.2f GiB on the GPU)\n",
 		infer ? "total" : "total allocated", m->per_gpu_gib,

@@ -306,6 +306,9 @@ static double measured(json_object *r, bool *assumed)
 		return v / GIB_BYTES;
 	if (has(unit, "blocks"))
 		return v * jnum(r, "block_size", 16, assumed);
+	/* Megatron's report_memory "MB" divides bytes by 1024 x 1024. */
+	if (!strcmp(unit ? unit : "", "MB") || !strcmp(unit ? unit : "", "MiB"))
+		return v / 1024;
 	return v;         /* GiB, vLLM's GB (= GiB), tokens */
 }
 
@@ -370,6 +373,10 @@ static void run_file(const char *path, const catalog_t *cat, const struct adv_po
 			est = res->memory.per_gpu_gib - res->memory.overhead_gib;
 			if (has(jstr(r, "measure", NULL), "reserved"))
 				est += res->memory.allocator_gib;
+			/* nvidia-smi also counts what torch never sees (the
+			 * policy's overhead: CUDA context, NCCL). */
+			if (has(jstr(r, "measure", NULL), "nvidia-smi"))
+				est += res->memory.overhead_gib;
 		}
 		ratio = meas > 0 ? est / meas : 0;
 		t->within[g] += fabs(ratio - 1) <= group_tol[g];
