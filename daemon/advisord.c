@@ -29,6 +29,7 @@
 #include "jsonlog.h"
 #include "msg.h"
 #include "server.h"
+#include "service/slurmgres.h"
 #include "service/snapshot.h"
 #include "stats.h"
 #include "util.h"
@@ -432,6 +433,14 @@ static int run(struct opts *op)
 		       conf.listen[0] ? ", TCP " : "");
 		if (conf.listen[0])
 			printf("advisord: TCP %s (MUNGE, name %s)\n", conf.listen, conf.name);
+		/* Issue 30: say whether Slurm answers, in the words status uses. */
+		{
+			char sl[SLURMGRES_SOURCE_MAX];
+
+			slurmgres_foreground();
+			printf("advisord: %s%s\n", slurmgres_source(sl, sizeof(sl)) ? "" : "WARNING: ",
+			       sl);
+		}
 		snapshot_put(snap);
 		memset(conf.password, 0, sizeof(conf.password));
 		return 0;
@@ -522,6 +531,17 @@ static int run(struct opts *op)
 		conf.storage == ADVCONF_MARIADB ? conf.database : "",
 		conf.storage == ADVCONF_MARIADB ? "@" : "",
 		conf.storage == ADVCONF_MARIADB ? (conf.host[0] ? conf.host : conf.socket) : "");
+	{
+		/* Issue 30: a partition without gpu: in the policy depends on
+		 * Slurm's answer; say at start-up whether there is one. */
+		char sl[SLURMGRES_SOURCE_MAX];
+
+		if (slurmgres_source(sl, sizeof(sl)))
+			msg_log(LOG_INFO, "%s", sl);
+		else
+			msg_log(LOG_WARNING, "%s: partitions without gpu: in the policy get "
+				"GPU_TYPE_UNKNOWN", sl);
+	}
 	notify_systemd("READY=1");
 
 	signal_loop(&set);

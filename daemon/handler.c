@@ -43,6 +43,7 @@
 #include "ratelimit.h"
 #include "rollout.h"
 #include "service/service.h"
+#include "service/slurmgres.h"
 #include "service/snapshot.h"
 #include "stats.h"
 #include "util.h"
@@ -1124,6 +1125,12 @@ static int do_status(struct handler *h, const struct snapshot *s, Advisor__Respo
 	r->log = (char *)(uintptr_t)dlog_where(&spool);
 	r->spool = (char *)(uintptr_t)spool;
 	r->db = spool ? NULL : (char *)(uintptr_t)info.db;
+	/* Loudly (issue 30): whether Slurm answers, not only in findings. */
+	r->slurm = arena_alloc(&h->arena, SLURMGRES_SOURCE_MAX);
+	if (r->slurm) {
+		r->has_slurm_answered = 1;
+		r->slurm_answered = slurmgres_source(r->slurm, SLURMGRES_SOURCE_MAX);
+	}
 	resp->status = r;
 	resp->body_case = ADVISOR__RESPONSE__BODY_STATUS;
 	return 0;

@@ -1480,6 +1480,9 @@ void print_status(FILE *f, const Advisor__StatusResponse *r, bool json)
 		put(o, "spool", jstr(r->spool));
 		put(o, "catalog_files", strings_json(r->catalog_files, r->n_catalog_files));
 		put(o, "policy_file", jstr(r->policy_file));
+		put(o, "slurm", jstr(r->slurm));
+		put(o, "slurm_answered", r->has_slurm_answered
+			? json_object_new_boolean(r->slurm_answered) : NULL);
 		print_json(f, o);
 		return;
 	}
@@ -1496,6 +1499,9 @@ void print_status(FILE *f, const Advisor__StatusResponse *r, bool json)
 		fprintf(f, "  %-8s %s\n", i ? "" : "catalog", r->catalog_files[i]);
 	fprintf(f, "  %-8s %s\n", "policy", r->policy_file ? r->policy_file : "-");
 	fprintf(f, "  %-8s %s\n", "loaded", loaded);
+	if (r->slurm)
+		fprintf(f, "  %-8s %s%s\n", "slurm", r->has_slurm_answered && !r->slurm_answered
+			? "WARNING: " : "", r->slurm);
 }
 
 /* ---- Prometheus text exposition (stats --prometheus) ----------------------- */

@@ -11,8 +11,19 @@
  * MessageTimeout per RPC): a background thread refreshes a cache every
  * ADVISOR_SLURMGRES_REFRESH_S seconds (default 60) and callers only read
  * it, waiting at most SLURMGRES_FIRST_WAIT_MS for the very first load.
- * libslurm calls fatal() when it finds no configuration, so nothing touches
- * it unless a slurm.conf is readable (SLURM_CONF or /etc/slurm/slurm.conf).
+ *
+ * Where the configuration comes from follows libslurm's own order
+ * (src/common/read_config.c, _establish_config_source, Slurm 22.05):
+ * SLURM_CONF, the default /etc/slurm/slurm.conf, the configless cache
+ * /run/slurm/conf/slurm.conf that slurmd and sackd keep, then a fetch from
+ * slurmctld named by SLURM_CONF_SERVER or the DNS SRV record
+ * _slurmctld._tcp (configless Slurm, issue 30).  libslurm calls fatal()
+ * when none works, so it is never loaded without a source: a file is
+ * loaded in this process as before; a fetch is made in a child process
+ * (slurmgres_fetch_child), which loads the partitions and nodes and sends
+ * them back over a pipe, so that a controller that cannot be reached
+ * costs a child, never the daemon.  Which source, or why none, is
+ * reported by slurmgres_source() (start-up, --check-config, status).
  *
  * advisorctl --local asks the same way (issue 21: it and the daemon agree),
  * but once, in the caller (slurmgres_foreground): a command line tool may
@@ -25,11 +36,20 @@
  */
 #include "config.h"
 
+#include <arpa/nameser.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
+#include <resolv.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +68,13 @@ extern slurm_conf_t slurm_conf __attribute__((weak));
 #define SLURMGRES_TYPES 8
 #define SLURMGRES_FIRST_WAIT_MS 250
 #define SLURMGRES_DEFAULT_REFRESH_S 60
+/* libslurm's default configuration file (Debian's build) and the cache a
+ * configless slurmd or sackd keeps (read_config.c). */
+#define SLURMGRES_DEFAULT_CONF "/etc/slurm/slurm.conf"
+#define SLURMGRES_CACHED_CONF "/run/slurm/conf/slurm.conf"
+/* A configless fetch in a child: at most this long (MessageTimeout is 10 s
+ * by default; a fetch may try a backup controller too). */
+#define SLURMGRES_FETCH_TIMEOUT_MS 30000
 
 struct slurmgres_part {
 	char name[SLURMGRES_NAME];
@@ -62,8 +89,10 @@ static bool slurmgres_enabled;
 static bool slurmgres_in_caller;  /* advisorctl: one load, no thread */
 static bool slurmgres_loaded;     /* one load finished (even a failed one) */
 static bool slurmgres_answered;   /* one load succeeded */
-static char slurmgres_off[160];   /* why Slurm is not asked, or "" */
-static char slurmgres_error[160]; /* the last load's failure */
+static char slurmgres_off[320];   /* why Slurm is not asked, or "" */
+static bool slurmgres_fetch;      /* configless: ask in a child (slurmgres_fetch_child) */
+static char slurmgres_src[200];   /* where the configuration comes from */
+static char slurmgres_error[256]; /* the last load's failure */
 static struct slurmgres_part slurmgres_parts[SLURMGRES_MAX_PARTS];
 static size_t slurmgres_nparts;
 
@@ -167,12 +196,125 @@ static int slurmgres_load(struct slurmgres_part *out, size_t *nout, char *err, s
 	return 0;
 }
 
+/* What a configless child sends back (slurmgres_fetch_child). */
+struct slurmgres_answer {
+	int rc;
+	char err[256];
+	size_t n;
+	size_t script_max;
+	struct slurmgres_part parts[SLURMGRES_MAX_PARTS];
+};
+
+static bool slurmgres_read_all(int fd, void *buf, size_t len, int timeout_ms)
+{
+	char *p = buf;
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (len > 0) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		ssize_t r;
+		long left;
+
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		left = timeout_ms - ((t1.tv_sec - t0.tv_sec) * 1000L +
+				     (t1.tv_nsec - t0.tv_nsec) / 1000000L);
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+			return false;
+		r = read(fd, p, len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		p += r;
+		len -= (size_t)r;
+	}
+	return true;
+}
+
+/*
+ * Configless: libslurm fetches the configuration from slurmctld and calls
+ * fatal() when it cannot, so the fetch and the loads run in a child that
+ * writes a struct slurmgres_answer to a pipe; its stderr (libslurm's
+ * "error: ..." lines) goes to /dev/null.  A child that dies, or says
+ * nothing within SLURMGRES_FETCH_TIMEOUT_MS, is killed and reported.
+ */
+static int slurmgres_fetch_child(struct slurmgres_answer *a)
+{
+	int fds[2], status;
+	pid_t pid;
+	bool ok;
+
+	memset(a, 0, sizeof(*a));
+	if (pipe(fds) != 0) {
+		adv_snprintf(a->err, sizeof(a->err), "no pipe to a configless fetch: %s",
+			     strerror(errno));
+		return -1;
+	}
+	/* The child may exit() through libslurm's fatal(), which flushes
+	 * stdio: nothing of the parent's may be left in its buffers. */
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		adv_snprintf(a->err, sizeof(a->err), "no child for a configless fetch: %s",
+			     strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		static struct slurmgres_answer out;
+		int null = open("/dev/null", O_WRONLY);
+
+		close(fds[0]);
+		if (null >= 0)
+			dup2(null, STDERR_FILENO);
+		slurm_init(NULL);
+		out.rc = slurmgres_load(out.parts, &out.n, out.err, sizeof(out.err));
+		out.script_max = scripttext_limit(&slurm_conf ? slurm_conf.sched_params : NULL);
+		_exit(write(fds[1], &out, sizeof(out)) == (ssize_t)sizeof(out) ? 0 : 1);
+	}
+	close(fds[1]);
+	ok = slurmgres_read_all(fds[0], a, sizeof(*a), SLURMGRES_FETCH_TIMEOUT_MS);
+	close(fds[0]);
+	if (!ok)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!ok) {
+		adv_snprintf(a->err, sizeof(a->err),
+			     "libslurm could not fetch the configuration from slurmctld (%s)",
+			     WIFEXITED(status) ? "it gave up" : "no answer in time");
+		a->rc = -1;
+	}
+	a->err[sizeof(a->err) - 1] = '\0';
+	if (a->n > SLURMGRES_MAX_PARTS)
+		a->n = SLURMGRES_MAX_PARTS;
+	return a->rc;
+}
+
+static int slurmgres_load_any(struct slurmgres_part *out, size_t *n, char *err, size_t errlen)
+{
+	static struct slurmgres_answer a;
+	int rc;
+
+	if (!slurmgres_fetch)
+		return slurmgres_load(out, n, err, errlen);
+	rc = slurmgres_fetch_child(&a);
+	adv_strlcpy(err, a.err, errlen);
+	if (rc == 0) {
+		memcpy(out, a.parts, a.n * sizeof(a.parts[0]));
+		*n = a.n;
+	}
+	return rc;
+}
+
 static void slurmgres_refresh(void)
 {
 	static struct slurmgres_part fresh[SLURMGRES_MAX_PARTS];
 	char err[sizeof(slurmgres_error)] = "";
 	size_t n = 0;
-	int rc = slurmgres_load(fresh, &n, err, sizeof(err));
+	int rc = slurmgres_load_any(fresh, &n, err, sizeof(err));
 
 	pthread_mutex_lock(&slurmgres_lock);
 	adv_strlcpy(slurmgres_error, err, sizeof(slurmgres_error));
@@ -195,7 +337,8 @@ static void *slurmgres_thread(void *arg)
 	(void)arg;
 	if (env && adv_parse_long(env, &v) == 0 && v > 0)
 		interval = v;
-	slurm_init(NULL);
+	if (!slurmgres_fetch)
+		slurm_init(NULL);
 	for (;;) {
 		slurmgres_refresh();
 		sleep((unsigned)interval);
@@ -203,23 +346,67 @@ static void *slurmgres_thread(void *arg)
 	return NULL;
 }
 
-/* Whether libslurm may be loaded: it calls fatal() without a slurm.conf.
- * When not, why goes to off. */
-static bool slurmgres_conf_usable(char *off, size_t len)
+/* Whether a DNS SRV record names slurmctld (libslurm's last resort). */
+static bool slurmgres_srv_record(void)
 {
-	const char *conf = getenv("SLURM_CONF");
+	unsigned char ans[NS_PACKETSZ];
+	struct __res_state rs;
+	int n;
 
+	memset(&rs, 0, sizeof(rs));
+	if (res_ninit(&rs) != 0)
+		return false;
+	n = res_nsearch(&rs, "_slurmctld._tcp", ns_c_in, ns_t_srv, ans, sizeof(ans));
+	res_nclose(&rs);
+	return n > 0;
+}
+
+/*
+ * Where libslurm would take its configuration from, in its own order (see
+ * the top): true with the source in src, false with why Slurm is not asked
+ * in off.  *fetch: configless, ask in a child.
+ */
+static bool slurmgres_find_source(char *src, size_t srclen, char *off, size_t len, bool *fetch)
+{
+	const char *conf = getenv("SLURM_CONF"), *server = getenv("SLURM_CONF_SERVER");
+	struct stat st;
+
+	*fetch = false;
+	src[0] = off[0] = '\0';
 	if (getenv("ADVISOR_NO_SLURM")) {
 		adv_strlcpy(off, "Slurm not asked: ADVISOR_NO_SLURM is set", len);
 		return false;
 	}
-	if (!conf || !*conf)
-		conf = "/etc/slurm/slurm.conf";
-	if (access(conf, R_OK) != 0) {
-		adv_snprintf(off, len, "Slurm not asked: %s: %s", conf, strerror(errno));
-		return false;
+	/* SLURM_CONF, then the default file iff it exists: libslurm takes
+	 * either as it is, and fatal()s on one it cannot read. */
+	if ((!conf || !*conf) && stat(SLURMGRES_DEFAULT_CONF, &st) == 0)
+		conf = SLURMGRES_DEFAULT_CONF;
+	if ((!conf || !*conf) && stat(SLURMGRES_CACHED_CONF, &st) == 0)
+		conf = SLURMGRES_CACHED_CONF;
+	if (conf && *conf) {
+		if (access(conf, R_OK) != 0) {
+			adv_snprintf(off, len, "Slurm not asked: %s: %s", conf, strerror(errno));
+			return false;
+		}
+		adv_snprintf(src, srclen, "%s", conf);
+		return true;
 	}
-	return true;
+	if (server && *server) {
+		adv_snprintf(src, srclen, "configless, from slurmctld %s (SLURM_CONF_SERVER)",
+			     server);
+		*fetch = true;
+		return true;
+	}
+	if (slurmgres_srv_record()) {
+		adv_strlcpy(src, "configless, from the slurmctld of DNS SRV _slurmctld._tcp",
+			    srclen);
+		*fetch = true;
+		return true;
+	}
+	adv_snprintf(off, len, "Slurm not asked: %s: No such file or directory, no %s, no "
+		     "SLURM_CONF_SERVER and no DNS SRV _slurmctld._tcp for configless Slurm",
+		     SLURMGRES_DEFAULT_CONF, SLURMGRES_CACHED_CONF);
+	return false;
 }
 
 static void slurmgres_start(void)
@@ -227,12 +414,15 @@ static void slurmgres_start(void)
 	pthread_attr_t attr;
 	pthread_t t;
 
-	if (!slurmgres_conf_usable(slurmgres_off, sizeof(slurmgres_off)))
+	if (!slurmgres_find_source(slurmgres_src, sizeof(slurmgres_src), slurmgres_off,
+				   sizeof(slurmgres_off), &slurmgres_fetch))
 		return;
 	if (slurmgres_in_caller) {
-		slurm_init(NULL);
+		if (!slurmgres_fetch)
+			slurm_init(NULL);
 		slurmgres_refresh();
-		slurm_fini();
+		if (!slurmgres_fetch)
+			slurm_fini();
 		slurmgres_enabled = true;
 		return;
 	}
@@ -254,11 +444,16 @@ void slurmgres_foreground(void)
 
 size_t slurmgres_script_max(void)
 {
-	char off[160];
+	static struct slurmgres_answer a;
+	char off[sizeof(slurmgres_off)], src[sizeof(slurmgres_src)];
+	bool fetch;
 	size_t max;
 
-	if (!slurmgres_conf_usable(off, sizeof(off)) || !&slurm_conf)
+	if (!slurmgres_find_source(src, sizeof(src), off, sizeof(off), &fetch) || !&slurm_conf)
 		return scripttext_limit(NULL);
+	if (fetch)
+		return slurmgres_fetch_child(&a) == 0 && a.script_max ? a.script_max
+								       : scripttext_limit(NULL);
 	slurm_init(NULL);
 	max = scripttext_limit(slurm_conf.sched_params);
 	slurm_fini();
@@ -364,4 +559,23 @@ int slurmgres_default_partition(char *name, size_t len)
 	}
 	pthread_mutex_unlock(&slurmgres_lock);
 	return rc;
+}
+
+bool slurmgres_source(char *buf, size_t len)
+{
+	pthread_once(&slurmgres_once, slurmgres_start);
+	if (!slurmgres_enabled) {
+		adv_strlcpy(buf, slurmgres_off[0] ? slurmgres_off : "Slurm not asked", len);
+		return false;
+	}
+	pthread_mutex_lock(&slurmgres_lock);
+	slurmgres_wait_first();
+	if (slurmgres_answered)
+		adv_snprintf(buf, len, "Slurm asked through %s: %zu partitions", slurmgres_src,
+			     slurmgres_nparts);
+	else
+		adv_snprintf(buf, len, "Slurm asked through %s, without an answer yet: %s",
+			     slurmgres_src, slurmgres_loaded ? slurmgres_error : "slurmctld is slow");
+	pthread_mutex_unlock(&slurmgres_lock);
+	return slurmgres_answered;
 }

@@ -9,6 +9,7 @@
 #ifndef ADVISOR_SLURMGRES_H
 #define ADVISOR_SLURMGRES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -35,11 +36,23 @@ int slurmgres_gpu_for_partition(const char *partition, char *gpu, size_t len,
 int slurmgres_default_partition(char *name, size_t len);
 
 /*
- * Slurm's max_script_size (issue 27), from the slurm.conf libslurm loads
- * (SLURM_CONF, else /etc/slurm/slurm.conf), loaded and freed here: for
+ * Slurm's max_script_size (issue 27), from the configuration libslurm loads
+ * (its own order, slurmgres.c; configless in a child), loaded and freed here: for
  * advisorctl, which reads a script as sbatch would send it.  Slurm's
  * default when no slurm.conf is readable or ADVISOR_NO_SLURM is set.
  */
 size_t slurmgres_script_max(void);
+
+/*
+ * Where the GPU types come from, for start-up, --check-config and status:
+ * "Slurm asked through /etc/slurm/slurm.conf: 3 partitions", "... through
+ * configless, from slurmctld HOST:PORT (SLURM_CONF_SERVER) ...", or why
+ * Slurm is not asked (issue 30: loudly, not only in a finding).  Starts
+ * the refresh on first use, waits for the first load as callers do.
+ * True when Slurm answered.
+ */
+bool slurmgres_source(char *buf, size_t len);
+/* Room for slurmgres_source's text. */
+#define SLURMGRES_SOURCE_MAX 512
 
 #endif

@@ -373,6 +373,58 @@ for p in default h200; do
 done
 pass
 
+begin "configless Slurm: no slurm.conf, the configuration fetched from slurmctld, the same GPU types"
+# issue 30: a site running configless (SlurmctldParameters=enable_configless)
+# has no slurm.conf on the advisor host.  libslurm then fetches the
+# configuration from the slurmctld that SLURM_CONF_SERVER (or a DNS SRV
+# record) names; advisord does so in a child (slurmgres.c).  The default
+# /etc/slurm/slurm.conf would come first, as it does for Slurm's commands.
+if [ -e /etc/slurm/slurm.conf ] || [ -e /run/slurm/conf/slurm.conf ]; then
+	echo "# skipped: this machine has a slurm.conf of its own, which libslurm takes first"
+else
+	csock=$CLUSTER_DIR/configless.sock
+	env -u SLURM_CONF SLURM_CONF_SERVER="127.0.0.1:$CLUSTER_PORT" \
+		"$advisord" --check-config -c "$top_srcdir/etc/catalog.yaml" \
+		-p "$CLUSTER_DIR/policy.yaml" -d "$CLUSTER_DIR/configless.db" > "$out/cl_check.out" 2>&1 ||
+		fail "--check-config configless: $(cat "$out/cl_check.out")"
+	grep -q "Slurm asked through configless, from slurmctld 127.0.0.1:$CLUSTER_PORT (SLURM_CONF_SERVER): 3 partitions" \
+		"$out/cl_check.out" || fail "--check-config does not say Slurm answered configless: $(cat "$out/cl_check.out")"
+	spawn env -u SLURM_CONF SLURM_CONF_SERVER="127.0.0.1:$CLUSTER_PORT" \
+		"$advisord" -f -c "$top_srcdir/etc/catalog.yaml" -p "$CLUSTER_DIR/policy.yaml" \
+		-s "$csock" -d "$CLUSTER_DIR/configless.db" >> "$CLUSTER_DIR/advisord-configless.log" 2>&1
+	cpid=$!
+	wait_until -p "$cpid" 10 "the configless advisord to answer" \
+		sh -c "[ -S '$csock' ] && '$advisorctl' --socket '$csock' status >/dev/null 2>&1" ||
+		fail "configless advisord did not start: $(cat "$CLUSTER_DIR/advisord-configless.log")"
+	run cl_status "$advisorctl" --socket "$csock" --json status
+	jq -e '.slurm_answered == true' "$out/cl_status.stdout" > /dev/null 2>&1 ||
+		fail "status of a configless daemon: $(cat "$out/cl_status.stdout")"
+	for p in default h200; do
+		popt=
+		[ "$p" = default ] || popt="-p $p"
+		# shellcheck disable=SC2086
+		run "cl_daemon_$p" "$advisorctl" --socket "$csock" --json check $popt --gpus 8 --model llama3-8b
+		# shellcheck disable=SC2086
+		env -u SLURM_CONF SLURM_CONF_SERVER="127.0.0.1:$CLUSTER_PORT" \
+			"$advisorctl" --local --catalog "$top_srcdir/etc/catalog.yaml" \
+			--policy "$CLUSTER_DIR/policy.yaml" --json check $popt --gpus 8 --model llama3-8b \
+			> "$out/cl_local_$p.stdout" 2> "$out/cl_local_$p.stderr"
+		for w in daemon local; do
+			a=$(jq -c '[.verdict, .memory.capacity_gib, ([.findings[].code] | sort)]' "$out/cl_${w}_$p.stdout" 2>/dev/null)
+			b=$(jq -c '[.verdict, .memory.capacity_gib, ([.findings[].code] | sort)]' "$out/gpu_${w}_$p.stdout" 2>/dev/null)
+			[ -n "$a" ] && [ "$a" = "$b" ] ||
+				fail "$w, partition $p: configless $a, with slurm.conf $b"
+		done
+	done
+	stop_pid "$cpid" TERM 10 "configless advisord"
+	# No configuration anywhere: said at start-up, by --check-config and status.
+	env -u SLURM_CONF "$advisord" --check-config -c "$top_srcdir/etc/catalog.yaml" \
+		-p "$CLUSTER_DIR/policy.yaml" -d "$CLUSTER_DIR/configless.db" > "$out/cl_none.out" 2>&1
+	grep -q "WARNING: Slurm not asked: /etc/slurm/slurm.conf: No such file or directory, no /run/slurm/conf/slurm.conf, no SLURM_CONF_SERVER and no DNS SRV _slurmctld._tcp" \
+		"$out/cl_none.out" || fail "--check-config without Slurm: $(cat "$out/cl_none.out")"
+fi
+pass
+
 begin "srun inside an salloc allocation"
 run salloc salloc -J adv-salloc -N2 -G16 sh -c \
 	'srun --llm-model=llama3-70b --llm-layout=tp3 true; echo "bad_rc=$?";
