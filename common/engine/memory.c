@@ -18,7 +18,14 @@
  * optimizer's fp32 copy of a bf16 gradient shard
  * (megatron/core/optimizer/distrib_optimizer.py,
  * _copy_model_grads_to_main_grads) lives only in the optimizer step, when
- * the activations are freed, so it never sets the peak and is not counted.
+ * the activations are freed; it sets the peak only where it is larger than
+ * they are (issue 29): Megatron's optimizers make main_param.grad =
+ * grad.float(), a new fp32 tensor wherever the gradient is 16-bit (the
+ * Float16 optimizer over the whole stage, the distributed optimizer over
+ * its shard), and DeepSpeed's ZeRO 1/2 an fp32 partition of its gradients,
+ * so a job with fp16/bf16 gradients and full recompute peaks in the step
+ * (BigScience's 2021 Megatron fp16 runs on V100).  FSDP2 reduces in fp32
+ * into fp32 shards: no copy.
  * The precision-aware optimizer (--use-precision-aware-optimizer with
  * --main-params-dtype, --exp-avg-dtype, --exp-avg-sq-dtype) keeps its
  * master weights and Adam moments at those widths instead of 4 + 4 + 4;
@@ -696,6 +703,17 @@ static void stage_bytes(const struct adv_job *job, const struct mem_state_bytes 
 	}
 	if (job->no_act)
 		sb->act = 0;
+	/* The optimizer step's fp32 copy of 16-bit gradients (top comment):
+	 * it comes after the activations are freed, so the larger of the two
+	 * is the transient term. */
+	if (job->task == ADV_TASK_TRAIN && b->grads == BYTES_16BIT && job->optim_bytes == 0 &&
+	    (job->framework == ADV_FW_MEGATRON || job->framework == ADV_FW_DEEPSPEED)) {
+		double copy = BYTES_FP32 * (sp.dense / (zero >= 1 ? l->dp * l->cp : 1) +
+					    sp.expert / (zero >= 1 ? layout_expert_dp(job) : 1));
+
+		if (copy > sb->act)
+			sb->act = copy;
+	}
 }
 
 /* One stage (stage >= 0) or the most loaded one (stage < 0). */

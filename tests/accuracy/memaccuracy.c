@@ -228,7 +228,8 @@ static bool request_of(json_object *r, enum group g, const catalog_t *cat,
 	req->wl.layout.dp = gpus / (req->wl.layout.tp * req->wl.layout.pp * req->wl.layout.cp);
 	req->res.gpus = gpus;
 	req->res.gpus_per_node = GPUS_PER_NODE;
-	req->wl.precision = has(jstr(r, "precision", assumed), "fp8") ? ADV_PREC_FP8 : ADV_PREC_BF16;
+	req->wl.precision = has(jstr(r, "precision", assumed), "fp8") ? ADV_PREC_FP8
+			  : has(jstr(r, "precision", assumed), "fp16") ? ADV_PREC_FP16 : ADV_PREC_BF16;
 	if (g != G_TRAIN) {
 		req->wl.task = ADV_TASK_INFER;
 		req->wl.seq = (int)jnum(r, "max_model_len", 4096, assumed);

@@ -78,15 +78,20 @@
 # sampler (vLLM 0.19 logs "peak activation" 15 B x max_num_seqs x vocab),
 # and NCCL's NVLS buffers at TP >= 2 on NVLink-4 switches (1.85 GiB, vLLM
 # 0.19's own non-torch accounting).  Result: measured weights 15/16, KV
-# 12/15, training 30/40; hold-out weights 9/9, KV 6/9, training 10/22.  The
-# issue's targets (95% / 85% / 80%) are not all met: see the README.
+# 12/15, training 30/40; hold-out weights 9/9, KV 6/9, training 10/22.
+# Then 21 BigScience rows (16 to 384 GPUs; 8 measured, 13 hold-out), the
+# allocator margin from 13 published reserved/allocated pairs (15%), fp16
+# rows read as fp16 and the optimizer step's fp32 copy of 16-bit gradients
+# (Megatron, DeepSpeed): measured training 40/48, hold-out 18/35.  The
+# issue's targets (95% / 85% / 80%) are met for measured training only:
+# see the README.
 set -eu
 acc=${MEMACCURACY:-./memaccuracy}
 data=${ACCURACY_DATA:-.}
 "$acc" --min-weights "${MEM_MIN_WEIGHTS:-0.93}" --min-kv "${MEM_MIN_KV:-0.80}" \
-	--min-train "${MEM_MIN_TRAIN:-0.72}" "$data/memory-measured.json"
+	--min-train "${MEM_MIN_TRAIN:-0.83}" "$data/memory-measured.json"
 "$acc" --min-weights "${MEM_MIN_HELDOUT_WEIGHTS:-1.0}" --min-kv "${MEM_MIN_HELDOUT_KV:-0.66}" \
-	--min-train "${MEM_MIN_HELDOUT_TRAIN:-0.54}" "$data/memory-heldout.json"
+	--min-train "${MEM_MIN_HELDOUT_TRAIN:-0.51}" "$data/memory-heldout.json"
 # Rows that cannot be scored (GPU count unknown): printed, never judged.
 "$acc" "$data/memory-unscored.json" >/dev/null
 # Rows measured on a GPU by gpu/measure.py (measured-<gpu>.json, committed

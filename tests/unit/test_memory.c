@@ -622,8 +622,11 @@ static void test_interleaved_inflight(void **st)
 /*
  * Allocated versus reserved: a training job's total (the reject's figure)
  * is the allocated peak plus overhead_gib; policy allocator_margin of the
- * peak (the caching allocator's reserve) is reported beside it and only
- * the headroom warning counts it; a serving job gets no margin.
+ * peak (the caching allocator's reserve, 15% by default: the median of the
+ * published pairs in tests/accuracy/allocator-pairs.json) is reported
+ * beside it and judged by nothing (issue 29: the allocator gives its cache
+ * back near the limit), not even the headroom warning; a serving job gets
+ * no margin.
  */
 static void test_allocator_margin(void **st)
 {
@@ -636,12 +639,25 @@ static void test_allocator_margin(void **st)
 	check(s, &r, &res);
 	alloc = res.memory.weights_gib + res.memory.grads_gib + res.memory.optimizer_gib +
 		res.memory.activations_gib;
-	assert_true(fabs(res.memory.allocator_gib - 0.05 * alloc) < 1e-9);
+	assert_true(fabs(res.memory.allocator_gib - 0.15 * alloc) < 1e-9);
 	assert_true(fabs(res.memory.per_gpu_gib - (alloc + res.memory.overhead_gib)) < 1e-9);
 	s->pol->allocator_margin = 0;
 	check(s, &r, &res);
 	assert_true(res.memory.allocator_gib == 0);
+	/* A margin that would put the reserved figure over the GPU warns of
+	 * nothing while the allocated one leaves the headroom. */
+	r.wl.zero = 1;
+	r.wl.recompute = ADV_RECOMPUTE_FULL;
+	check(s, &r, &res);
+	assert_true(res.memory.per_gpu_gib < 0.9 * res.memory.usable_gib);
+	assert_false(engine_has_finding(&res, ADV_CODE_MEM_LOW_HEADROOM));
+	s->pol->allocator_margin = 1.0;
+	check(s, &r, &res);
+	assert_true(res.memory.per_gpu_gib + res.memory.allocator_gib > res.memory.usable_gib);
+	assert_false(engine_has_finding(&res, ADV_CODE_MEM_LOW_HEADROOM));
 	policy_defaults(s->pol);
+	r.wl.zero = ADV_UNSET;
+	r.wl.recompute = ADV_UNSET;
 	r.wl.task = ADV_TASK_INFER;
 	check(s, &r, &res);
 	assert_true(res.memory.allocator_gib == 0);
