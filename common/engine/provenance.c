@@ -303,6 +303,8 @@ static unsigned least_memory(const struct adv_result *res, struct adv_request *r
 		done |= U(ZERO);
 	}
 	if ((a & U(GRAD_DTYPE)) && !infer) {
+		/* bf16 holds the least between steps; least_of also tries fp32,
+		 * whose step makes no fp32 copy (memory.c, issue 29). */
 		r->wl.grad_dtype = ADV_PREC_BF16;
 		done |= U(GRAD_DTYPE);
 	}
@@ -346,6 +348,17 @@ static bool least_of(const catalog_t *cat, const struct adv_policy *pol,
 		return false;
 	job.no_act = req->wl.act_unmodeled;
 	memory_estimate(&job, pol, mem);
+	if (*changed & U(GRAD_DTYPE)) {
+		/* 16-bit gradients hold less between steps, but the step of
+		 * Megatron's and DeepSpeed's optimizers copies them to fp32: the
+		 * least is the smaller of the two. */
+		struct adv_memory other;
+
+		job.grad_dtype = ADV_PREC_FP32;
+		memory_estimate(&job, pol, &other);
+		if (other.per_gpu_gib < mem->per_gpu_gib)
+			*mem = other;
+	}
 	*gpu = job.gpu->name;
 	return true;
 }
