@@ -382,6 +382,7 @@ static bool record(const struct peer *p, const char *user, const Advisor__CheckR
 	adv_strlcpy(r.partition, req->res.partition, sizeof(r.partition));
 	r.partition_other = partition_other;
 	r.exempt = exempt;
+	adv_strlcpy(r.exempt_by, res->exempt, sizeof(r.exempt_by));
 	adv_strlcpy(r.model, res->model[0] ? res->model : req->wl.model, sizeof(r.model));
 	if (res->has_layout)
 		engine_layout_string_from(&res->layout, res->from, r.layout, sizeof(r.layout));
@@ -704,6 +705,7 @@ Advisor__Decision *handler_decision_pb(struct arena *a, const struct dlog_rec *r
 	/* Issue 21: the links and the script are small: every listed record has them. */
 	d->parent = r->parent[0] ? arena_strdup(a, r->parent) : NULL;
 	d->script = r->script[0] ? arena_strdup(a, r->script) : NULL;
+	d->exempt = r->exempt_by[0] ? arena_strdup(a, r->exempt_by) : NULL;
 	if (detail) {
 		d->workload = r->workload[0] ? arena_strdup(a, r->workload) : NULL;
 		if (detail_pb(a, r, d) != 0)
@@ -881,8 +883,8 @@ static int do_report(struct handler *h, const struct peer *p, const char *me,
 		}
 		user = me;
 	}
-	rc = rollout_report(m->has_since ? m->since : 0, user, &h->arena, &resp->report,
-			    err, errlen);
+	rc = rollout_report(m->has_since ? m->since : 0, user, m->has_by_decision && m->by_decision,
+			    &h->arena, &resp->report, err, errlen);
 	if (rc == 0)
 		resp->body_case = ADVISOR__RESPONSE__BODY_REPORT;
 	return rc;

@@ -198,7 +198,7 @@ jq -e '[.partitions[] | select(.partition == "debug")][0] | .decisions == 1 and 
 jq -e '[.partitions[] | select(.partition == null)][0] | .decisions == 1 and .users == 1 and .accept == 1' \
 	"$SCRATCH/report.json" > /dev/null || fail "report row of checks without a partition"
 expect_status 0 "report (table)" ctl report
-grep -q "enforcement would have rejected 1 more decision by 1 user" "$SCRATCH/out" ||
+grep -q "enforcement would have rejected 1 more job by 1 user" "$SCRATCH/out" ||
 	fail "report summary line: $(cat "$SCRATCH/out")"
 grep -Eq '^TP_NOT_DIVIDE_HEADS +reject +3 +1 +1 +2$' "$SCRATCH/out" || fail "report table row: $(cat "$SCRATCH/out")"
 pass "report: per code and severity, per partition, by verdict and mode, distinct users, what enforce would reject"
