@@ -1005,17 +1005,23 @@ static int stats_latency_pb(struct arena *a, const struct stats_view *v,
 	return 0;
 }
 
-/* advisor_rate_limited_total{user}: requests over budget, by user. */
+/*
+ * advisor_rate_limited_total{user}: requests over budget, by user; the
+ * RATELIMIT_METRIC_USERS users with the most, and the rest as "_other"
+ * (issue 30: a label's values are bounded, as partition's are).
+ */
 static int stats_limited_pb(struct handler *h, Advisor__StatsResponse *r)
 {
 	struct ratelimit_count *c;
-	size_t n = limiter ? ratelimit_counts(limiter, NULL, 0) : 0;
+	size_t n = limiter ? ratelimit_counts(limiter, NULL, 0) : 0, kept;
+	uint64_t other;
 
 	if (!n)
 		return 0;
 	/* Users may be added between the two calls: what does not fit waits for the next scrape. */
 	c = ARENA_ARRAY(&h->arena, struct ratelimit_count, n);
-	r->rate_limited = ARENA_ARRAY(&h->arena, Advisor__LabelledCount *, n);
+	r->rate_limited = ARENA_ARRAY(&h->arena, Advisor__LabelledCount *,
+				      RATELIMIT_METRIC_USERS + 1);
 	if (!c || !r->rate_limited)
 		return -1;
 	{
@@ -1024,10 +1030,18 @@ static int stats_limited_pb(struct handler *h, Advisor__StatsResponse *r)
 		if (now_n < n)
 			n = now_n;
 	}
-	for (size_t i = 0; i < n; i++) {
+	kept = ratelimit_top(c, n, RATELIMIT_METRIC_USERS, &other);
+	for (size_t i = 0; i < kept; i++) {
 		Advisor__LabelledCount *l = count_pb(&h->arena, c[i].over);
 
 		if (!l || !(l->user = arena_strdup(&h->arena, user_name(h, (uid_t)c[i].uid))))
+			return -1;
+		r->rate_limited[r->n_rate_limited++] = l;
+	}
+	if (n > kept) {
+		Advisor__LabelledCount *l = count_pb(&h->arena, other);
+
+		if (!l || !(l->user = arena_strdup(&h->arena, "_other")))
 			return -1;
 		r->rate_limited[r->n_rate_limited++] = l;
 	}

@@ -97,6 +97,11 @@ if command -v promtool > /dev/null; then
 		fail "promtool: $(cat "$SCRATCH/why")"
 fi
 expect_metric 'advisor_up' 1 "$SCRATCH/prom"
+# Issue 30: the metric set advisord(8) lists is the one printed, family by family.
+doc=$(sed -n '/^The metric set, one family each:/,/says what each counts/p' "$top_srcdir/man/advisord.8" |
+	grep -o 'advisor_[a-z_]*' | sort -u | tr '\n' ' ')
+got=$(awk '$1 == "#" && $2 == "TYPE" { print $3 }' "$SCRATCH/prom" | sort -u | tr '\n' ' ')
+[ -n "$doc" ] && [ "$doc" = "$got" ] || fail "advisord(8) lists the metrics '$doc', stats prints '$got'"
 expect_metric 'advisor_requests_total{kind="check"}' 7 "$SCRATCH/prom"
 expect_metric 'advisor_decisions_total{partition="h100",verdict="reject"}' 2 "$SCRATCH/prom"
 expect_metric 'advisor_decisions_total{partition="h100",verdict="accept"}' 1 "$SCRATCH/prom"
