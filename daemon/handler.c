@@ -383,6 +383,7 @@ static bool record(const struct peer *p, const char *user, const Advisor__CheckR
 	adv_strlcpy(r.partition, req->res.partition, sizeof(r.partition));
 	r.partition_other = partition_other;
 	r.exempt = exempt;
+	adv_strlcpy(r.exempt_by, res->exempt, sizeof(r.exempt_by));
 	adv_strlcpy(r.model, res->model[0] ? res->model : req->wl.model, sizeof(r.model));
 	if (res->has_layout)
 		engine_layout_string_from(&res->layout, res->from, r.layout, sizeof(r.layout));
@@ -705,6 +706,7 @@ Advisor__Decision *handler_decision_pb(struct arena *a, const struct dlog_rec *r
 	/* Issue 21: the links and the script are small: every listed record has them. */
 	d->parent = r->parent[0] ? arena_strdup(a, r->parent) : NULL;
 	d->script = r->script[0] ? arena_strdup(a, r->script) : NULL;
+	d->exempt = r->exempt_by[0] ? arena_strdup(a, r->exempt_by) : NULL;
 	if (detail) {
 		d->workload = r->workload[0] ? arena_strdup(a, r->workload) : NULL;
 		if (detail_pb(a, r, d) != 0)
@@ -882,8 +884,8 @@ static int do_report(struct handler *h, const struct peer *p, const char *me,
 		}
 		user = me;
 	}
-	rc = rollout_report(m->has_since ? m->since : 0, user, &h->arena, &resp->report,
-			    err, errlen);
+	rc = rollout_report(m->has_since ? m->since : 0, user, m->has_by_decision && m->by_decision,
+			    &h->arena, &resp->report, err, errlen);
 	if (rc == 0)
 		resp->body_case = ADVISOR__RESPONSE__BODY_REPORT;
 	return rc;
@@ -1004,17 +1006,23 @@ static int stats_latency_pb(struct arena *a, const struct stats_view *v,
 	return 0;
 }
 
-/* advisor_rate_limited_total{user}: requests over budget, by user. */
+/*
+ * advisor_rate_limited_total{user}: requests over budget, by user; the
+ * RATELIMIT_METRIC_USERS users with the most, and the rest as "_other"
+ * (issue 30: a label's values are bounded, as partition's are).
+ */
 static int stats_limited_pb(struct handler *h, Advisor__StatsResponse *r)
 {
 	struct ratelimit_count *c;
-	size_t n = limiter ? ratelimit_counts(limiter, NULL, 0) : 0;
+	size_t n = limiter ? ratelimit_counts(limiter, NULL, 0) : 0, kept;
+	uint64_t other;
 
 	if (!n)
 		return 0;
 	/* Users may be added between the two calls: what does not fit waits for the next scrape. */
 	c = ARENA_ARRAY(&h->arena, struct ratelimit_count, n);
-	r->rate_limited = ARENA_ARRAY(&h->arena, Advisor__LabelledCount *, n);
+	r->rate_limited = ARENA_ARRAY(&h->arena, Advisor__LabelledCount *,
+				      RATELIMIT_METRIC_USERS + 1);
 	if (!c || !r->rate_limited)
 		return -1;
 	{
@@ -1023,10 +1031,18 @@ static int stats_limited_pb(struct handler *h, Advisor__StatsResponse *r)
 		if (now_n < n)
 			n = now_n;
 	}
-	for (size_t i = 0; i < n; i++) {
+	kept = ratelimit_top(c, n, RATELIMIT_METRIC_USERS, &other);
+	for (size_t i = 0; i < kept; i++) {
 		Advisor__LabelledCount *l = count_pb(&h->arena, c[i].over);
 
 		if (!l || !(l->user = arena_strdup(&h->arena, user_name(h, (uid_t)c[i].uid))))
+			return -1;
+		r->rate_limited[r->n_rate_limited++] = l;
+	}
+	if (n > kept) {
+		Advisor__LabelledCount *l = count_pb(&h->arena, other);
+
+		if (!l || !(l->user = arena_strdup(&h->arena, "_other")))
 			return -1;
 		r->rate_limited[r->n_rate_limited++] = l;
 	}

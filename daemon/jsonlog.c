@@ -105,6 +105,8 @@ static json_object *decision_json(const struct dlog_rec *r)
 	/* Issue 21: a node check's submission, the batch script's name (history --json's). */
 	json_object_object_add(o, "parent", str_or_null(r->parent));
 	json_object_object_add(o, "script", str_or_null(r->script));
+	/* Issue 30: the exemption that let the job through unchecked. */
+	json_object_object_add(o, "exempt", str_or_null(r->exempt_by));
 	return o;
 }
 

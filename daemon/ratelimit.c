@@ -225,6 +225,25 @@ size_t ratelimit_counts(ratelimit_t *rl, struct ratelimit_count *out, size_t max
 	return n;
 }
 
+static int by_over(const void *a, const void *b)
+{
+	const struct ratelimit_count *x = a, *y = b;
+
+	if (x->over != y->over)
+		return x->over > y->over ? -1 : 1;
+	return by_uid(a, b);
+}
+
+size_t ratelimit_top(struct ratelimit_count *c, size_t n, size_t top, uint64_t *other)
+{
+	*other = 0;
+	if (n > 1)
+		qsort(c, n, sizeof(*c), by_over);
+	for (size_t i = top; i < n; i++)
+		*other += c[i].over;
+	return n < top ? n : top;
+}
+
 const char *ratelimit_strerror(int code)
 {
 	switch (code) {

@@ -58,6 +58,17 @@ bool ratelimit_over(ratelimit_t *rl, uint32_t uid, uint64_t now_ns);
  */
 size_t ratelimit_counts(ratelimit_t *rl, struct ratelimit_count *out, size_t max);
 
+/*
+ * Issue 30: the metric advisor_rate_limited_total{user} has one series per
+ * user over budget, and a flood from many accounts would grow a scraper's
+ * series without bound.  Keeps the top users with the most requests over
+ * budget (ties: the lower uid) at the front of c, in that order, and
+ * returns how many (at most top); *other gets the sum of the rest (0 when
+ * none), reported as one series user="_other".
+ */
+#define RATELIMIT_METRIC_USERS 10
+size_t ratelimit_top(struct ratelimit_count *c, size_t n, size_t top, uint64_t *other);
+
 const char *ratelimit_strerror(int code);
 
 #endif

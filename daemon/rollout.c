@@ -17,6 +17,16 @@
  * kept apart, see dlog.c), and a row that aggregates the identical checks
  * of a user over budget counts as many decisions as its repeat count, so
  * the totals are those of the checks made, however they were stored.
+ *
+ * Issue 30: one job makes several decisions (its submission at sbatch and
+ * a node check per step), so counting decisions counts a job two or more
+ * times.  By default the report counts jobs: a submission, or a node
+ * check that names none (a job submitted around the plugin), is a job; a
+ * node check that names its submission (its parent) adds nothing to the
+ * counts but node_checks, and when it rejects, its submission's job counts
+ * once in node_rejected (a set of those submissions' ids: the jobs killed
+ * on the node, few).  --by decision counts every row, as before.  Exempt
+ * rows (the policy's exemption, accepted unchecked) are counted apart too.
  */
 #include "config.h"
 
@@ -123,8 +133,14 @@ struct agg {
 	/* mode[ADV_MODE_COUNT]: decisions logged before modes were recorded. */
 	uint64_t decisions, users, verdict[ADV_VERDICT_COUNT], mode[ADV_MODE_COUNT + 1];
 	uint64_t unenforced, unenforced_users, rejected;
+	/* Issue 30. */
+	bool by_decision;
+	uint64_t rows, node_checks, node_rejected, exempt, exempt_users;
+	uint64_t exempt_by[3];         /* user, account, partition (exempt_kinds) */
 	bool oom;
 };
+
+static const char *const exempt_kinds[] = { "user", "account", "partition" };
 
 /* Grows *arr (elements of size sz) to hold one more; NULL out of memory. */
 static void *push(void **arr, size_t *n, size_t *cap, size_t sz)
@@ -264,6 +280,24 @@ static void add_decision(const struct dlog_rec *r, void *ctx)
 	if (!user[0]) {
 		adv_snprintf(uid, sizeof(uid), "uid%u", (unsigned)r->uid);
 		user = uid;
+	}
+	g->rows += w;
+	/* By job, a node check of a known submission is that job's, counted with it. */
+	if (!g->by_decision && r->context == ADV_CTX_STEP && r->parent[0]) {
+		g->node_checks += w;
+		if (v == ADV_REJECT)
+			g->node_rejected += (uint64_t)first_time(g, "n", r->parent, "", "");
+		return;
+	}
+	if (r->exempt_by[0]) {
+		size_t k;
+
+		g->exempt += w;
+		g->exempt_users += (uint64_t)first_time(g, "e", "", "", user);
+		for (k = 0; k < ADV_ARRAY_SIZE(exempt_kinds); k++)
+			if (!strncmp(r->exempt_by, exempt_kinds[k], strlen(exempt_kinds[k])) &&
+			    r->exempt_by[strlen(exempt_kinds[k])] == ' ')
+				g->exempt_by[k] += w;
 	}
 	g->decisions += w;
 	g->verdict[v] += w;
@@ -419,6 +453,24 @@ static int hosts_pb(const struct agg *g, struct arena *a, Advisor__ReportRespons
 	return 0;
 }
 
+static int exempt_pb(const struct agg *g, struct arena *a, Advisor__ReportResponse *r)
+{
+	r->exemptions = ARENA_ARRAY(a, Advisor__LabelledCount *, ADV_ARRAY_SIZE(exempt_kinds));
+	if (!r->exemptions)
+		return -1;
+	for (size_t k = 0; k < ADV_ARRAY_SIZE(exempt_kinds); k++) {
+		Advisor__LabelledCount *c;
+
+		if (!g->exempt_by[k])
+			continue;
+		if (!(c = count_pb(a, g->exempt_by[k])))
+			return -1;
+		c->kind = (char *)exempt_kinds[k];
+		r->exemptions[r->n_exemptions++] = c;
+	}
+	return 0;
+}
+
 static void agg_free(struct agg *g)
 {
 	free(g->hosts);
@@ -427,7 +479,7 @@ static void agg_free(struct agg *g)
 	strset_free(&g->seen);
 }
 
-int rollout_report(int64_t since, const char *user, struct arena *a,
+int rollout_report(int64_t since, const char *user, bool by_decision, struct arena *a,
 		   Advisor__ReportResponse **out, char *err, size_t errlen)
 {
 	struct dlog_filter f = { .user = user, .verdict = -1, .since = since };
@@ -436,6 +488,7 @@ int rollout_report(int64_t since, const char *user, struct arena *a,
 	int rc = ADVISOR__ERROR_CODE__ERR_INTERNAL;
 
 	memset(&g, 0, sizeof(g));
+	g.by_decision = by_decision;
 	if (!r) {
 		adv_snprintf(err, errlen, "out of memory");
 		return rc;
@@ -467,8 +520,14 @@ int rollout_report(int64_t since, const char *user, struct arena *a,
 	SET(r, unenforced, g.unenforced);
 	SET(r, unenforced_users, g.unenforced_users);
 	SET(r, rejected, g.rejected);
+	SET(r, by_decision, by_decision);
+	SET(r, rows, g.rows);
+	SET(r, node_checks, g.node_checks);
+	SET(r, node_rejected, g.node_rejected);
+	SET(r, exempt, g.exempt);
+	SET(r, exempt_users, g.exempt_users);
 	if (totals_pb(&g, a, r) || codes_pb(&g, a, r) || parts_pb(&g, a, r) ||
-	    hosts_pb(&g, a, r)) {
+	    hosts_pb(&g, a, r) || exempt_pb(&g, a, r)) {
 		adv_snprintf(err, errlen, "out of memory");
 		goto out;
 	}

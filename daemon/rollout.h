@@ -7,6 +7,7 @@
 #ifndef ADVISOR_ROLLOUT_H
 #define ADVISOR_ROLLOUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,9 +16,11 @@
 
 /*
  * Summarises the decisions since `since` (unix time) of user (NULL = all)
- * into *out, allocated in a.  0, or an Advisor__ErrorCode with err.
+ * into *out, allocated in a: by job (by_decision false, issue 30: a node
+ * check that names its submission is folded into it) or by decision.
+ * 0, or an Advisor__ErrorCode with err.
  */
-int rollout_report(int64_t since, const char *user, struct arena *a,
+int rollout_report(int64_t since, const char *user, bool by_decision, struct arena *a,
 		   Advisor__ReportResponse **out, char *err, size_t errlen);
 
 #endif

@@ -82,8 +82,14 @@ static enum adv_mode resolve_mode(const struct adv_policy *pol, const struct adv
 	enum adv_mode mode = policy_mode_list(pol, req->res.partition, by, sizeof(by));
 
 	*denied = false;
-	if (policy_is_exempt(pol, req->user, req->account))
+	if (policy_is_exempt(pol, req->user, req->account)) {
+		/* The user's entry first: it is the one an admin looks for. */
+		if (policy_is_exempt(pol, req->user, NULL))
+			adv_snprintf(res->exempt, sizeof(res->exempt), "user %s", req->user);
+		else
+			adv_snprintf(res->exempt, sizeof(res->exempt), "account %s", req->account);
 		return ADV_MODE_OFF;
+	}
 	if (req->wl.mode != ADV_UNSET) {
 		if (pol->user_mode_override)
 			return (enum adv_mode)req->wl.mode;
@@ -91,6 +97,13 @@ static enum adv_mode resolve_mode(const struct adv_policy *pol, const struct adv
 	}
 	if (strchr(req->res.partition, ','))
 		adv_strlcpy(res->mode_partition, by, sizeof(res->mode_partition));
+	/* A partition's own `mode: off` exempts its jobs; the global mode off is no exemption. */
+	if (mode == ADV_MODE_OFF && by[0]) {
+		const struct adv_partition *part = policy_find_partition(pol, by);
+
+		if (part && part->has_mode)
+			adv_snprintf(res->exempt, sizeof(res->exempt), "partition %s", by);
+	}
 	return mode;
 }
 

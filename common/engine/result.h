@@ -129,6 +129,14 @@ struct adv_result {
 	/* For a partition list (-p debug,h100): the listed partition whose
 	 * mode is in force, the strictest (policy_mode_list); "" otherwise. */
 	char mode_partition[ADV_NAME_MAX];
+	/*
+	 * Issue 30: why the job was not checked, when the policy exempts it
+	 * ("user alice", "account physics": exempt.users, exempt.accounts; or
+	 * "partition debug": that partition's own mode off); "" otherwise.
+	 * The decision log keeps it, so that show does not print an exempt
+	 * job as a clean accept.
+	 */
+	char exempt[ADV_NAME_MAX + 16];
 	bool has_layout, has_memory, has_checkpoint, has_estimate;
 	struct adv_layout_out layout;
 	/* Workload as resolved (defaults filled in) */

@@ -104,7 +104,7 @@ enum {
 	/* command specific: from OPT_TOP on, handed to the command (parse_job) */
 	OPT_TOP, OPT_MTBF, OPT_WRITE, OPT_RESTART, OPT_INTERVAL, OPT_USER, OPT_JOB,
 	OPT_VERDICT, OPT_SINCE, OPT_LIMIT, OPT_QUERIES, OPT_PROMETHEUS, OPT_CROSS_TP, OPT_SCRIPT,
-	OPT_DECISION, OPT_UNTIL, OPT_VERBOSE,
+	OPT_DECISION, OPT_UNTIL, OPT_VERBOSE, OPT_BY,
 };
 
 /*
@@ -1332,16 +1332,23 @@ static int cmd_stats(struct ctl *c, int argc, char **argv)
 
 static void report_help(void)
 {
-	printf("Usage: advisorctl [--json] report [--since TIME] [--user U]\n"
-	       "What the decision log says about a period: decisions by verdict, mode and\n"
-	       "partition, and per finding code and severity how many decisions and distinct\n"
-	       "users it concerned.  WOULD-REJECT counts decisions made in mode warn that mode\n"
-	       "enforce would have rejected: what enforcement would have blocked.  Users see\n"
-	       "their own decisions; admins everyone's.\n\n"
+	printf("Usage: advisorctl [--json] report [--since TIME] [--user U] [--by job|decision]\n"
+	       "What the decision log says about a period: jobs by verdict, mode and\n"
+	       "partition, and per finding code and severity how many jobs and distinct users\n"
+	       "it concerned.  WOULD-REJECT counts jobs judged in mode warn that mode enforce\n"
+	       "would have rejected: what enforcement would have blocked.  EXEMPT jobs (the\n"
+	       "policy's exempt: users and accounts, a partition's mode off) were accepted\n"
+	       "unchecked and are counted apart.  Users see their own decisions; admins\n"
+	       "everyone's.\n\n"
 	       "      --since TIME    a duration back from now (7d, 24h, 30m) or a date\n"
 	       "                      (2025-01-31 or 2025-01-31T12:00:00, local time);\n"
 	       "                      default 7d\n"
-	       "      --user U        only decisions of user U (admins only for others)\n\n%s",
+	       "      --user U        only decisions of user U (admins only for others)\n"
+	       "      --by job        (default) one count per job: its submission (sbatch,\n"
+	       "                      salloc, srun), with the node checks that name it folded\n"
+	       "                      in; a node check that names none counts as a job\n"
+	       "      --by decision   one count per decision: a job's submission and each of\n"
+	       "                      its node checks\n\n%s",
 	       common_help());
 }
 
@@ -1399,6 +1406,7 @@ static int cmd_report(struct ctl *c, int argc, char **argv)
 		COMMON_OPTS
 		{ "user", required_argument, NULL, OPT_USER },
 		{ "since", required_argument, NULL, OPT_SINCE },
+		{ "by", required_argument, NULL, OPT_BY },
 		{ NULL, 0, NULL, 0 },
 	};
 	Advisor__Request req = ADVISOR__REQUEST__INIT;
@@ -1415,6 +1423,14 @@ static int cmd_report(struct ctl *c, int argc, char **argv)
 		case '?': return usage_error(c->cmd, "bad option");
 		case OPT_USER: rr.user = optarg; rc = 0; break;
 		case OPT_SINCE: rc = parse_since(c, "--since", optarg, &rr.since); break;
+		case OPT_BY:
+			if (strcmp(optarg, "job") && strcmp(optarg, "decision"))
+				return usage_error(c->cmd, "--by takes job or decision, not '%s'",
+						   optarg);
+			rr.has_by_decision = 1;
+			rr.by_decision = strcmp(optarg, "decision") == 0;
+			rc = 0;
+			break;
 		default: rc = common_opt(c, opt, optarg);
 		}
 		if (rc)

@@ -1112,7 +1112,24 @@ static json_object *decision_json(const Advisor__Decision *d)
 	/* Issue 21: the submission of a node check; the batch script's name. */
 	put(x, "parent", jstr(d->parent));
 	put(x, "script", jstr(d->script));
+	/* Issue 30: "user alice", "account physics", "partition debug": accepted unchecked. */
+	put(x, "exempt", jstr(d->exempt));
 	return x;
+}
+
+/*
+ * Issue 30: an exempt job is accepted without a check; said so, with the
+ * policy's rule, so that it does not read as a clean accept.
+ */
+static const char *exempt_rule(const char *exempt)
+{
+	if (!strncmp(exempt, "user ", 5))
+		return "the policy's exempt: users lists the user";
+	if (!strncmp(exempt, "account ", 8))
+		return "the policy's exempt: accounts lists the job's account";
+	if (!strncmp(exempt, "partition ", 10))
+		return "the policy sets mode off on the partition";
+	return "the policy exempts it";
 }
 
 void print_history(FILE *f, const Advisor__HistoryResponse *r, bool json)
@@ -1149,8 +1166,11 @@ void print_history(FILE *f, const Advisor__HistoryResponse *r, bool json)
 			snprintf(gpus, sizeof(gpus), "%d", d->gpus);
 			if (d->has_mem_gib)
 				snprintf(mem, sizeof(mem), "%.1f", d->mem_gib);
+			/* An exempt job has no findings: the exemption stands in their column. */
+			if (d->exempt)
+				snprintf(codes, sizeof(codes), "exempt (%s)", d->exempt);
 			for (size_t k = 0; k < d->n_codes; k++) {
-				if (k)
+				if (codes[0])
 					adv_strlcat(codes, ",", sizeof(codes));
 				adv_strlcat(codes, d->codes[k], sizeof(codes));
 			}
@@ -1190,6 +1210,8 @@ static void show_link(FILE *f, const char *lead, const Advisor__Decision *d)
 	if (d->has_job_id)
 		fprintf(f, ", job %u", d->job_id);
 	fprintf(f, ", verdict %s", verdict_name(d->verdict));
+	if (d->exempt)
+		fprintf(f, ", exempt (%s)", ADV_TEXT(d->exempt));
 	for (size_t k = 0; k < d->n_codes; k++)
 		fprintf(f, "%s%s", k ? "," : " (", ADV_TEXT(d->codes[k]));
 	fprintf(f, "%s\n", d->n_codes ? ")" : "");
@@ -1267,6 +1289,9 @@ void print_show(FILE *f, const Advisor__HistoryResponse *r, bool json)
 	fprintf(f, "verdict: %s", verdict_name(d->verdict));
 	if (d->has_repeat && d->repeat > 1)
 		fprintf(f, " (%u identical checks of a user over the request budget)", d->repeat);
+	if (d->exempt)
+		fprintf(f, "\nexempt: %s (%s: accepted without a check)", ADV_TEXT(d->exempt),
+			exempt_rule(d->exempt));
 	fprintf(f, "\nresources: %d %s%s%s on %d %s%s%s\n", d->gpus, d->gpu ? ADV_TEXT(d->gpu) : "",
 		d->gpu ? " " : "", adv_plural(d->gpus, "GPU", "GPUs"), d->nodes,
 		adv_plural(d->nodes, "node", "nodes"), d->partition ? ", partition " : "",
@@ -1666,15 +1691,35 @@ void print_prometheus_down(FILE *f)
 
 /* ---- report: what enforcement would have blocked ------------------------------ */
 
+/* Issue 30: the counts are of jobs, unless asked by decision (or from an older advisord). */
+static bool report_by_job(const Advisor__ReportResponse *r)
+{
+	return r->has_by_decision && !r->by_decision;
+}
+
 static void print_report_json(FILE *f, const Advisor__ReportResponse *r)
 {
 	json_object *o = json_object_new_object(), *codes = json_object_new_array();
-	json_object *parts = json_object_new_array();
+	json_object *parts = json_object_new_array(), *ex = json_object_new_object();
+	bool by_job = report_by_job(r);
 
 	put(o, "since", json_object_new_int64(r->since));
 	put(o, "until", json_object_new_int64(r->until));
-	put(o, "decisions", json_object_new_uint64(r->decisions));
+	/* What verdicts, modes, codes, partitions and the totals below count. */
+	put(o, "by", jstr(by_job ? "job" : "decision"));
+	/* Every decision of the period, however counted. */
+	put(o, "decisions", json_object_new_uint64(r->has_rows ? r->rows : r->decisions));
+	put(o, "jobs", by_job ? json_object_new_uint64(r->decisions) : NULL);
+	put(o, "node_checks", by_job ? json_object_new_uint64(r->node_checks) : NULL);
+	put(o, "node_rejected", by_job ? json_object_new_uint64(r->node_rejected) : NULL);
 	put(o, "users", json_object_new_uint64(r->users));
+	put(o, "exempt", json_object_new_uint64(r->exempt));
+	put(o, "exempt_users", json_object_new_uint64(r->exempt_users));
+	for (size_t i = 0; i < r->n_exemptions; i++)
+		if (r->exemptions[i]->kind)
+			put(ex, r->exemptions[i]->kind,
+			    json_object_new_uint64(r->exemptions[i]->count));
+	put(o, "exempt_by", ex);
 	put(o, "rejected", json_object_new_uint64(r->rejected));
 	put(o, "unenforced", json_object_new_uint64(r->unenforced));
 	put(o, "unenforced_users", json_object_new_uint64(r->unenforced_users));
@@ -1719,8 +1764,8 @@ static void fmt_u(char *buf, size_t len, uint64_t v)
 
 static void print_report_codes(FILE *f, const Advisor__ReportResponse *r)
 {
-	static const char *const hdr[] = { "CODE", "SEVERITY", "DECISIONS", "USERS",
-					   "WOULD-REJECT", "REJECTED" };
+	const char *hdr[] = { "CODE", "SEVERITY", report_by_job(r) ? "JOBS" : "DECISIONS",
+			      "USERS", "WOULD-REJECT", "REJECTED" };
 	static const bool right[] = { 0, 0, 1, 1, 1, 1 };
 	struct table t;
 
@@ -1744,8 +1789,8 @@ static void print_report_codes(FILE *f, const Advisor__ReportResponse *r)
 
 static void print_report_partitions(FILE *f, const Advisor__ReportResponse *r)
 {
-	static const char *const hdr[] = { "PARTITION", "DECISIONS", "USERS", "ACCEPT", "WARN",
-					   "REJECT", "WOULD-REJECT" };
+	const char *hdr[] = { "PARTITION", report_by_job(r) ? "JOBS" : "DECISIONS", "USERS",
+			      "ACCEPT", "WARN", "REJECT", "WOULD-REJECT" };
 	static const bool right[] = { 0, 1, 1, 1, 1, 1, 1 };
 	struct table t;
 
@@ -1773,6 +1818,7 @@ void print_report(FILE *f, const Advisor__ReportResponse *r, bool json)
 {
 	char from[32], to[32];
 	uint64_t v[ADV_VERDICT_COUNT] = { 0 };
+	const char *what;
 
 	if (json) {
 		print_report_json(f, r);
@@ -1783,15 +1829,33 @@ void print_report(FILE *f, const Advisor__ReportResponse *r, bool json)
 	for (size_t i = 0; i < r->n_verdicts; i++)
 		if (r->verdicts[i]->verdict >= 0 && r->verdicts[i]->verdict < ADV_VERDICT_COUNT)
 			v[r->verdicts[i]->verdict] = r->verdicts[i]->count;
-	fprintf(f, "decisions %s .. %s: %llu by %llu user%s (accept %llu, warn %llu, reject %llu)\n",
-		from, to, (unsigned long long)r->decisions, (unsigned long long)r->users,
+	what = report_by_job(r) ? "job" : "decision";
+	fprintf(f, "%ss %s .. %s: %llu by %llu user%s (accept %llu, warn %llu, reject %llu)\n",
+		what, from, to, (unsigned long long)r->decisions, (unsigned long long)r->users,
 		r->users == 1 ? "" : "s", (unsigned long long)v[0], (unsigned long long)v[1],
 		(unsigned long long)v[2]);
-	fprintf(f, "enforcement would have rejected %llu more decision%s by %llu user%s "
+	/* Issue 30: how the jobs came from the decisions, so neither count surprises. */
+	if (report_by_job(r))
+		fprintf(f, "from %llu decision%s: %llu node check%s counted with the submission "
+			"they name; %llu job%s rejected on the node\n",
+			(unsigned long long)r->rows, r->rows == 1 ? "" : "s",
+			(unsigned long long)r->node_checks, r->node_checks == 1 ? "" : "s",
+			(unsigned long long)r->node_rejected, r->node_rejected == 1 ? "" : "s");
+	fprintf(f, "enforcement would have rejected %llu more %s%s by %llu user%s "
 		"(mode warn let them through); %llu were rejected\n",
-		(unsigned long long)r->unenforced, r->unenforced == 1 ? "" : "s",
+		(unsigned long long)r->unenforced, what, r->unenforced == 1 ? "" : "s",
 		(unsigned long long)r->unenforced_users, r->unenforced_users == 1 ? "" : "s",
 		(unsigned long long)r->rejected);
+	if (r->exempt) {
+		fprintf(f, "exempt: %llu %s%s by %llu user%s accepted unchecked (",
+			(unsigned long long)r->exempt, what, r->exempt == 1 ? "" : "s",
+			(unsigned long long)r->exempt_users, r->exempt_users == 1 ? "" : "s");
+		for (size_t i = 0; i < r->n_exemptions; i++)
+			fprintf(f, "%s%s %llu", i ? ", " : "",
+				r->exemptions[i]->kind ? ADV_TEXT(r->exemptions[i]->kind) : "?",
+				(unsigned long long)r->exemptions[i]->count);
+		fprintf(f, ")\n");
+	}
 	if (r->n_hosts) {
 		fprintf(f, "decided on %zu host%s:", r->n_hosts, r->n_hosts == 1 ? "" : "s");
 		for (size_t i = 0; i < r->n_hosts; i++)

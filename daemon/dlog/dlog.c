@@ -747,6 +747,7 @@ static struct hash2 rec_key(const struct dlog_rec *r, bool coarse)
 	hash_str(&h, r->codes);
 	hash_str(&h, r->severities);
 	hash_str(&h, r->unenforced);
+	hash_str(&h, r->exempt_by);
 	if (coarse)
 		return h;
 	hash_int(&h, r->job_id);
@@ -1118,14 +1119,21 @@ enum dlog_confirm_rc dlog_confirm(const char *id, uint32_t job_id, uint32_t uid,
 		rc = DLOG_CONFIRM_OTHER_JOB;
 	else
 		rc = DLOG_CONFIRM_YES;
-	if (rc != DLOG_CONFIRM_YES || parent->job_id)
+	/*
+	 * Issue 30: a submission made without the job's whole text (sbatch
+	 * on a pipe, --wrap) vouches for nothing, yet it is the job's, and
+	 * history --job lists it: the first job of its user to name it gets
+	 * it, as a confirmed one does; the answer stays NO_DIGEST.
+	 */
+	if ((rc != DLOG_CONFIRM_YES && rc != DLOG_CONFIRM_NO_DIGEST) || parent->job_id || !job_id)
 		goto out;
 	/* First use: the submission is this job's from now on, committed before the answer. */
 	pthread_mutex_lock(&D.lock);
 	bound = bind_locked(id, job_id);
 	pthread_mutex_unlock(&D.lock);
 	if (!bound) {
-		rc = DLOG_CONFIRM_CANNOT_TELL;
+		if (rc == DLOG_CONFIRM_YES)
+			rc = DLOG_CONFIRM_CANNOT_TELL;
 		goto out;
 	}
 	wait_committed();

@@ -134,7 +134,9 @@ int dlog_query(const struct dlog_filter *f, struct dlog_rec **out, size_t *n,
  * from the same text (digest, jobdigest.h), and was used by no other job:
  * a submission is bound to the first job that confirms it (its job_id
  * set, committed before this returns), and a node check's decision
- * already has its job.  *parent: the decision as read (zeroed when not
+ * already has its job.  A submission made without the job's text
+ * (NO_DIGEST) is bound the same way, for history --job (issue 30), though
+ * it vouches for nothing.  *parent: the decision as read (zeroed when not
  * found).  Only the SQLite log answers: under MariaDB a node check would
  * wait for the server, so nothing is vouched for (CANNOT_TELL) and the
  * node judges the job's text itself.

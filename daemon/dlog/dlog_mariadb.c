@@ -26,6 +26,8 @@
  * Schema 2 (issue 21) adds to decisions and queries what the user saw:
  * `script`, `findings` and `sources` (NULL in older rows: "not recorded"),
  * and an index on `parent`, so that show finds a submission's node checks.
+ * Schema 3 (issue 30) adds `exempt` to both: the policy's exemption that
+ * let the job through unchecked ("user alice"; NULL none, and in older rows).
  *
  * Writes use prepared statements with MariaDB's array binding (one
  * COM_STMT_BULK_EXECUTE per chunk of rows) when the server offers it, and
@@ -126,26 +128,33 @@ static const struct {
 	{ "sources", "ADD COLUMN `sources` TEXT NULL" },
 };
 
-static const char *const *const migrations[DLOG_MARIADB_SCHEMA] = { migration_1, NULL };
+/* Schema 3 (issue 30), the same way. */
+static const struct {
+	const char *name, *ddl;
+} added_3[] = {
+	{ "exempt", "ADD COLUMN `exempt` VARCHAR(80) NULL" },
+};
+
+static const char *const *const migrations[DLOG_MARIADB_SCHEMA] = { migration_1, NULL, NULL };
 
 #define INSERT_COLUMNS \
 	"`id`, `host`, `time`, `uid`, `user`, `job_id`, `context`, `parent`, `gpu`, `gpus`," \
 	" `nodes`, `partition`, `model`, `layout`, `workload`, `verdict`, `verdict_name`," \
 	" `codes`, `mem_gib`, `ckpt_interval_s`, `mode`, `severities`, `unenforced`, `repeat`," \
-	" `script`, `findings`, `sources`"
+	" `script`, `findings`, `sources`, `exempt`"
 #define INSERT_SQL(table) \
 	"INSERT IGNORE INTO `" table "` (" INSERT_COLUMNS ") VALUES" \
-	" (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-#define N_INSERT 27
+	" (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+#define N_INSERT 28
 /* The columns read_row() reads, in its order. */
 #define SELECT_HEAD \
 	"`id`, `host`, `time`, `uid`, `user`, `job_id`, `context`, `parent`, `gpu`, `gpus`," \
 	" `nodes`, `partition`, `model`, `layout`, `workload`, `verdict`, `codes`, `mem_gib`," \
 	" `ckpt_interval_s`, `mode`, `severities`, `unenforced`, `repeat`, `script`"
-#define SELECT_COLUMNS SELECT_HEAD ", `findings`, `sources`"
+#define SELECT_COLUMNS SELECT_HEAD ", `findings`, `sources`, `exempt`"
 /* Without what only show prints: history's list, report. */
-#define SELECT_BRIEF SELECT_HEAD ", NULL AS `findings`, NULL AS `sources`"
-#define N_SELECT 26
+#define SELECT_BRIEF SELECT_HEAD ", NULL AS `findings`, NULL AS `sources`, `exempt`"
+#define N_SELECT 27
 
 /* The rows' context and verdict_name columns, indexed by enum adv_context
  * and enum adv_verdict; every index is bounded by the enum's count. */
@@ -256,6 +265,39 @@ static int query_int(struct dlog_mariadb *m, const char *sql, long long *v, char
 	return DLOG_MARIADB_OK;
 }
 
+/* A column of ddl to both tables, only when missing (a migration cut short runs again). */
+static int add_column(struct dlog_mariadb *m, const char *name, const char *ddl, char *err,
+		      size_t errlen)
+{
+	static const char *const tables[] = { "decisions", "queries" };
+	char sql[320];
+	long long n;
+	int rc;
+
+	for (size_t t = 0; t < ADV_ARRAY_SIZE(tables); t++) {
+		adv_snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM information_schema.COLUMNS"
+			     " WHERE `table_schema` = DATABASE() AND `table_name` = '%s' AND"
+			     " `column_name` = '%s'", tables[t], name);
+		if ((rc = query_int(m, sql, &n, err, errlen)))
+			return rc;
+		adv_snprintf(sql, sizeof(sql), "ALTER TABLE `%s` %s", tables[t], ddl);
+		if (n == 0 && (rc = exec(m, sql, err, errlen)))
+			return rc;
+	}
+	return DLOG_MARIADB_OK;
+}
+
+/* Schema 2 to 3: the exemption of issue 30. */
+static int migrate_3(struct dlog_mariadb *m, char *err, size_t errlen)
+{
+	int rc;
+
+	for (size_t i = 0; i < ADV_ARRAY_SIZE(added_3); i++)
+		if ((rc = add_column(m, added_3[i].name, added_3[i].ddl, err, errlen)))
+			return rc;
+	return DLOG_MARIADB_OK;
+}
+
 /* Schema 1 to 2: the columns of issue 21 and the index on parent, each only when missing. */
 static int migrate_2(struct dlog_mariadb *m, char *err, size_t errlen)
 {
@@ -330,6 +372,8 @@ static int migrate(struct dlog_mariadb *m, char *err, size_t errlen)
 			if ((rc = exec(m, *s, err, errlen)))
 				goto out;
 		if (v == 1 && (rc = migrate_2(m, err, errlen)))
+			goto out;
+		if (v == 2 && (rc = migrate_3(m, err, errlen)))
 			goto out;
 		adv_snprintf(sql, sizeof(sql),
 			     "INSERT IGNORE INTO `schema_version` VALUES (%lld, %lld)", v + 1,
@@ -456,7 +500,7 @@ struct cols {
 static const enum col_kind kinds[N_INSERT] = {
 	C_STR, C_STR, C_I64, C_I64, C_STR, C_I64, C_STR, C_STR, C_STR, C_I64, C_I64, C_STR,
 	C_STR, C_STR, C_STR, C_I64, C_STR, C_STR, C_DBL, C_DBL, C_I64, C_STR, C_STR, C_I64,
-	C_STR, C_STR, C_STR,
+	C_STR, C_STR, C_STR, C_STR,
 };
 
 static int cols_alloc(struct cols *c, size_t n)
@@ -543,6 +587,7 @@ static void fill_row(struct cols *c, size_t row, const struct dlog_rec *r)
 	set_detail(c, k++, row, r->detail, r->script);
 	set_detail(c, k++, row, r->detail, r->findings);
 	set_detail(c, k++, row, r->detail, r->sources);
+	set_str(c, k++, row, r->exempt_by);
 }
 
 /* Binds the whole chunk for one array execution. */
@@ -740,7 +785,7 @@ static void bind_result_row(struct row *w)
 	bind_out(w, k++, MYSQL_TYPE_DOUBLE, &w->mem, sizeof(w->mem));
 	bind_out(w, k++, MYSQL_TYPE_DOUBLE, &w->ckpt, sizeof(w->ckpt));
 	I(w->mode); S(w->r.severities); S(w->r.unenforced); I(w->repeat);
-	S(w->r.script); S(w->r.findings); S(w->r.sources);
+	S(w->r.script); S(w->r.findings); S(w->r.sources); S(w->r.exempt_by);
 #undef S
 #undef I
 }

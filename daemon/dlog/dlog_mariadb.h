@@ -21,8 +21,9 @@
 #include "dlog_rec.h"
 
 /* The schema this daemon writes; a database at a higher version is refused. */
-/* 2: issue 21, what the user saw (script, findings, sources). */
-#define DLOG_MARIADB_SCHEMA 2
+/* 2: issue 21, what the user saw (script, findings, sources).
+ * 3: issue 30, the exemption that let a job through unchecked (exempt). */
+#define DLOG_MARIADB_SCHEMA 3
 
 enum dlog_mariadb_err {
 	DLOG_MARIADB_OK = 0,

@@ -28,6 +28,8 @@
 #define DLOG_SOURCES_MAX 2048
 /* Issue 27: a SHA-256 of the job's text as hex (jobdigest.h), and its NUL. */
 #define DLOG_DIGEST_MAX 65
+/* Issue 30: "account " and a policy name (ADV_NAME_MAX), and its NUL. */
+#define DLOG_EXEMPT_MAX 80
 
 struct dlog_rec {
 	char id[DLOG_ID_MAX];
@@ -76,6 +78,13 @@ struct dlog_rec {
 	 * (dlog_confirm).  Kept by the SQLite store only, beside the row.
 	 */
 	char digest[DLOG_DIGEST_MAX];
+	/*
+	 * Issue 30: the policy's exemption that let the job through unchecked,
+	 * "user alice", "account physics" or "partition debug" (adv_result's
+	 * exempt); "" none, and in every row of an older daemon.  Column
+	 * `exempt`.  Not the same as exempt above (no share), which is not stored.
+	 */
+	char exempt_by[DLOG_EXEMPT_MAX];
 };
 
 /* show (issue 21) lists at most this many node checks of a submission. */

@@ -85,16 +85,17 @@ static const char spool_schema_sql[] =
 	" parent TEXT, gpu TEXT, gpus INTEGER, nodes INTEGER, partition TEXT, model TEXT,"
 	" layout TEXT, workload TEXT, verdict INTEGER, verdict_name TEXT, codes TEXT,"
 	" mem_gib REAL, ckpt_interval_s REAL, mode INTEGER, severities TEXT, unenforced TEXT,"
-	" repeat INTEGER, host TEXT, script TEXT, findings TEXT, sources TEXT,"
+	" repeat INTEGER, host TEXT, script TEXT, findings TEXT, sources TEXT, exempt TEXT,"
 	" kind INTEGER NOT NULL,"     /* SPOOL_DECISION, SPOOL_QUERY, SPOOL_REPEAT */
 	" op TEXT, n INTEGER)";        /* SPOOL_REPEAT: the op key and the count */
 static const char spool_insert_sql[] =
 	"INSERT INTO spool (id, time, uid, user, job_id, context, parent, gpu, gpus, nodes,"
 	" partition, model, layout, workload, verdict, verdict_name, codes, mem_gib,"
 	" ckpt_interval_s, mode, severities, unenforced, repeat, host, script, findings, sources,"
-	" kind, op, n) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-/* Parameters after dlog_sqlite_bind_rec's 27. */
-enum { SPOOL_P_KIND = 28, SPOOL_P_OP, SPOOL_P_N };
+	" exempt, kind, op, n)"
+	" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+/* Parameters after dlog_sqlite_bind_rec's 28. */
+enum { SPOOL_P_KIND = 29, SPOOL_P_OP, SPOOL_P_N };
 /* dlog_sqlite_row_to_rec's columns, then the query flag, seq, kind, op, n. */
 static const char spool_peek_sql[] =
 	"SELECT " DLOG_SQLITE_COLUMNS ", kind = 1, seq, kind, op, n FROM spool ORDER BY seq"

@@ -97,6 +97,8 @@ static const struct {
 	{ "script", "TEXT" },           /* the batch script's name as sbatch was given it */
 	{ "findings", "TEXT" },         /* dlog_detail.h lines: severity, code, message, fixes */
 	{ "sources", "TEXT" },          /* dlog_detail.h lines: field, where it came from */
+	/* Issue 30: the exemption that let the job through unchecked; NULL none. */
+	{ "exempt", "TEXT" },           /* "user alice", "account physics", "partition debug" */
 };
 
 /* Issue 21: show finds a submission's node checks; history --script a user's scripts. */
@@ -108,7 +110,7 @@ static const char index_sql[] =
 	"INSERT OR REPLACE INTO " table " (id, time, uid, user, job_id, context, parent, gpu," \
 	" gpus, nodes, partition, model, layout, workload, verdict, verdict_name, codes," \
 	" mem_gib, ckpt_interval_s, mode, severities, unenforced, repeat, host, script," \
-	" findings, sources) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+	" findings, sources, exempt) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 static const char repeat_sql[] =
 	"UPDATE decisions SET repeat = coalesce(repeat, 1) + ? WHERE id = ?";
 /* Issue 27: a submission is used by the first job that confirms it, once. */
@@ -205,7 +207,7 @@ static void bind_detail(sqlite3_stmt *st, int i, bool detail, const char *s)
 		sqlite3_bind_null(st, i);
 }
 
-/* Binds r to parameters 1..27 of an INSERT_SQL-shaped statement (the log's or the spool's). */
+/* Binds r to parameters 1..28 of an INSERT_SQL-shaped statement (the log's or the spool's). */
 void dlog_sqlite_bind_rec(sqlite3_stmt *st, const struct dlog_rec *r)
 {
 	sqlite3_bind_text(st, 1, r->id, -1, SQLITE_STATIC);
@@ -246,6 +248,7 @@ void dlog_sqlite_bind_rec(sqlite3_stmt *st, const struct dlog_rec *r)
 	bind_detail(st, 25, r->detail, r->script);
 	bind_detail(st, 26, r->detail, r->findings);
 	bind_detail(st, 27, r->detail, r->sources);
+	dlog_sqlite_bind_text(st, 28, r->exempt_by);
 }
 
 static int insert_one(const struct dlog_rec *r)
@@ -882,6 +885,7 @@ void dlog_sqlite_row_to_rec(sqlite3_stmt *st, struct dlog_rec *r)
 	dlog_sqlite_col_text(st, 23, r->script, sizeof(r->script));
 	dlog_sqlite_col_text(st, 24, r->findings, sizeof(r->findings));
 	dlog_sqlite_col_text(st, 25, r->sources, sizeof(r->sources));
+	dlog_sqlite_col_text(st, 26, r->exempt_by, sizeof(r->exempt_by));
 	/* dlog_query's union (and the spool) say which table a row came from. */
 	r->query = sqlite3_column_count(st) > DLOG_SQLITE_NCOLS &&
 		   sqlite3_column_int(st, DLOG_SQLITE_NCOLS) == 1;

@@ -16,14 +16,14 @@
 #define DLOG_SQLITE_COLUMNS \
 	"id, time, uid, user, job_id, context, parent, gpu, gpus, nodes, partition, model," \
 	" layout, workload, verdict, codes, mem_gib, ckpt_interval_s, mode, severities," \
-	" unenforced, repeat, host, script, findings, sources"
+	" unenforced, repeat, host, script, findings, sources, exempt"
 /* The same without the findings and sources (NULL there): history's list, report. */
 #define DLOG_SQLITE_COLUMNS_BRIEF \
 	"id, time, uid, user, job_id, context, parent, gpu, gpus, nodes, partition, model," \
 	" layout, workload, verdict, codes, mem_gib, ckpt_interval_s, mode, severities," \
-	" unenforced, repeat, host, script, NULL, NULL"
+	" unenforced, repeat, host, script, NULL, NULL, exempt"
 /* How many: a column after them (dlog_query's union, the spool) is the query flag. */
-#define DLOG_SQLITE_NCOLS 26
+#define DLOG_SQLITE_NCOLS 27
 
 extern const struct dlog_store_ops dlog_sqlite_ops;
 

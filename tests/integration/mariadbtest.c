@@ -84,6 +84,9 @@ static void make_rec(struct dlog_rec *r, int i, int64_t t, bool query)
 		snprintf(r->unenforced, sizeof(r->unenforced), "MEM_OVER_CAPACITY");
 	r->repeat = 1;
 	r->query = query;
+	/* Issue 30: an exemption on every fifth record. */
+	if (i % 5 == 0)
+		snprintf(r->exempt_by, sizeof(r->exempt_by), "account phys-%d", i);
 	/* Issue 21: what the user saw; a third of the records are from an older daemon (none). */
 	r->detail = i % 3 != 0;
 	if (r->detail && i % 6 != 1) {
@@ -103,7 +106,7 @@ static void same_rec(const struct dlog_rec *a, const struct dlog_rec *b)
 	N(gpus); N(nodes); S(partition); S(model); S(layout); S(workload); N(verdict);
 	S(codes); N(mem_gib); N(ckpt_interval_s); N(mode); S(severities); S(unenforced);
 	N(repeat); N(query);
-	S(script); S(findings); S(sources); N(detail);
+	S(script); S(findings); S(sources); N(detail); S(exempt_by);
 #undef S
 #undef N
 }
@@ -400,16 +403,18 @@ int main(int argc, char **argv)
 		printf("ok - a schema newer than this daemon's is refused: %s\n", err);
 		/* Schema 1, as an older advisord left it: migrated, its rows "not recorded". */
 		CHECK(mysql_query(my, "ALTER TABLE decisions DROP COLUMN script, DROP COLUMN findings,"
-				  " DROP COLUMN sources, DROP KEY parent") == 0, "%s", mysql_error(my));
+				  " DROP COLUMN sources, DROP COLUMN exempt, DROP KEY parent") == 0,
+		      "%s", mysql_error(my));
 		CHECK(mysql_query(my, "ALTER TABLE queries DROP COLUMN script, DROP COLUMN findings,"
-				  " DROP COLUMN sources, DROP KEY parent") == 0, "%s", mysql_error(my));
-		CHECK(mysql_query(my, "DELETE FROM schema_version WHERE version = 2") == 0, "%s",
+				  " DROP COLUMN sources, DROP COLUMN exempt, DROP KEY parent") == 0,
+		      "%s", mysql_error(my));
+		CHECK(mysql_query(my, "DELETE FROM schema_version WHERE version >= 2") == 0, "%s",
 		      mysql_error(my));
 		CHECK(mysql_query(my, "COMMIT") == 0, "%s", mysql_error(my));
 		mysql_close(my);
 		dlog_mariadb_close(m);
 		m = connect_ok(true);
-		CHECK(dlog_mariadb_schema(m) == 2, "migrated to %d", dlog_mariadb_schema(m));
+		CHECK(dlog_mariadb_schema(m) == 3, "migrated to %d", dlog_mariadb_schema(m));
 		memset(&f, 0, sizeof(f));
 		f.verdict = -1;
 		f.limit = 1000000;
@@ -417,8 +422,8 @@ int main(int argc, char **argv)
 		CHECK(dlog_mariadb_query(m, &f, &recs, &n, err, sizeof(err)) == 0, "%s", err);
 		CHECK(n == N_DEC - 480, "after the migration: %zu", n);
 		for (size_t i = 0; i < n; i++)
-			CHECK(!recs[i].detail && !recs[i].script[0] && !recs[i].findings[0],
-			      "%s recorded after the migration", recs[i].id);
+			CHECK(!recs[i].detail && !recs[i].script[0] && !recs[i].findings[0] &&
+			      !recs[i].exempt_by[0], "%s recorded after the migration", recs[i].id);
 		free(recs);
 		make_rec(&batch[0], 44, now, false);
 		adv_strlcpy(batch[0].id, "d-after", sizeof(batch[0].id));
@@ -428,8 +433,8 @@ int main(int argc, char **argv)
 		CHECK(n == 1, "d-after: %zu", n);
 		same_rec(&recs[0], &batch[0]);
 		free(recs);
-		printf("ok - schema 1 migrated to 2: the columns and index added, older rows not "
-		       "recorded, new ones round-trip\n");
+		printf("ok - schema 1 migrated to 3: the columns and index added, older rows not "
+		       "recorded (nor exempt), new ones round-trip\n");
 	}
 	dlog_mariadb_close(m);
 	dlog_mariadb_end();

@@ -2,7 +2,7 @@
 # The cluster's decision log in MariaDB (issue 13), against a private
 # mariadbd started here (scratch datadir, unix socket and a loopback port):
 #  - daemon/dlog/dlog_mariadb.c on its own (mariadbtest): refusals told apart,
-#    schema versioned (schema 1 migrated to 2), bulk writes round-trip,
+#    schema versioned (schema 1 migrated to 3), bulk writes round-trip,
 #    replays add nothing, repeat counts apply once, history filters (issue
 #    21: by id, parent, script, until), scan, prune, size;
 #  - two advisord ("two login nodes", ADVISOR_HOSTNAME login1 and login2,
@@ -104,8 +104,8 @@ decide() {
 
 start_node login1
 start_node login2
-grep -q "schema version 2" "$SCRATCH/login1.log" || fail "login1 does not say it uses the database: $(tail -n 3 "$SCRATCH/login1.log")"
-[ "$(msql -e 'SELECT MAX(version) FROM schema_version')" = 2 ] || fail "schema_version is not 2"
+grep -q "schema version 3" "$SCRATCH/login1.log" || fail "login1 does not say it uses the database: $(tail -n 3 "$SCRATCH/login1.log")"
+[ "$(msql -e 'SELECT MAX(version) FROM schema_version')" = 3 ] || fail "schema_version is not 3"
 ids=
 for j in 101 102 103; do ids="$ids $(decide login1 $j)"; done
 for j in 201 202; do ids="$ids $(decide login2 $j)"; done

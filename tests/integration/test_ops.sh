@@ -97,6 +97,11 @@ if command -v promtool > /dev/null; then
 		fail "promtool: $(cat "$SCRATCH/why")"
 fi
 expect_metric 'advisor_up' 1 "$SCRATCH/prom"
+# Issue 30: the metric set advisord(8) lists is the one printed, family by family.
+doc=$(sed -n '/^The metric set, one family each:/,/says what each counts/p' "$top_srcdir/man/advisord.8" |
+	grep -o 'advisor_[a-z_]*' | sort -u | tr '\n' ' ')
+got=$(awk '$1 == "#" && $2 == "TYPE" { print $3 }' "$SCRATCH/prom" | sort -u | tr '\n' ' ')
+[ -n "$doc" ] && [ "$doc" = "$got" ] || fail "advisord(8) lists the metrics '$doc', stats prints '$got'"
 expect_metric 'advisor_requests_total{kind="check"}' 7 "$SCRATCH/prom"
 expect_metric 'advisor_decisions_total{partition="h100",verdict="reject"}' 2 "$SCRATCH/prom"
 expect_metric 'advisor_decisions_total{partition="h100",verdict="accept"}' 1 "$SCRATCH/prom"
@@ -198,7 +203,7 @@ jq -e '[.partitions[] | select(.partition == "debug")][0] | .decisions == 1 and 
 jq -e '[.partitions[] | select(.partition == null)][0] | .decisions == 1 and .users == 1 and .accept == 1' \
 	"$SCRATCH/report.json" > /dev/null || fail "report row of checks without a partition"
 expect_status 0 "report (table)" ctl report
-grep -q "enforcement would have rejected 1 more decision by 1 user" "$SCRATCH/out" ||
+grep -q "enforcement would have rejected 1 more job by 1 user" "$SCRATCH/out" ||
 	fail "report summary line: $(cat "$SCRATCH/out")"
 grep -Eq '^TP_NOT_DIVIDE_HEADS +reject +3 +1 +1 +2$' "$SCRATCH/out" || fail "report table row: $(cat "$SCRATCH/out")"
 pass "report: per code and severity, per partition, by verdict and mode, distinct users, what enforce would reject"

@@ -39,8 +39,8 @@
  * For test_fair.sh and test_ops.sh (issue 14):
  *   wireclient SOCKET decide CTX K=V...  one check as the plugin (CTX sbatch, salloc,
  *                                    srun, step) or advisorctl would send it; K is
- *                                    gpu, gpus, nodes, gpus_per_node, partition, job
- *                                    or a workload option (model, layout, zero...);
+ *                                    gpu, gpus, nodes, gpus_per_node, partition, job,
+ *                                    account (issue 30) or a workload option (model, layout, zero...);
  *                                    parent=ID a node check's submission, script=FILE
  *                                    the batch script as sbatch ships it (issue 21),
  *                                    uid=N the job's owner as slurmstepd sends it
@@ -1055,6 +1055,8 @@ static int run_decide(int argc, char **argv)
 			adv_strlcpy(ar.res.gpu, v, sizeof(ar.res.gpu));
 		else if (!strcmp(k, "partition"))
 			adv_strlcpy(ar.res.partition, v, sizeof(ar.res.partition));
+		else if (!strcmp(k, "account"))
+			adv_strlcpy(ar.account, v, sizeof(ar.account));
 		else if (!strcmp(k, "gpus"))
 			ar.res.gpus = atoi(v);
 		else if (!strcmp(k, "nodes"))

@@ -3,8 +3,8 @@
  * issue 14): a full bucket for a new user, burst then refill at the rate,
  * the retry time an over-budget caller is told, users independent of each
  * other, a reload keeping what buckets hold, rate 0 as no limit, and a
- * table that grows past its first size.  Time is given, not read, so every
- * figure is exact.
+ * table that grows past its first size, and the top users the metric
+ * keeps (issue 30).  Time is given, not read, so every figure is exact.
  */
 #include "config.h"
 
@@ -152,6 +152,26 @@ static void test_many_users(void **st)
 	ratelimit_free(rl);
 }
 
+/* Issue 30: the metric keeps the users with the most, the rest summed as one. */
+static void test_top_users(void **st)
+{
+	struct ratelimit_count c[] = {
+		{ .uid = 5, .over = 3 }, { .uid = 1, .over = 9 }, { .uid = 4, .over = 3 },
+		{ .uid = 2, .over = 1 }, { .uid = 3, .over = 7 },
+	};
+	uint64_t other = 99;
+
+	(void)st;
+	assert_int_equal(ratelimit_top(c, 5, 3, &other), 3);
+	assert_int_equal(c[0].uid, 1);
+	assert_int_equal(c[1].uid, 3);
+	assert_int_equal(c[2].uid, 4);   /* a tie: the lower uid */
+	assert_int_equal(other, 3 + 1);
+	assert_int_equal(ratelimit_top(c, 2, 3, &other), 2);
+	assert_int_equal(other, 0);
+	assert_int_equal(ratelimit_top(c, 0, 3, &other), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -161,6 +181,7 @@ int main(void)
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_slow_rate_and_clock),
 		cmocka_unit_test(test_many_users),
+		cmocka_unit_test(test_top_users),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
