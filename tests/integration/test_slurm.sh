@@ -791,7 +791,8 @@ pass
 if "$advisorctl" check --help 2>&1 | grep -q -- '--script'; then
 begin "real-style job scripts with no --llm-* option: rejected, accepted and warned as their expect files say"
 cp "$CLUSTER_DIR/policy.yaml" "$CLUSTER_DIR/policy-test.yaml"
-cp "$top_srcdir/etc/policy.yaml" "$CLUSTER_DIR/policy.yaml"
+# The expect files' policy: the shipped one, enforcing (tests/jobs/README).
+enforcing_policy "$CLUSTER_DIR/policy.yaml"
 run reloadshipped "$advisorctl" --socket "$sock" reload
 expect_status 0
 n_reject=0; n_accept=0; n_warn=0
