@@ -376,6 +376,20 @@ scratch_dir() {
 	POLICY=$SCRATCH/policy.yaml
 }
 
+# enforcing_policy DEST: the shipped etc/policy.yaml with its top-level
+# `mode: warn` made `mode: enforce`, the README's last rollout step (issue
+# 30).  The shipped file blocks nothing; tests that expect rejections use
+# this copy, derived at test time so that there is one policy source.
+enforcing_policy() {
+	sed 's/^mode: warn$/mode: enforce/' "$top_srcdir/etc/policy.yaml" > "$1" ||
+		fail "cannot write $1"
+	# Exactly one line changed: the shipped file still has the line the
+	# README tells admins to edit.
+	[ "$(diff "$top_srcdir/etc/policy.yaml" "$1" | grep -c '^>')" = 1 ] &&
+		grep -q '^mode: enforce$' "$1" ||
+		fail "etc/policy.yaml has no top-level 'mode: warn' line to make 'mode: enforce'"
+}
+
 # write_policy [MAX_GPUS_H100]: the shipped policy's shape with a test knob.
 write_policy() {
 	cat > "$POLICY" <<EOT

@@ -15,6 +15,8 @@ JOBDIR=$top_srcdir/tests/jobs
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/advisor-jobs.XXXXXX") || fail "mktemp"
 trap cleanup EXIT
 trap 'exit 1' INT TERM
+# The jobs' default policy: the shipped one, enforcing (tests/jobs/README).
+enforcing_policy "$SCRATCH/policy-enforce.yaml"
 
 total=0
 failed=0
@@ -90,7 +92,7 @@ run_job() {
 
 	# First pass: the options of the run itself.
 	args=
-	policy=$top_srcdir/etc/policy.yaml
+	policy=$SCRATCH/policy-enforce.yaml
 	verdict=
 	while IFS= read -r line || [ -n "$line" ]; do
 		case "$line" in

@@ -3,11 +3,14 @@
 # of the job corpus (tests/jobs) through every printer advisorctl has.
 #
 # Each job's script (job.sbatch, or run.sh) is checked in-process,
-#   advisorctl --local --catalog etc/catalog.yaml --policy etc/policy.yaml
+#   advisorctl --local --catalog etc/catalog.yaml --policy POLICY-ENFORCE
 #       [--json] check --script SCRIPT [RESOURCES]
 # four ways: text and --json, each with the job's own resources (its
 # #SBATCH lines; none for a run.sh) and with a set given on the command
-# line over them (RES_GIVEN: 8 GPUs of a catalog GPU on one node).  Then
+# line over them (RES_GIVEN: 8 GPUs of a catalog GPU on one node).
+# POLICY-ENFORCE is the shipped etc/policy.yaml with `mode: enforce`
+# (lib.sh's enforcing_policy): the shipped file only warns, and a reject
+# prints the most (BEST_PLAN and its fixes).  Then
 # through a private advisord: the same check once more, and the logged
 # query printed back by `show` and `show --json` (issue 21's rendering of
 # a decision from the log).  A probe found advisorctl --json crashing on
@@ -33,6 +36,7 @@ JOBDIR=$top_srcdir/tests/jobs
 [ -d "$JOBDIR" ] || fail "no job corpus at $JOBDIR"
 scratch_dir
 write_policy
+enforcing_policy "$SCRATCH/policy-enforce.yaml"
 OUT=$SCRATCH/out.d
 mkdir -p "$OUT"
 # The resources given over the job's own, as a user tries a job elsewhere.
@@ -77,10 +81,10 @@ check_local() {
 	_name=$1 _dir=$2 _script=$3 _var=$4
 	shift 4
 	_base=$OUT/$_name.$_var
-	(cd "$_dir" && "$ADVISORCTL" --local --catalog "$CATALOG" --policy "$top_srcdir/etc/policy.yaml" \
+	(cd "$_dir" && "$ADVISORCTL" --local --catalog "$CATALOG" --policy "$SCRATCH/policy-enforce.yaml" \
 		check --script "$_script" "$@") > "$_base.txt" 2> "$_base.txt.err"
 	_rt=$?
-	(cd "$_dir" && "$ADVISORCTL" --local --catalog "$CATALOG" --policy "$top_srcdir/etc/policy.yaml" \
+	(cd "$_dir" && "$ADVISORCTL" --local --catalog "$CATALOG" --policy "$SCRATCH/policy-enforce.yaml" \
 		--json check --script "$_script" "$@") > "$_base.json" 2> "$_base.json.err"
 	_rj=$?
 	documented "$_rt" || { bad "$_name $_var text: $(why "$_rt")" "$_base.txt.err"; return; }

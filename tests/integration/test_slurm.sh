@@ -480,6 +480,140 @@ no_job_named adv-quiet
 plugstack timeout_ms=2000
 pass
 
+# Issue 30: the README's "Rollout: warn, then enforce", step by step, with
+# the shipped policy as the package installs it.  The job: a real-style
+# script advisor rejects when enforcing (tests/jobs/03: torchtitan 405B on
+# one node of 8 GPUs, MEM_OVER_CAPACITY) that fits this cluster's nodes, so
+# that "it runs" is seen to happen.
+begin "the README's rollout: the shipped policy blocks nothing, the report shows the would-reject, enforce per partition then at the top"
+# As the package installs it: the shipped policy, an empty decision log (the
+# test's own is set aside, and put back at the end).
+cp "$CLUSTER_DIR/policy.yaml" "$CLUSTER_DIR/policy-test.yaml"
+cp "$top_srcdir/etc/policy.yaml" "$CLUSTER_DIR/policy.yaml"
+stop_daemon
+mkdir -p "$CLUSTER_DIR/log-before-rollout"
+mv "$CLUSTER_DIR"/decisions.db* "$CLUSTER_DIR/log-before-rollout/"
+start_daemon
+rdir=$CLUSTER_DIR/rollout
+rm -rf "$rdir"
+cp -R "$top_srcdir/tests/jobs/03-torchtitan-405b-one-node" "$rdir"
+chmod -R a+rX "$rdir"
+grep -q '^verdict: reject$' "$rdir/expect" || fail "tests/jobs/03 is no longer a rejected job"
+# rsub NAME [SBATCH OPTIONS]: the job submitted as its user would, from its directory.
+rsub() {
+	_n=$1; shift
+	run "rollout_$_n" sh -c "cd '$rdir' && exec sbatch -J 'adv-rollout-$_n' -o '$out/rollout_$_n.job' $* job.sbatch"
+}
+# The job ran to its end on a node: its first line, the plugin's variables.
+rran() {
+	id=$(job_id)
+	[ -n "$id" ] || { fail "no job id"; return; }
+	wait_job "$id"
+	expect_file "$out/rollout_$1.job" "advisor: verdict=warn"
+}
+run rollout_check "$advisord" --check-config -c "$top_srcdir/etc/catalog.yaml" -p "$CLUSTER_DIR/policy.yaml"
+expect_status 0
+grep -q "configuration OK" "$out/$last.stdout" || fail "--check-config did not say 'configuration OK'"
+# Step 1, warn: queued and run; the user sees why and that it is not enforced.
+current="rollout step 1: warn"
+rsub warn
+expect_status 0
+expect_err "advisor: job accepted with warnings"
+expect_err "[warn mode: problems are not enforced here]"
+expect_err "advisor: warning: MEM_OVER_CAPACITY"
+expect_err "[not enforced: advisor mode warn]"
+expect_err "advisor:   fix: request at least"
+expect_no_err "job rejected"
+rran warn
+# The silent shadow: quiet=1 on the plugin's line, nothing shown, all logged.
+current="rollout step 1: silent shadow (quiet=1)"
+plugstack timeout_ms=2000 quiet=1
+rsub shadow
+expect_status 0
+expect_no_err "advisor"
+rran shadow
+run rollout_shadow_v sh -c "cd '$rdir' && exec sbatch -v -J adv-rollout-shadowv -o /dev/null job.sbatch"
+expect_status 0
+expect_err "advisor: job accepted with warnings (llama3-405b on 8 h100 GPUs"
+expect_err "[warn mode: problems are not enforced here]"
+id=$(job_id); [ -n "$id" ] && wait_job "$id"
+plugstack timeout_ms=2000
+# Step 2, review: the README's commands, text and --json.
+current="rollout step 2: report and history"
+run rollout_report "$advisorctl" --socket "$sock" report --since 14d
+expect_status 0
+expect_out() { grep -qE -- "$1" "$out/$last.stdout" || fail "stdout has no line like '$1'"; }
+expect_out '^enforcement would have rejected [1-9][0-9]* more decisions by 1 user'
+# CODE SEVERITY DECISIONS USERS WOULD-REJECT REJECTED
+expect_out '^MEM_OVER_CAPACITY +reject +[1-9][0-9]* +1 +[1-9][0-9]* +0$'
+# PARTITION DECISIONS USERS ACCEPT WARN REJECT WOULD-REJECT
+expect_out '^h100 +[1-9][0-9]* +1 +[0-9]+ +[1-9][0-9]* +0 +[1-9][0-9]*$'
+"$advisorctl" --socket "$sock" --json report --since 14d > "$out/rollout_report.json"
+# Three submissions (step 1, the shadow, its -v) and their node checks.
+jq -e '[.codes[] | select(.code == "MEM_OVER_CAPACITY") | .unenforced][0] >= 3' \
+	"$out/rollout_report.json" > /dev/null || fail "report --json: under 3 unenforced MEM_OVER_CAPACITY"
+run rollout_history "$advisorctl" --socket "$sock" history --verdict warn --since 7d
+expect_status 0
+[ "$(grep -c ' sbatch .*llama3-405b .* warn  *MEM_OVER_CAPACITY' "$out/rollout_history.stdout")" -ge 3 ] ||
+	fail "history --verdict warn lists fewer than the 3 submissions"
+# TIME (2 words) DECISION HOST USER JOB FROM ...
+wid=$(awk '$7 == "sbatch" && /llama3-405b/ { print $3; exit }' "$out/rollout_history.stdout")
+run rollout_show "$advisorctl" --socket "$sock" show "$wid"
+expect_status 0
+grep -q "MEM_OVER_CAPACITY" "$out/rollout_show.stdout" || fail "show $wid lacks MEM_OVER_CAPACITY"
+# Step 3, enforce one partition: the README's line, check, reload.
+current="rollout step 3: enforce on h100"
+sed 's/^  h100:  { gpu: h100-sxm, gpus_per_node: 8, max_gpus: 2048 }$/  h100:  { gpu: h100-sxm, gpus_per_node: 8, mode: enforce, max_gpus: 2048 }/' \
+	"$top_srcdir/etc/policy.yaml" > "$CLUSTER_DIR/policy.yaml"
+grep -q '^  h100:  {.* mode: enforce,' "$CLUSTER_DIR/policy.yaml" || fail "the README's h100 line is not in etc/policy.yaml"
+run rollout_check2 "$advisord" --check-config -c "$top_srcdir/etc/catalog.yaml" -p "$CLUSTER_DIR/policy.yaml"
+expect_status 0
+run rollout_reload2 "$advisorctl" --socket "$sock" reload
+expect_status 0
+rsub enforce
+expect_status 1
+expect_err "advisor: job rejected"
+expect_err "MEM_OVER_CAPACITY"
+expect_err "nothing was submitted"
+expect_no_err "not enforced"
+no_job_named adv-rollout-enforce
+# Another partition, no mode of its own: still the top-level warn.
+rsub h200 -p h200 --gres=gpu:h200:8
+expect_status 0
+expect_err "advisor: warning: MEM_OVER_CAPACITY"
+expect_err "[warn mode: problems are not enforced here]"
+rran h200
+# Then the top-level mode: every partition without its own (debug keeps warn).
+current="rollout step 3: enforce at the top"
+sed -i 's/^mode: warn$/mode: enforce/' "$CLUSTER_DIR/policy.yaml"
+grep -q '^mode: enforce$' "$CLUSTER_DIR/policy.yaml" || fail "etc/policy.yaml has no top-level 'mode: warn'"
+run rollout_check3 "$advisord" --check-config -c "$top_srcdir/etc/catalog.yaml" -p "$CLUSTER_DIR/policy.yaml"
+expect_status 0
+run rollout_reload3 "$advisorctl" --socket "$sock" reload
+expect_status 0
+rsub h200_enforce -p h200 --gres=gpu:h200:8
+expect_status 1
+expect_err "advisor: job rejected"
+expect_err "MEM_OVER_CAPACITY"
+no_job_named adv-rollout-h200_enforce
+rsub debug -p debug
+expect_status 0
+expect_err "[warn mode: problems are not enforced here]"
+rran debug
+# What was turned away: the README's command after enforcing.
+run rollout_rejected "$advisorctl" --socket "$sock" history --verdict reject --since 1d
+expect_status 0
+[ "$(grep -c ' sbatch .*llama3-405b .* reject  *MEM_OVER_CAPACITY' "$out/rollout_rejected.stdout")" -ge 2 ] ||
+	fail "history --verdict reject lists fewer than the 2 rejected submissions"
+current="the README's rollout"
+all_idle
+stop_daemon
+rm -f "$CLUSTER_DIR"/decisions.db*
+mv "$CLUSTER_DIR"/log-before-rollout/decisions.db* "$CLUSTER_DIR/"
+cp "$CLUSTER_DIR/policy-test.yaml" "$CLUSTER_DIR/policy.yaml"
+start_daemon
+pass
+
 begin "another SPANK plugin's option given as '--opt value' is not taken for the script"
 cat > "$CLUSTER_DIR/other.c" <<'EOF2'
 #include <slurm/spank.h>
@@ -843,7 +977,8 @@ pass
 if "$advisorctl" check --help 2>&1 | grep -q -- '--script'; then
 begin "real-style job scripts with no --llm-* option: rejected, accepted and warned as their expect files say"
 cp "$CLUSTER_DIR/policy.yaml" "$CLUSTER_DIR/policy-test.yaml"
-cp "$top_srcdir/etc/policy.yaml" "$CLUSTER_DIR/policy.yaml"
+# The expect files' policy: the shipped one, enforcing (tests/jobs/README).
+enforcing_policy "$CLUSTER_DIR/policy.yaml"
 run reloadshipped "$advisorctl" --socket "$sock" reload
 expect_status 0
 n_reject=0; n_accept=0; n_warn=0

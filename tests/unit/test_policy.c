@@ -108,50 +108,36 @@ static void test_defaults_and_empty_file(void **st)
 	policy_destroy(p);
 }
 
+/* Issue 30: the shipped policy (installed and started by the package)
+ * blocks nothing: warn at the top, no partition with an enforce of its own. */
 static void test_shipped_policy(void **st)
 {
 	struct adv_policy *p = NULL;
 	char err[ADV_ERR_MAX];
 	const struct adv_partition *h100;
+	const char *const names[] = { "h100", "H100", "h200", "debug", "cpu", "", "debug,h100",
+				      "h200,h100,cpu" };
 
 	assert_int_equal(policy_load(SHIPPED_POLICY, cat, &p, err, sizeof(err)), POLICY_OK);
 	assert_string_equal(p->file, SHIPPED_POLICY);
-	assert_int_equal(p->mode, ADV_MODE_ENFORCE);
+	assert_int_equal(p->mode, ADV_MODE_WARN);
 	assert_int_equal(p->n_partitions, 3);
 	h100 = policy_find_partition(p, "H100");
 	assert_non_null(h100);
 	assert_string_equal(h100->gpu, "h100-sxm");
 	assert_int_equal(h100->gpus_per_node, 8);
 	assert_int_equal(h100->max_gpus, 2048);
-	assert_true(h100->has_mode);
+	assert_false(h100->has_mode);
+	assert_false(policy_find_partition(p, "h200")->has_mode);
 	assert_string_equal(policy_find_partition(p, "h200")->gpu, "h200");
 	assert_string_equal(policy_find_partition(p, "debug")->gpu, "");
-	assert_int_equal(policy_mode_for(p, "debug"), ADV_MODE_WARN);
-	assert_int_equal(policy_mode_for(p, "DEBUG"), ADV_MODE_WARN);
-	assert_int_equal(policy_mode_for(p, "h100"), ADV_MODE_ENFORCE);
-	assert_int_equal(policy_mode_for(p, "cpu"), ADV_MODE_ENFORCE);
-	assert_int_equal(policy_mode_for(p, NULL), ADV_MODE_ENFORCE);
+	assert_true(policy_find_partition(p, "debug")->has_mode);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		assert_int_equal(policy_mode_for(p, names[i]), ADV_MODE_WARN);
+	assert_int_equal(policy_mode_for(p, NULL), ADV_MODE_WARN);
 	assert_null(policy_find_partition(p, "cpu"));
-	/* Issue 20: -p debug,h100 is held to the strictest listed mode, and
-	 * says which partition set it; limits and GPU are the first's. */
-	{
-		char by[64];
-
-		assert_int_equal(policy_mode_list(p, "debug,h100", by, sizeof(by)), ADV_MODE_ENFORCE);
-		assert_string_equal(by, "h100");
-		assert_int_equal(policy_mode_list(p, "h100,debug", by, sizeof(by)), ADV_MODE_ENFORCE);
-		assert_string_equal(by, "h100");
-		assert_int_equal(policy_mode_list(p, "debug,DEBUG", by, sizeof(by)), ADV_MODE_WARN);
-		assert_string_equal(by, "debug");
-		/* An unlisted partition has the global mode (enforce). */
-		assert_int_equal(policy_mode_list(p, "debug,cpu", by, sizeof(by)), ADV_MODE_ENFORCE);
-		assert_string_equal(by, "cpu");
-		assert_int_equal(policy_mode_list(p, "", by, sizeof(by)), ADV_MODE_ENFORCE);
-		assert_string_equal(by, "");
-		assert_int_equal(policy_mode_for(p, "debug,h100"), ADV_MODE_ENFORCE);
-		assert_string_equal(policy_find_partition(p, "h200,debug")->gpu, "h200");
-		assert_null(policy_find_partition(p, "cpu,h200"));
-	}
+	assert_string_equal(policy_find_partition(p, "h200,debug")->gpu, "h200");
+	assert_null(policy_find_partition(p, "cpu,h200"));
 	assert_int_equal(p->n_admin_users, 1);
 	assert_string_equal(p->admin_users[0], "root");
 	/* The example spells out the defaults: same values. */
@@ -161,6 +147,72 @@ static void test_shipped_policy(void **st)
 	assert_int_equal(p->log_max_mb, 1024);
 	assert_float_equal(p->requests_per_s, 50, 0);
 	assert_int_equal(p->burst, 500);
+	policy_destroy(p);
+}
+
+/* The shipped file with one of its lines replaced (README, "Rollout: warn,
+ * then enforce"): FROM must occur exactly once. */
+static struct adv_policy *shipped_edited(const char *from, const char *to)
+{
+	char text[16384], edited[16384];
+	FILE *f = fopen(SHIPPED_POLICY, "r");
+	size_t n;
+	const char *at;
+	struct adv_policy *p;
+
+	assert_non_null(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	assert_true(n < sizeof(text) - 1);
+	fclose(f);
+	text[n] = '\0';
+	at = strstr(text, from);
+	assert_non_null(at);
+	assert_null(strstr(at + 1, from));
+	assert_true(n - strlen(from) + strlen(to) < sizeof(edited));
+	snprintf(edited, sizeof(edited), "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+	p = load_ok(edited);
+	return p;
+}
+
+/* The rollout's enforcing steps, as the README shows them: one partition
+ * first, then the top-level mode (debug keeps its own warn). */
+static void test_shipped_policy_enforced(void **st)
+{
+	struct adv_policy *p;
+	char by[64];
+
+	p = shipped_edited("\n  h100:  { gpu: h100-sxm, gpus_per_node: 8, max_gpus: 2048 }\n",
+			   "\n  h100:  { gpu: h100-sxm, gpus_per_node: 8, mode: enforce, max_gpus: 2048 }\n");
+	assert_int_equal(policy_mode_for(p, "h100"), ADV_MODE_ENFORCE);
+	assert_int_equal(policy_mode_for(p, "h200"), ADV_MODE_WARN);
+	assert_int_equal(policy_mode_for(p, "cpu"), ADV_MODE_WARN);
+	assert_int_equal(policy_mode_for(p, "debug"), ADV_MODE_WARN);
+	assert_int_equal(policy_mode_list(p, "h200,h100", by, sizeof(by)), ADV_MODE_ENFORCE);
+	assert_string_equal(by, "h100");
+	policy_destroy(p);
+
+	p = shipped_edited("\nmode: warn\n", "\nmode: enforce\n");
+	assert_int_equal(p->mode, ADV_MODE_ENFORCE);
+	assert_int_equal(policy_mode_for(p, "h100"), ADV_MODE_ENFORCE);
+	assert_int_equal(policy_mode_for(p, "h200"), ADV_MODE_ENFORCE);
+	assert_int_equal(policy_mode_for(p, "cpu"), ADV_MODE_ENFORCE);
+	assert_int_equal(policy_mode_for(p, NULL), ADV_MODE_ENFORCE);
+	assert_int_equal(policy_mode_for(p, "debug"), ADV_MODE_WARN);
+	assert_int_equal(policy_mode_for(p, "DEBUG"), ADV_MODE_WARN);
+	/* Issue 20: -p debug,h100 is held to the strictest listed mode, and
+	 * says which partition set it; limits and GPU are the first's. */
+	assert_int_equal(policy_mode_list(p, "debug,h100", by, sizeof(by)), ADV_MODE_ENFORCE);
+	assert_string_equal(by, "h100");
+	assert_int_equal(policy_mode_list(p, "h100,debug", by, sizeof(by)), ADV_MODE_ENFORCE);
+	assert_string_equal(by, "h100");
+	assert_int_equal(policy_mode_list(p, "debug,DEBUG", by, sizeof(by)), ADV_MODE_WARN);
+	assert_string_equal(by, "debug");
+	/* An unlisted partition has the global mode (enforce). */
+	assert_int_equal(policy_mode_list(p, "debug,cpu", by, sizeof(by)), ADV_MODE_ENFORCE);
+	assert_string_equal(by, "cpu");
+	assert_int_equal(policy_mode_list(p, "", by, sizeof(by)), ADV_MODE_ENFORCE);
+	assert_string_equal(by, "");
+	assert_int_equal(policy_mode_for(p, "debug,h100"), ADV_MODE_ENFORCE);
 	policy_destroy(p);
 }
 
@@ -251,8 +303,9 @@ static void test_render_round_trip(void **st)
 	assert_true(n > 0);
 	assert_int_equal((size_t)n, strlen(buf));
 	assert_non_null(strstr(buf, "# policy in force, from " SHIPPED_POLICY));
-	assert_non_null(strstr(buf, "mode: enforce"));
-	assert_non_null(strstr(buf, "h100: {gpu: h100-sxm, gpus_per_node: 8, mode: enforce, max_gpus: 2048}"));
+	assert_non_null(strstr(buf, "mode: warn"));
+	assert_non_null(strstr(buf, "h100: {gpu: h100-sxm, gpus_per_node: 8, max_gpus: 2048}"));
+	assert_non_null(strstr(buf, "debug: {mode: warn, max_gpus: 16}"));
 	assert_int_equal(policy_load_string("rendered", buf, cat, &q, err, sizeof(err)), POLICY_OK);
 	assert_int_equal(q->n_partitions, p->n_partitions);
 	for (size_t i = 0; i < p->n_partitions; i++) {
@@ -500,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_defaults_and_empty_file),
 		cmocka_unit_test(test_reader),
 		cmocka_unit_test(test_shipped_policy),
+		cmocka_unit_test(test_shipped_policy_enforced),
 		cmocka_unit_test(test_all_keys),
 		cmocka_unit_test(test_is_admin),
 		cmocka_unit_test(test_render_round_trip),
