@@ -205,6 +205,19 @@ if seen and not failed:
 elif not seen:
     bad("no objects of common/, daemon/ or plugin/ under " + build)
 
+# NEWS (issue 30): the version configure.ac builds has its section, with
+# upgrade notes, so that a release cannot leave admins without them.
+ver = re.search(r"AC_INIT\(\[[^]]*\], \[([^]]*)\]", open(os.path.join(top, "configure.ac")).read())
+news = open(os.path.join(top, "NEWS")).read() if os.path.isfile(os.path.join(top, "NEWS")) else ""
+if not ver:
+    bad("configure.ac: no AC_INIT version")
+elif f"* Version {ver.group(1)}" not in news:
+    bad(f"NEWS has no '* Version {ver.group(1)}' section for configure.ac's version")
+elif "** Upgrade notes" not in news.split(f"* Version {ver.group(1)}", 1)[1].split("\n* Version ", 1)[0]:
+    bad(f"NEWS: version {ver.group(1)} has no '** Upgrade notes'")
+else:
+    print(f"ok - NEWS has version {ver.group(1)} with its upgrade notes")
+
 print(f"{'FAIL' if failed else 'PASS'}: {failed} problem(s)")
 sys.exit(1 if failed else 0)
 EOF
