@@ -310,19 +310,86 @@ static void raise_fd_limit(void)
 	}
 }
 
-static void make_db_dir(const char *db)
+/*
+ * The directory of the decision log (or of the MariaDB spool), missing
+ * parents included, each created 0750 whatever the umask: the log in it is
+ * every user's decisions (issue 20), and advisord(8) promises the mode for
+ * all it creates (issue 30: only the last component was).  With create
+ * false (--check-config) nothing is made: it says whether advisord could
+ * make and use it.  0, or -1 with why in err.
+ */
+static int db_dir(const char *db, bool create, char *err, size_t errlen)
 {
 	char dir[PATH_MAX];
-	char *slash;
+	char *slash, *p;
+	struct stat st;
 
 	adv_strlcpy(dir, db, sizeof(dir));
 	slash = strrchr(dir, '/');
 	if (!slash || slash == dir)
-		return;
+		return 0;
 	*slash = '\0';
-	/* 0750: the log in it is every user's decisions (issue 20). */
-	if (mkdir(dir, 0750) != 0 && errno != EEXIST)
-		msg_log(LOG_WARNING, "cannot create %s: %s", dir, strerror(errno));
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			adv_snprintf(err, errlen, "decision log directory %s is not a directory", dir);
+			return -1;
+		}
+		if (access(dir, W_OK | X_OK) != 0) {
+			adv_snprintf(err, errlen, "decision log directory %s: %s", dir, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	/* Walk down from the root: each component that exists must be a
+	 * directory; the first missing one is made in its parent. */
+	for (p = dir + 1;; p++) {
+		bool last = *p == '\0';
+
+		if (*p != '/' && !last)
+			continue;
+		*p = '\0';
+		if (stat(dir, &st) == 0) {
+			if (!S_ISDIR(st.st_mode)) {
+				adv_snprintf(err, errlen, "cannot create the decision log directory: "
+					     "%s is not a directory", dir);
+				return -1;
+			}
+		} else if (errno != ENOENT) {
+			adv_snprintf(err, errlen, "cannot create the decision log directory: %s: %s",
+				     dir, strerror(errno));
+			return -1;
+		} else if (!create) {
+			/* Its parent exists (the walk got here): can advisord write there? */
+			char *up = strrchr(dir, '/');
+			int rc;
+
+			if (!up) {
+				rc = access(".", W_OK | X_OK);
+			} else if (up == dir) {
+				rc = access("/", W_OK | X_OK);
+			} else {
+				*up = '\0';
+				rc = access(dir, W_OK | X_OK);
+				*up = '/';
+			}
+			if (rc != 0) {
+				adv_snprintf(err, errlen, "cannot create the decision log directory %s: %s",
+					     dir, strerror(errno));
+				return -1;
+			}
+			return 0;
+		} else if (mkdir(dir, 0750) != 0 && errno != EEXIST) {
+			adv_snprintf(err, errlen, "cannot create the decision log directory %s: %s",
+				     dir, strerror(errno));
+			return -1;
+		} else if (chmod(dir, 0750) != 0) {
+			adv_snprintf(err, errlen, "cannot set mode 0750 on %s: %s", dir, strerror(errno));
+			return -1;
+		}
+		if (last)
+			return 0;
+		*p = '/';
+	}
 }
 
 /* Waits for signals in the main thread; returns when asked to stop. */
@@ -425,6 +492,15 @@ static int run(struct opts *op)
 	if (conf.storage == ADVCONF_SQLITE && conf.path[0])
 		o.db = conf.path;
 	if (o.check_config) {
+		/* Issue 30: a log directory advisord cannot make or write fails
+		 * here, not at the start that follows. */
+		if (db_dir(conf.storage == ADVCONF_MARIADB && conf.spool[0] ? conf.spool : o.db, false,
+			   err, sizeof(err)) != 0) {
+			fprintf(stderr, "advisord: %s\n", err);
+			snapshot_put(snap);
+			memset(conf.password, 0, sizeof(conf.password));
+			return EXIT_DATAERR;
+		}
 		printf("advisord: configuration OK: %zu GPUs and %zu models from %zu catalog "
 		       "file%s, policy %s, decision log %s%s%s\n", catalog_gpu_count(snap->cat),
 		       catalog_model_count(snap->cat), o.n_catalogs, o.n_catalogs == 1 ? "" : "s",
@@ -465,7 +541,13 @@ static int run(struct opts *op)
 	stats_init();
 	jsonlog_open(o.syslog_json, o.log_json);
 	snapshot_install(&files, snap);
-	make_db_dir(o.db);
+	if (db_dir(conf.storage == ADVCONF_MARIADB && conf.spool[0] ? conf.spool : o.db, true,
+		   err, sizeof(err)) != 0) {
+		memset(conf.password, 0, sizeof(conf.password));
+		msg_log(LOG_ERR, "%s", err);
+		snapshot_uninstall();
+		return 1;
+	}
 	if (dlog_open_storage(&conf, o.db, err, sizeof(err)) != 0) {
 		memset(conf.password, 0, sizeof(conf.password));
 		msg_log(LOG_ERR, "%s", err);

@@ -703,6 +703,19 @@ Advisor__Decision *handler_decision_pb(struct arena *a, const struct dlog_rec *r
 	for (char *t = strtok_r(codes, " ", &save); t && d->n_codes < ADV_MAX_FINDINGS;
 	     t = strtok_r(NULL, " ", &save))
 		d->codes[d->n_codes++] = t;
+	/* Issue 30: the rollout fields --syslog-json has, for history --json. */
+	if (r->mode >= 0) {
+		d->has_mode = 1;
+		d->mode = r->mode;
+	}
+	codes = arena_strdup(a, r->unenforced);
+	d->unenforced = ARENA_ARRAY(a, char *, ADV_MAX_FINDINGS);
+	if (!codes || !d->unenforced)
+		return NULL;
+	save = NULL;
+	for (char *t = strtok_r(codes, " ", &save); t && d->n_unenforced < ADV_MAX_FINDINGS;
+	     t = strtok_r(NULL, " ", &save))
+		d->unenforced[d->n_unenforced++] = t;
 	/* Issue 21: the links and the script are small: every listed record has them. */
 	d->parent = r->parent[0] ? arena_strdup(a, r->parent) : NULL;
 	d->script = r->script[0] ? arena_strdup(a, r->script) : NULL;

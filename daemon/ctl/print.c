@@ -1103,7 +1103,11 @@ static json_object *decision_json(const Advisor__Decision *d)
 	put(x, "model", jstr(d->model));
 	put(x, "layout", jstr(d->layout));
 	put(x, "verdict", jstr(verdict_name(d->verdict)));
+	/* Issue 30: the mode in force (null: an older advisord's row) and
+	 * the rejects warn let through, as --syslog-json has them. */
+	put(x, "mode", d->has_mode ? jstr(mode_name(d->mode)) : NULL);
 	put(x, "codes", strings_json(d->codes, d->n_codes));
+	put(x, "unenforced", strings_json(d->unenforced, d->n_unenforced));
 	put(x, "mem_gib", d->has_mem_gib ? jnum(d->mem_gib) : NULL);
 	put(x, "ckpt_interval_s", d->has_ckpt_interval_s ? jnum(d->ckpt_interval_s) : NULL);
 	/* Issue 14: checks an aggregated record stands for; a what-if query. */

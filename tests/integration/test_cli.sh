@@ -245,7 +245,7 @@ pass "each command's --help lists only options it takes; history, report, stats,
 # advisorctl(1)'s, and each plugstack.conf key the plugin parses
 # (plugin/args.c) in spank_advisor(8)'s SYNOPSIS and in the example
 # etc/plugstack.conf, explained and on its plugin line.
-synopsis() { sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$top_srcdir/man/$1" | sed 's/\\-/-/g; s/\\f[BIR]//g'; }
+synopsis() { sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$top_srcdir/man/$1.in" | sed 's/\\-/-/g; s/\\f[BIR]//g'; }
 synopsis advisord.8 > "$SCRATCH/syn"
 "$ADVISORD" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u > "$SCRATCH/dopts"
 [ "$(wc -l < "$SCRATCH/dopts")" -ge 15 ] || fail "advisord --help names only $(wc -l < "$SCRATCH/dopts") options"
@@ -258,6 +258,31 @@ echo --version >> "$SCRATCH/copts"
 while read -r o; do
 	grep -qE -- "(^|[^a-z-])$o([^a-z-]|$)" "$SCRATCH/syn" || fail "advisorctl(1) SYNOPSIS lacks $o"
 done < "$SCRATCH/copts"
+# Issue 30: and every command of advisorctl --help in the SYNOPSIS's list
+# and in the README's list of commands (show and report were missing).
+"$ADVISORCTL" --help | sed -n '/^Commands:/,/^$/p' | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p' > "$SCRATCH/cmds"
+[ "$(wc -l < "$SCRATCH/cmds")" -ge 11 ] || fail "advisorctl --help lists only $(wc -l < "$SCRATCH/cmds") commands"
+sed -n '/^- `advisorctl` lets users/,/^$/p' "$top_srcdir/README.md" | tr '\n' ' ' > "$SCRATCH/readme_cmds"
+[ -s "$SCRATCH/readme_cmds" ] || fail "README.md has no list of advisorctl's commands"
+while read -r c; do
+	grep -q "^\.BR $c [,;]" "$SCRATCH/syn" || fail "advisorctl(1) SYNOPSIS does not list the command $c"
+	grep -q "\`$c\`" "$SCRATCH/readme_cmds" || fail "README.md's list of commands lacks $c"
+done < "$SCRATCH/cmds"
+# Issue 30: the man pages are made with the configured paths: the built
+# pages name the catalog, policy and socket that advisorctl uses by default,
+# and nothing is left unsubstituted.
+cat_default=$("$ADVISORCTL" --help | sed -n 's/.*(default \(.*\/catalog\.yaml\)).*/\1/p')
+sock_default=$("$ADVISORCTL" --help | sed -n 's/.*daemon socket (default \(.*\))$/\1/p')
+[ -n "$cat_default" ] && [ -n "$sock_default" ] || fail "advisorctl --help names no default catalog or socket"
+for m in advisorctl.1 advisord.8 spank_advisor.8 advisor-catalog.yaml.5 advisor-policy.yaml.5; do
+	[ -f "$top_builddir/man/$m" ] || fail "man/$m was not built"
+	! grep -n '@[a-z]*dir@' "$top_builddir/man/$m" || fail "man/$m keeps a placeholder"
+done
+grep -q "$(echo "$cat_default" | sed 's/-/\\\\-/g')" "$top_builddir/man/advisorctl.1" ||
+	fail "advisorctl(1) does not name the default catalog $cat_default"
+grep -q "$(echo "$sock_default" | sed 's/-/\\\\-/g')" "$top_builddir/man/advisord.8" ||
+	fail "advisord(8) does not name the default socket $sock_default"
+pass "SYNOPSIS lists every command of --help, as does the README; the built man pages name the configured $cat_default and $sock_default"
 keys=$(sed -n '/keys\[\] = {/,/NULL }/p' "$top_srcdir/plugin/args.c" | tr -d '\n' |
 	sed -n 's/.*keys\[\] = {\(.*\)NULL }.*/\1/p' | tr -d '" \t')
 [ -n "$keys" ] || fail "cannot read the plugstack keys of plugin/args.c"

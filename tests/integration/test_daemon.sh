@@ -11,12 +11,49 @@ write_policy 2048
 
 # --- configuration check ------------------------------------------------------
 expect_status 0 "--check-config on good files" \
-	"$ADVISORD" --check-config --catalog "$CATALOG" --policy "$POLICY"
+	"$ADVISORD" --check-config --catalog "$CATALOG" --policy "$POLICY" --db "$DB"
 printf 'mode: enforce\npartitions: [\n' > "$SCRATCH/broken.yaml"
 expect_status 65 "--check-config on a broken policy" \
 	"$ADVISORD" --check-config --catalog "$CATALOG" --policy "$SCRATCH/broken.yaml"
 grep -q "broken.yaml:[0-9]*:[0-9]*" "$SCRATCH/err" || fail "no file:line:col in: $(cat "$SCRATCH/err")"
 pass "--check-config: 0 on good files, 65 with file:line:col on a broken one"
+
+# --- the decision log's directory (issue 30) ----------------------------------
+# Missing parents: --check-config says the directory can be made and makes
+# nothing; advisord makes each missing component 0750 whatever the umask.
+deep=$SCRATCH/state/a/b
+expect_status 0 "--check-config with a log directory to be made" \
+	"$ADVISORD" --check-config --catalog "$CATALOG" --policy "$POLICY" --db "$deep/decisions.db"
+[ ! -e "$SCRATCH/state" ] || fail "--check-config created $SCRATCH/state"
+: > "$SCRATCH/plain"
+expect_status 65 "--check-config with a file in the log's path" \
+	"$ADVISORD" --check-config --catalog "$CATALOG" --policy "$POLICY" --db "$SCRATCH/plain/x/decisions.db"
+grep -q "cannot create the decision log directory: $SCRATCH/plain is not a directory" "$SCRATCH/err" ||
+	fail "--check-config does not say why: $(cat "$SCRATCH/out" "$SCRATCH/err")"
+grep -q "configuration OK" "$SCRATCH/out" && fail "--check-config printed OK beside the error"
+expect_status 1 "advisord with a file in the log's path" \
+	"$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" --socket "$SCRATCH/plain.sock" \
+	--db "$SCRATCH/plain/x/decisions.db"
+grep -q "$SCRATCH/plain is not a directory" "$SCRATCH/err" || fail "advisord does not say why: $(cat "$SCRATCH/err")"
+if [ "$(id -u)" -ne 0 ]; then
+	mkdir -m 0555 "$SCRATCH/ro"
+	expect_status 65 "--check-config with a log directory it cannot make" \
+		"$ADVISORD" --check-config --catalog "$CATALOG" --policy "$POLICY" --db "$SCRATCH/ro/a/decisions.db"
+	grep -q "cannot create the decision log directory $SCRATCH/ro/a: Permission denied" "$SCRATCH/err" ||
+		fail "--check-config does not say why: $(cat "$SCRATCH/err")"
+	chmod 0755 "$SCRATCH/ro"
+fi
+(umask 077; exec "$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" \
+	--socket "$SCRATCH/deep.sock" --db "$deep/decisions.db" > "$SCRATCH/deep.log" 2>&1) &
+deep_pid=$!
+track_pid "$deep_pid"
+wait_until -p "$deep_pid" 10 "advisord with a deep --db to serve" more_than 0 ' serving ' "$SCRATCH/deep.log"
+stop_pid "$deep_pid" TERM 30 advisord
+for d in "$SCRATCH/state" "$SCRATCH/state/a" "$deep"; do
+	[ "$(stat -c %a "$d")" = 750 ] || fail "$d created $(stat -c %a "$d"), want 750"
+done
+[ -f "$deep/decisions.db" ] || fail "no log in $deep"
+pass "--db in missing directories: --check-config makes nothing, advisord makes each 0750 under umask 077; a file in the path fails both, naming it"
 
 # --- unreachable daemon --------------------------------------------------------
 expect_status 69 "advisorctl without a daemon" ctl status

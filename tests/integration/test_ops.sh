@@ -180,6 +180,31 @@ first_id=$(head -n 1 "$SCRATCH/json.log" | jq -r .id)
 	fail "JSON id $first_id is not in the decision log"
 pass "--log-json: one JSON line per decision with the history --json fields, ids as in the log"
 
+# Issue 30: advisord(8) says the lines have history --json's fields; every
+# field of a line is in history --json with the same value (history adds
+# repeat and query, which only the log has), the rollout fields included.
+expect_status 0 "history --json" ctl --json history --since 1h
+cp "$SCRATCH/out" "$SCRATCH/hist.json"
+jq -e -n --slurpfile lines "$SCRATCH/json.log" --slurpfile h "$SCRATCH/hist.json" '
+	[$lines[] as $l | ($h[0].decisions[] | select(.id == $l.id)) as $d
+	 | ($l | keys) - ($d | keys) == [] and ($l | to_entries | all(.value == $d[.key]))]
+	| length >= 4 and all' > /dev/null ||
+	fail "a --log-json line and history --json disagree: $(head -n 1 "$SCRATCH/json.log"); $(cat "$SCRATCH/hist.json")"
+jq -e '[.decisions[] | select(.partition == "debug")][0]
+	| .mode == "warn" and (.unenforced | index("TP_NOT_DIVIDE_HEADS")) != null' "$SCRATCH/hist.json" > /dev/null ||
+	fail "history --json lacks the warn decision's mode and unenforced: $(cat "$SCRATCH/hist.json")"
+# The decision id's shape, as advisord(8) gives it: d-TIME-PID-N, time and
+# pid in hex, a decimal counter.
+pid_hex=$(printf '%x' "$DAEMON_PID")
+jq -r '.decisions[].id' "$SCRATCH/hist.json" > "$SCRATCH/ids"
+while read -r id; do
+	case $id in d-*-"$pid_hex"-*) ;; *) fail "decision id $id does not carry the daemon's pid $pid_hex";; esac
+	echo "$id" | grep -Eq '^d-[0-9a-f]{8}-[0-9a-f]+-[0-9]+$' || fail "decision id $id is not d-TIME-PID-N"
+	t=$(printf '%d' "0x$(echo "$id" | cut -d- -f2)")
+	[ "$t" -ge "$t0" ] && [ "$t" -le "$(date +%s)" ] || fail "decision id $id: time $t is not the decision's"
+done < "$SCRATCH/ids"
+pass "history --json has every field of the JSON lines with the same values (mode, unenforced too); ids are d-TIME-PID-N"
+
 # --- report and history over the decision log ---------------------------------------------
 expect_status 0 "history --verdict reject --since 7d" ctl --json history --verdict reject --since 7d
 jq -e '(.decisions | length) == 2 and all(.decisions[]; .verdict == "reject" and .partition == "h100")' \

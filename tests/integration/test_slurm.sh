@@ -226,6 +226,25 @@ expect_err "fix: request at least"
 no_job_named adv-nofit
 pass
 
+begin "the sbatch examples of README.md and spank_advisor(8) print what the docs show (issue 30)"
+# As test_docs.sh does for advisorctl: docexamples makes a cram test of each
+# "$ sbatch ..." example and the lines the docs show after it; decision ids
+# are matched by their shape, the exit status by the "$ echo $?" shown.
+cram_bin=$(command -v cram3 || command -v cram || :)
+if [ -z "$cram_bin" ]; then
+	fail "cram is needed (Debian package python3-cram)"
+else
+	printf 'printf "#!/bin/sh\\ntrue\\n" > train.sh; chmod +x train.sh\n' > "$out/docs.prelude"
+	"$top_srcdir/tests/integration/docexamples" --only sbatch --prelude "$out/docs.prelude" \
+		"$top_srcdir/README.md" "$top_builddir/man/spank_advisor.8" > "$out/docs.t" 2> "$out/docs.stderr" ||
+		fail "docexamples: $(cat "$out/docs.stderr")"
+	run docs "$cram_bin" "$out/docs.t"
+	# The whole diff: fail shows only the first lines of the output.
+	[ "$status" -eq 0 ] || { sed 's/^/  | /' "$out/docs.stdout"; last=docs.prelude
+		fail "the docs' sbatch examples differ from what runs (- shown, + got): above"; }
+fi
+pass
+
 begin "warn-mode partition lets the same job through with warnings"
 run warnpart sbatch -J adv-warn -p debug -N4 --gres=gpu:8 --llm-model=llama3-70b --llm-layout=tp3 \
 	-o "$out/warn.job" --wrap 'echo verdict=$ADVISOR_VERDICT'

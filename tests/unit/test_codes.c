@@ -24,7 +24,7 @@
 #include "engine/findings.h"
 #include "engine/names.h"
 
-#define MAN SRCDIR "/man/advisorctl.1"
+#define MAN SRCDIR "/man/advisorctl.1.in"
 #define CONTRACT SRCDIR "/doc/interfaces.md"
 
 static char *slurp(const char *path)

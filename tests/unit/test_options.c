@@ -408,8 +408,8 @@ static bool roff_has(const char *text, const char *pat)
  */
 static void test_table_man_pages(void **st)
 {
-	char *spank = slurp("man/spank_advisor.8");
-	char *ctl = slurp("man/advisorctl.1");
+	char *spank = slurp("man/spank_advisor.8.in");
+	char *ctl = slurp("man/advisorctl.1.in");
 	const char *p;
 
 	(void)st;
@@ -419,10 +419,10 @@ static void test_table_man_pages(void **st)
 
 		roff_name("--llm-", name, pat, sizeof(pat));
 		if (options_table[id].sbatch && !roff_has(spank, pat))
-			fail_msg("man/spank_advisor.8 does not document --llm-%s", name);
+			fail_msg("man/spank_advisor.8.in does not document --llm-%s", name);
 		roff_name("--", name, pat, sizeof(pat));
 		if (!roff_has(ctl, pat))
-			fail_msg("man/advisorctl.1 does not document --%s", name);
+			fail_msg("man/advisorctl.1.in does not document --%s", name);
 	}
 	for (p = strstr(spank, "\\-\\-llm\\-"); p; p = strstr(p, "\\-\\-llm\\-")) {
 		char name[64];
@@ -440,10 +440,48 @@ static void test_table_man_pages(void **st)
 			continue;   /* \-\-llm\-* */
 		id = options_find(name);
 		if (id < 0 || !options_table[id].sbatch)
-			fail_msg("man/spank_advisor.8 names --llm-%s, which is no SPANK option", name);
+			fail_msg("man/spank_advisor.8.in names --llm-%s, which is no SPANK option", name);
 	}
 	free(ctl);
 	free(spank);
+}
+
+/*
+ * README.md's table of --llm-* options (issue 30: four rows were missing)
+ * has a row "| `--llm-NAME..." for every SPANK row of the table, and no
+ * row for an option the plugin does not have.
+ */
+static void test_table_readme(void **st)
+{
+	char *readme = slurp("README.md");
+	bool seen[OPTIONS_COUNT] = { false };
+	const char *p;
+
+	(void)st;
+	for (p = strstr(readme, "\n| `--llm-"); p; p = strstr(p + 1, "\n| `--llm-")) {
+		/* A row may list several: "| `--llm-seq=N`, `--llm-mbs=N` |". */
+		const char *end = strchr(p + 1, '\n');
+
+		for (const char *o = strstr(p, "`--llm-"); o && (!end || o < end);
+		     o = strstr(o + 1, "`--llm-")) {
+			char name[64];
+			size_t n = 0;
+			int id;
+
+			o += 7;
+			while (n < sizeof(name) - 1 && name_char(*o))
+				name[n++] = *o++;
+			name[n] = '\0';
+			id = options_find(name);
+			if (id < 0 || !options_table[id].sbatch)
+				fail_msg("README.md's table names --llm-%s, which is no SPANK option", name);
+			seen[id] = true;
+		}
+	}
+	for (int id = 0; id < OPTIONS_COUNT; id++)
+		if (options_table[id].sbatch && !seen[id])
+			fail_msg("README.md's --llm-* table has no row for --llm-%s", options_table[id].name);
+	free(readme);
 }
 
 /* advisorctl prints fixes in its own spelling, from the table (issue 21). */
@@ -499,6 +537,7 @@ int main(void)
 		cmocka_unit_test(test_table_rows),
 		cmocka_unit_test(test_table_contract),
 		cmocka_unit_test(test_table_man_pages),
+		cmocka_unit_test(test_table_readme),
 		cmocka_unit_test(test_ctl_spelling),
 	};
 
