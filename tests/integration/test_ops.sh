@@ -98,7 +98,7 @@ if command -v promtool > /dev/null; then
 fi
 expect_metric 'advisor_up' 1 "$SCRATCH/prom"
 # Issue 30: the metric set advisord(8) lists is the one printed, family by family.
-doc=$(sed -n '/^The metric set, one family each:/,/says what each counts/p' "$top_srcdir/man/advisord.8" |
+doc=$(sed -n '/^The metric set, one family each:/,/says what each counts/p' "$top_srcdir/man/advisord.8.in" |
 	grep -o 'advisor_[a-z_]*' | sort -u | tr '\n' ' ')
 got=$(awk '$1 == "#" && $2 == "TYPE" { print $3 }' "$SCRATCH/prom" | sort -u | tr '\n' ' ')
 [ -n "$doc" ] && [ "$doc" = "$got" ] || fail "advisord(8) lists the metrics '$doc', stats prints '$got'"
