@@ -562,7 +562,7 @@ current="rollout step 2: report and history"
 run rollout_report "$advisorctl" --socket "$sock" report --since 14d
 expect_status 0
 expect_out() { grep -qE -- "$1" "$out/$last.stdout" || fail "stdout has no line like '$1'"; }
-expect_out '^enforcement would have rejected [1-9][0-9]* more decisions by 1 user'
+expect_out '^enforcement would have rejected [1-9][0-9]* more (jobs?|decisions?) by 1 user'
 # CODE SEVERITY DECISIONS USERS WOULD-REJECT REJECTED
 expect_out '^MEM_OVER_CAPACITY +reject +[1-9][0-9]* +1 +[1-9][0-9]* +0$'
 # PARTITION DECISIONS USERS ACCEPT WARN REJECT WOULD-REJECT
