@@ -11,13 +11,15 @@
  * Whoever may rewrite advisord.conf chooses where the decisions go and
  * where the password is sent, so (issue 20), as sshd's StrictModes, the
  * file is refused when group or others may write it or when it belongs
- * to a user other than advisord's own or root; a password_file another
+ * to a user other than advisord's own, its system user (issue 30) or root; a password_file another
  * user owns is refused too (that user may read it, whatever its mode).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -94,8 +96,21 @@ static int secret_mode_ok(const char *path, const char *what, char *err, size_t 
 }
 
 /*
- * A file advisord trusts: owned by advisord's user or root, and no one else
- * may write it.  The messages name the command that fixes each.
+ * uid is the system user advisord.service runs the daemon as (issue 30):
+ * the package gives it advisord.conf, and root's `advisord --check-config`
+ * reads that file as the daemon does.
+ */
+static bool daemon_user_owns(uid_t uid)
+{
+	struct passwd pw, *r = NULL;
+	char buf[1024];
+
+	return getpwnam_r(ADV_DAEMON_USER, &pw, buf, sizeof(buf), &r) == 0 && r && pw.pw_uid == uid;
+}
+
+/*
+ * A file advisord trusts: owned by advisord's user, the daemon's system
+ * user (ADV_DAEMON_USER) or root, and no one else may write it.  The messages name the command that fixes each.
  */
 static int trusted_file(const char *path, const char *what, char *err, size_t errlen)
 {
@@ -105,7 +120,7 @@ static int trusted_file(const char *path, const char *what, char *err, size_t er
 		adv_snprintf(err, errlen, "%s: cannot stat: %s", path, strerror(errno));
 		return ADVCONF_ERR_IO;
 	}
-	if (st.st_uid != geteuid() && st.st_uid != 0) {
+	if (st.st_uid != geteuid() && st.st_uid != 0 && !daemon_user_owns(st.st_uid)) {
 		adv_snprintf(err, errlen,
 			     "%s (%s) belongs to uid %u, who may rewrite it: advisord (uid %u) "
 			     "reads it only from itself or root: chown %u %s", path, what,

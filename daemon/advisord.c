@@ -7,6 +7,13 @@
  * and advisord.conf), decision log, sockets, workers, then the signal loop
  * (SIGHUP reloads, SIGTERM/SIGINT drain and stop), and the teardown in
  * reverse order.
+ *
+ * Under systemd (issue 30) it takes the listening socket advisord.socket
+ * passes (sd_listen_fds, libsystemd's; the socket stays systemd's, so jobs
+ * submitted during a restart wait in its backlog instead of being turned
+ * away) and otherwise makes its own, and tells systemd its state with
+ * sd_notify (Type=notify: READY=1, RELOADING=1, STOPPING=1, and STATUS=
+ * with the last reload's outcome, which `systemctl status` shows).
  */
 #include "config.h"
 
@@ -22,6 +29,10 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#ifdef HAVE_LIBSYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
 
 #include "advconf.h"
 #include "dlog/dlog.h"
@@ -277,7 +288,16 @@ static int load_config(const struct opts *o, struct advconf *conf, char *err, si
 	return 0;
 }
 
-/* systemd Type=notify without libsystemd: one datagram to $NOTIFY_SOCKET. */
+#ifdef HAVE_LIBSYSTEMD
+static void notify_systemd(const char *state)
+{
+	int rc = sd_notify(0, state);
+
+	if (rc < 0)
+		msg_log(LOG_WARNING, "cannot notify systemd: %s", strerror(-rc));
+}
+#else
+/* Built without libsystemd: Type=notify's one datagram to $NOTIFY_SOCKET. */
 static void notify_systemd(const char *state)
 {
 	const char *path = getenv("NOTIFY_SOCKET");
@@ -297,6 +317,40 @@ static void notify_systemd(const char *state)
 	if (sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&sa, sl) < 0)
 		msg_log(LOG_WARNING, "cannot notify systemd: %s", strerror(errno));
 	close(fd);
+}
+#endif
+
+/*
+ * The unix socket: the one systemd passes (advisord.socket), else one of
+ * our own at --socket.  *adopted says which: systemd's socket file is
+ * never removed (it keeps taking connections while advisord restarts).
+ */
+static int listen_unix(const char *path, int *lock_fd, bool *adopted, char *err, size_t errlen)
+{
+#ifdef HAVE_LIBSYSTEMD
+	int n = sd_listen_fds(1);
+
+	if (n < 0) {
+		adv_snprintf(err, errlen, "the sockets systemd passed: %s", strerror(-n));
+		return -1;
+	}
+	if (n > 1) {
+		adv_snprintf(err, errlen, "systemd passed %d sockets; advisord takes one, the unix "
+			     "socket (advisord.socket: one ListenStream=%s)", n, path);
+		return -1;
+	}
+	if (n == 1) {
+		*adopted = true;
+		return server_adopt(SD_LISTEN_FDS_START, path, lock_fd, err, errlen);
+	}
+#else
+	if (getenv("LISTEN_FDS"))
+		msg_log(LOG_WARNING, "systemd passed a socket (LISTEN_FDS), but this advisord was "
+			"built without libsystemd: it makes its own socket %s (rebuild with "
+			"libsystemd-dev for advisord.socket)", path);
+#endif
+	*adopted = false;
+	return server_listen(path, lock_fd, err, errlen);
 }
 
 static void raise_fd_limit(void)
@@ -402,12 +456,22 @@ static void signal_loop(const sigset_t *set)
 		if (sig < 0)
 			continue;
 		if (sig == SIGHUP) {
+			char state[ADV_ERR_MAX + 64];
+			int rc;
+
 			notify_systemd("RELOADING=1");
-			if (handler_reload(msg, sizeof(msg)) == 0)
+			rc = handler_reload(msg, sizeof(msg));
+			if (rc == 0)
 				msg_log(LOG_INFO, "SIGHUP: %s", msg);
 			else
 				msg_log(LOG_ERR, "SIGHUP: %s", msg);
-			notify_systemd("READY=1");
+			/* systemctl status shows the last reload's outcome; the
+			 * unit's ExecReload= checks the files first, so that
+			 * `systemctl reload` itself fails on a broken file. */
+			adv_snprintf(state, sizeof(state), "READY=1\nSTATUS=%s: %s",
+				     rc == 0 ? "reloaded" : "reload failed, previous configuration kept",
+				     msg);
+			notify_systemd(state);
 			continue;
 		}
 		msg_log(LOG_INFO, "%s: draining and stopping", strsignal(sig));
@@ -475,6 +539,7 @@ static int run(struct opts *op)
 	sigset_t set;
 	size_t n_gpus, n_models;
 	int lfd, lock_fd, tfd = -1;
+	bool adopted = false;
 
 	msg_open("advisord", o.use_syslog || !o.foreground);
 	files = (struct snapshot_files){ o.catalogs, o.n_catalogs, o.policy };
@@ -562,7 +627,7 @@ static int run(struct opts *op)
 		snapshot_uninstall();
 		return 1;
 	}
-	lfd = server_listen(o.socket, &lock_fd, err, sizeof(err));
+	lfd = listen_unix(o.socket, &lock_fd, &adopted, err, sizeof(err));
 	if (lfd < 0) {
 		msg_log(LOG_ERR, "%s", err);
 		handler_cleanup();
@@ -575,7 +640,8 @@ static int run(struct opts *op)
 		if (tfd < 0) {
 			msg_log(LOG_ERR, "%s", err);
 			close(lfd);
-			unlink(o.socket);
+			if (!adopted)
+				unlink(o.socket);
 			close(lock_fd);
 			handler_cleanup();
 			dlog_close();
@@ -598,15 +664,17 @@ static int run(struct opts *op)
 		if (tfd >= 0)
 			close(tfd);
 		close(lfd);
-		unlink(o.socket);
+		if (!adopted)
+			unlink(o.socket);
 		close(lock_fd);
 		handler_cleanup();
 		dlog_close();
 		snapshot_uninstall();
 		return 1;
 	}
-	msg_log(LOG_INFO, "advisord %s serving %s%s%s with %d worker%s (%zu GPUs, %zu models, "
+	msg_log(LOG_INFO, "advisord %s serving %s%s%s%s with %d worker%s (%zu GPUs, %zu models, "
 		"policy %s, decision log %s%s%s%s)", PACKAGE_VERSION, o.socket,
+		adopted ? " (systemd's socket)" : "",
 		tfd >= 0 ? " and TCP " : "", tfd >= 0 ? conf.listen : "", o.server.workers,
 		o.server.workers == 1 ? "" : "s", n_gpus, n_models, o.policy,
 		conf.storage == ADVCONF_MARIADB ? "mariadb " : o.db,
@@ -633,7 +701,8 @@ static int run(struct opts *op)
 	if (tfd >= 0)
 		close(tfd);
 	close(lfd);
-	unlink(o.socket);
+	if (!adopted)
+		unlink(o.socket);
 	handler_cleanup();
 	dlog_close();
 	close(lock_fd);

@@ -69,6 +69,13 @@
  * after auth_timeout_ms (list NEW).  After a burst of closes the workers
  * give freed memory back to the system (malloc_trim).
  *
+ * Socket activation (issue 30): under advisord.socket, systemd holds the
+ * listening unix socket and passes it (sd_listen_fds); server_adopt()
+ * checks it is the --socket path and takes the same lock as a socket of
+ * our own, so connections made while the daemon restarts wait in the
+ * socket's backlog instead of being refused.  The socket file is then
+ * systemd's: advisord never removes it.
+ *
  * MUNGE (issue 20): the calls a TCP connection's hello and credential
  * need are made on authq.c's threads, never on a worker: the connection
  * stops reading (WANT_NONE, its frame kept) until the job comes back on
@@ -111,6 +118,10 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifdef HAVE_LIBSYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
 
 #include "advisor.pb-c.h"
 #include "authq.h"
@@ -274,26 +285,17 @@ static int make_dirs(const char *dir)
 	return chmod(tmp, 0755);
 }
 
-int server_listen(const char *path, int *lock_fd, char *err, size_t errlen)
+/*
+ * The lock next to the socket (PATH.lock, with the holder's pid): the
+ * lock, not the socket file, says whether a daemon is alive.  An adopted
+ * socket (systemd's) is locked too, so that an advisord started by hand on
+ * the same path refuses instead of taking the socket file for a stale one.
+ */
+static int take_lock(const char *path, char *err, size_t errlen)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char dir[PATH_MAX], lockpath[PATH_MAX + 8];
-	struct stat st;
-	int fd, lfd;
+	char lockpath[PATH_MAX + 8];
+	int lfd;
 
-	*lock_fd = -1;
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		adv_snprintf(err, errlen, "socket path %s is longer than %zu bytes", path,
-			     sizeof(sa.sun_path) - 1);
-		return -1;
-	}
-	adv_strlcpy(dir, path, sizeof(dir));
-	if (make_dirs(dirname(dir)) != 0) {
-		adv_snprintf(err, errlen, "cannot create the socket directory for %s: %s", path,
-			     strerror(errno));
-		return -1;
-	}
-	/* The lock, not the socket file, says whether a daemon is alive. */
 	adv_snprintf(lockpath, sizeof(lockpath), "%s.lock", path);
 	lfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (lfd < 0) {
@@ -319,6 +321,30 @@ int server_listen(const char *path, int *lock_fd, char *err, size_t errlen)
 		if (pwrite(lfd, pid, n, 0) < 0)
 			msg_log(LOG_WARNING, "cannot write pid to %s: %s", lockpath, strerror(errno));
 	}
+	return lfd;
+}
+
+int server_listen(const char *path, int *lock_fd, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[PATH_MAX];
+	struct stat st;
+	int fd, lfd;
+
+	*lock_fd = -1;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		adv_snprintf(err, errlen, "socket path %s is longer than %zu bytes", path,
+			     sizeof(sa.sun_path) - 1);
+		return -1;
+	}
+	adv_strlcpy(dir, path, sizeof(dir));
+	if (make_dirs(dirname(dir)) != 0) {
+		adv_snprintf(err, errlen, "cannot create the socket directory for %s: %s", path,
+			     strerror(errno));
+		return -1;
+	}
+	if ((lfd = take_lock(path, err, errlen)) < 0)
+		return -1;
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
 			adv_snprintf(err, errlen, "%s exists and is not a socket; not removing it", path);
@@ -338,6 +364,9 @@ int server_listen(const char *path, int *lock_fd, char *err, size_t errlen)
 		goto fail;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
+	/* 0666: every user's sbatch and advisorctl connect; the daemon learns
+	 * who they are from SO_PEERCRED, not from who may open the file.
+	 * advisord.socket's SocketMode= is the same. */
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
 	    chmod(path, 0666) != 0 || listen(fd, SOMAXCONN) != 0) {
 		adv_snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(errno));
@@ -350,6 +379,44 @@ fail:
 	close(lfd);
 	return -1;
 }
+
+#ifdef HAVE_LIBSYSTEMD
+int server_adopt(int fd, const char *path, int *lock_fd, char *err, size_t errlen)
+{
+	int flags;
+
+	*lock_fd = -1;
+	if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0) {
+		adv_snprintf(err, errlen, "the socket systemd passed (fd %d) is not a listening unix "
+			     "stream socket: advisord.socket needs ListenStream=%s", fd, path);
+		return -1;
+	}
+	/* The plugin looks at --socket: serving another path would turn every
+	 * job away while advisord looks healthy. */
+	if (sd_is_socket_unix(fd, SOCK_STREAM, 1, path, 0) <= 0) {
+		struct sockaddr_un sa;
+		socklen_t len = sizeof(sa);
+
+		memset(&sa, 0, sizeof(sa));
+		if (getsockname(fd, (struct sockaddr *)&sa, &len) != 0)
+			sa.sun_path[0] = '\0';
+		sa.sun_path[sizeof(sa.sun_path) - 1] = '\0';
+		adv_snprintf(err, errlen, "the socket systemd passed is %s, not --socket %s: make "
+			     "advisord.socket's ListenStream= and advisord's --socket the same path",
+			     sa.sun_path[0] ? sa.sun_path : "not a named socket", path);
+		return -1;
+	}
+	/* The workers' loops never block on accept(): the same as our own socket. */
+	if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0 ||
+	    fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+		adv_snprintf(err, errlen, "the socket systemd passed: fcntl: %s", strerror(errno));
+		return -1;
+	}
+	if ((*lock_fd = take_lock(path, err, errlen)) < 0)
+		return -1;
+	return fd;
+}
+#endif
 
 int server_listen_tcp(const char *addr, char *err, size_t errlen)
 {

@@ -27,6 +27,16 @@ struct server_opts {
  * The returned lock_fd (held for the daemon's life) proves ownership.
  */
 int server_listen(const char *path, int *lock_fd, char *err, size_t errlen);
+#ifdef HAVE_LIBSYSTEMD
+/*
+ * Takes fd, a listening socket systemd passed (advisord.socket), as the
+ * socket to serve: it must be a listening unix stream socket bound to
+ * path (else -1 with a message naming both), and path's lock is taken as
+ * server_listen() takes it.  fd is made non-blocking and close-on-exec.
+ * The socket file stays systemd's: the caller must not unlink it.
+ */
+int server_adopt(int fd, const char *path, int *lock_fd, char *err, size_t errlen);
+#endif
 /*
  * A listening TCP socket on "ADDR:PORT" ("[V6]:PORT"; 0.0.0.0 for every
  * IPv4 address), for clients that authenticate with MUNGE.  -1 with err.

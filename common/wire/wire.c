@@ -26,7 +26,9 @@
  * so a fake server never collects one and a credential is good only on
  * its connection.  The daemon takes the caller's uid and gid from it as it
  * takes them from SO_PEERCRED on the unix socket, where the client checks
- * the daemon's uid by SO_PEERCRED in turn.
+ * the daemon's uid by SO_PEERCRED in turn.  A daemon is trusted when it
+ * runs as root, as the caller, as the system user advisord.service runs it
+ * as (configure --with-daemon-user, "advisor"; issue 30), or as server_uid.
  */
 #include "config.h"
 
@@ -88,7 +90,25 @@ const char *wire_server_why(void)
 	return server_why;
 }
 
-/* root, the caller, and server_uid (by default the user "slurm"). */
+/*
+ * The uid of ADV_DAEMON_USER ("advisor": the system user advisord.service
+ * runs the daemon as, issue 30), looked up once per process; (uid_t)-1
+ * when there is no such user.  Only root creates system users, so a
+ * daemon running as it is the site's, as one running as slurm is.
+ */
+static uid_t daemon_user_uid = (uid_t)-1;
+static pthread_once_t daemon_user_once = PTHREAD_ONCE_INIT;
+
+static void look_up_daemon_user(void)
+{
+	struct passwd pw, *r = NULL;
+	char buf[1024];
+
+	if (getpwnam_r(ADV_DAEMON_USER, &pw, buf, sizeof(buf), &r) == 0 && r && pw.pw_uid != 0)
+		daemon_user_uid = pw.pw_uid;
+}
+
+/* root, the caller, advisord's own system user, and server_uid (by default the user "slurm"). */
 static bool trusted_uid(uid_t uid)
 {
 	struct passwd pw, *r = NULL;
@@ -96,9 +116,14 @@ static bool trusted_uid(uid_t uid)
 
 	if (uid == 0 || uid == getuid())
 		return true;
+	if (server_uid != (uid_t)-1 && uid == server_uid)
+		return true;
+	/* Looked up only when the daemon is none of the above. */
+	(void)pthread_once(&daemon_user_once, look_up_daemon_user);
+	if (daemon_user_uid != (uid_t)-1 && uid == daemon_user_uid)
+		return true;
 	if (server_uid != (uid_t)-1)
-		return uid == server_uid;
-	/* Looked up only when the daemon is neither root nor the caller. */
+		return false;
 	return getpwnam_r("slurm", &pw, buf, sizeof(buf), &r) == 0 && r && pw.pw_uid == uid;
 }
 
@@ -108,9 +133,10 @@ static void refuse_server(const char *who, const char *what, uid_t uid)
 	char want[64];
 
 	if (server_uid == (uid_t)-1)
-		adv_strlcpy(want, "root or slurm", sizeof(want));
+		adv_strlcpy(want, "root, " ADV_DAEMON_USER " or slurm", sizeof(want));
 	else
-		adv_snprintf(want, sizeof(want), "uid %u", (unsigned)server_uid);
+		adv_snprintf(want, sizeof(want), "root, " ADV_DAEMON_USER " or uid %u",
+			     (unsigned)server_uid);
 	adv_snprintf(server_why, sizeof(server_why), "%s: %s uid %u, not as %s; nothing it said is "
 		     "used (plugstack.conf server_uid=, advisorctl --server-uid)", who, what,
 		     (unsigned)uid, want);

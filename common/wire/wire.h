@@ -43,8 +43,10 @@ const char *wire_strerror(int code);
  * --server-uid; issue 20): a TCP server proves it with a MUNGE credential
  * bound to the client's nonce, a unix socket's daemon by SO_PEERCRED.
  * root and the caller's own uid are always trusted (they could read
- * anything the caller can); (uid_t)-1, the default, trusts the user
- * "slurm" besides.  Process-wide; set it before connecting.
+ * anything the caller can), and so is the system user advisord.service
+ * runs the daemon as (ADV_DAEMON_USER, "advisor", when it exists; issue
+ * 30); (uid_t)-1, the default, trusts the user "slurm" besides.
+ * Process-wide; set it before connecting.
  */
 void wire_set_server_uid(uid_t uid);
 

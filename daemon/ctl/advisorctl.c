@@ -122,7 +122,7 @@ enum {
 	X("server", required_argument, OPT_SERVER, "HOST:PORT[,HOST:PORT]", false, \
 	  "advisord over MUNGE-authenticated TCP instead, tried\nin order within --timeout") \
 	X("server-uid", required_argument, OPT_SERVER_UID, "UID|USER", false, \
-	  "the uid advisord must prove it runs as (default: root\nor slurm; your own uid is trusted too)") \
+	  "the uid advisord must prove it runs as (default: root,\n" ADV_DAEMON_USER " or slurm; your own uid is trusted too)") \
 	X("json", no_argument, OPT_JSON, "", false, "print JSON for scripts") \
 	X("local", no_argument, OPT_LOCAL, "", true, \
 	  "answer in-process from --catalog/--policy, no daemon") \

@@ -451,7 +451,7 @@ wait_until -p $! -s 'cat "$SCRATCH/fake.log"' 5 "$USER_A's fake server on port $
 uid_a=$(id -u "$USER_A")
 expect_status 69 "a check answered by $USER_A's fake server" "$ADVISORCTL" --server "127.0.0.1:$FAKE_PORT" --timeout 2000 $CHECK
 grep -q "account is locked" "$SCRATCH/out" "$SCRATCH/err" && fail "the fake server's text was printed: $(cat "$SCRATCH/out" "$SCRATCH/err")"
-grep -q "127.0.0.1:$FAKE_PORT: it proved to run as uid $uid_a, not as root or slurm" "$SCRATCH/err" &&
+grep -q "127.0.0.1:$FAKE_PORT: it proved to run as uid $uid_a, not as root, advisor or slurm" "$SCRATCH/err" &&
 	grep -q "server_uid=" "$SCRATCH/err" || fail "the refusal does not say why: $(cat "$SCRATCH/err")"
 [ -s "$A_DIR/fake.frames" ] || fail "the client never reached the fake server"
 grep -q "MUNGE:" "$A_DIR/fake.frames" && fail "the fake server collected the client's MUNGE credential"
@@ -482,7 +482,7 @@ EOT
 wait_until -p $! -s 'cat "$SCRATCH/fake-unix.log"' 5 "$USER_A's fake daemon on $A_DIR/advisord.sock" test -S "$A_DIR/advisord.sock"
 expect_status 69 "a fake daemon on a unix socket" "$ADVISORCTL" --socket "$A_DIR/advisord.sock" --timeout 2000 status
 grep -q "account is locked" "$SCRATCH/out" "$SCRATCH/err" && fail "the fake unix daemon's text was printed"
-grep -q "runs as uid $uid_a, not as root or slurm" "$SCRATCH/err" || fail "the unix refusal does not say why: $(cat "$SCRATCH/err")"
+grep -q "runs as uid $uid_a, not as root, advisor or slurm" "$SCRATCH/err" || fail "the unix refusal does not say why: $(cat "$SCRATCH/err")"
 pass "a fake server as $USER_A (TCP and unix socket): refused by its uid, its text never printed, no credential collected; the real second server answered"
 fi
 
