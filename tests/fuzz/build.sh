@@ -199,6 +199,10 @@ update "$gen/config.h"
 
 deps_cflags=$(pkg-config --cflags yaml-0.1 libprotobuf-c sqlite3 json-c munge libmariadb libcrypto)
 deps_libs="$(pkg-config --libs yaml-0.1 libprotobuf-c sqlite3 json-c munge libmariadb libcrypto) -lslurm -lpthread -lm"
+# A tree configured with libsystemd (socket activation, issue 30) links it.
+if grep -q '^#define HAVE_LIBSYSTEMD 1' "$gen/config.h"; then
+	deps_libs="$deps_libs $(pkg-config --libs libsystemd)"
+fi
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 # The flags are expanded unquoted, so the quotes of the -D strings stay.
 # shellcheck disable=SC2089
