@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "advisor.pb-c.h"
+#include "audit.h"
 #include "engine/options.h"
 #include "jobread/jobread.h"
 #include "print.h"
@@ -139,7 +141,8 @@ enum {
 
 /* The commands --local answers in-process (service_local); the rest need
  * the daemon's state and refuse --local, --catalog and --policy. */
-#define CTL_LOCAL_CMDS "check", "plan", "ckpt", "catalog", "policy"
+/* audit judges in-process always (a candidate policy on past jobs). */
+#define CTL_LOCAL_CMDS "check", "plan", "ckpt", "catalog", "policy", "audit"
 
 /* The workload options: the rows of engine/optlist.h without the "llm-"
  * prefix, in the table's order (rows of one getopt value resolve an
@@ -772,6 +775,55 @@ static int check_call(struct ctl *c, Advisor__Request *req, struct jobship *js, 
 	}
 }
 
+/*
+ * Judges the script sc->path (NULL: the resources alone) as sbatch would
+ * run it, with the resources of ar and c->slurm over its #SBATCH lines,
+ * args its arguments and env the environment it would see: the one path
+ * of `check --script` and `audit` (issue 30), so both judge a job alike.
+ * On 0, rp holds the check's answer; *js is the caller's to free.
+ */
+static int script_check(struct ctl *c, struct script *sc, struct adv_request *ar, int nargs,
+			char **args, char **env, struct jobship **js, struct reply *rp)
+{
+	Advisor__Request req = ADVISOR__REQUEST__INIT;
+	struct convert_request_pb buf;
+	int ntasks = 0, ntpn = 0, rc;
+
+	*js = NULL;
+	memset(rp, 0, sizeof(*rp));
+	arena_init(&rp->arena);
+	if (sc->path) {
+		struct adv_request sb;
+		char cwd[JOBREAD_PATH_MAX];
+
+		engine_request_init(&sb);
+		rc = script_read(sc);
+		if (!rc)
+			rc = script_resources(c, sc, ar, &ntasks, &ntpn, cwd, sizeof(cwd));
+		if (!rc)
+			rc = script_llm_options(c, sc, &sb.wl);
+		if (rc)
+			return rc;
+		options_merge(&ar->wl, &sb.wl);
+		if (!cwd[0])
+			adv_strlcpy(cwd, "/", sizeof(cwd));
+		*js = jobship_new(JOBREAD_SCRIPT, sc->path, &sc->text, nargs, args, env, cwd,
+				  ntasks, ntpn);
+		if (!*js) {
+			fprintf(stderr, "advisorctl: out of memory\n");
+			return EX_SOFTWARE_;
+		}
+	}
+	req.body_case = ADVISOR__REQUEST__BODY_CHECK;
+	req.check = convert_request_to_pb(ar, ADV_CTX_ADVISORCTL, 0, NULL, &buf);
+	rc = check_call(c, &req, *js, rp);
+	if (rc == 0 && (!rp->r->check || rp->r->body_case != ADVISOR__RESPONSE__BODY_CHECK)) {
+		fprintf(stderr, "advisorctl: the daemon answered a check with something else\n");
+		rc = EX_SOFTWARE_;
+	}
+	return rc;
+}
+
 static int cmd_check(struct ctl *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -780,54 +832,21 @@ static int cmd_check(struct ctl *c, int argc, char **argv)
 		{ "verbose", no_argument, NULL, OPT_VERBOSE },
 		{ NULL, 0, NULL, 0 },
 	};
-	Advisor__Request req = ADVISOR__REQUEST__INIT;
-	struct convert_request_pb buf;
 	struct adv_request ar;
 	struct adv_result res;
 	struct script sc = { NULL, { NULL, 0, 0, 0, JOBREAD_CUT_NONE }, false };
 	struct jobship *js = NULL;
 	struct reply rp;
-	int ntasks = 0, ntpn = 0, rest = argc;
+	int rest = argc;
 	int rc = parse_job_rest(c, argc, argv, &ar, check_help, longopts, check_opt, &sc, &rest);
 
 	if (rc)
 		return rc;
 	if (rest < argc && !sc.path)
 		return usage_error(c->cmd, "arguments after '--' are the script's: give --script FILE");
-	if (sc.path) {
-		struct adv_request sb;
-		char cwd[JOBREAD_PATH_MAX];
-
-		engine_request_init(&sb);
-		rc = script_read(&sc);
-		if (!rc)
-			rc = script_resources(c, &sc, &ar, &ntasks, &ntpn, cwd, sizeof(cwd));
-		if (!rc)
-			rc = script_llm_options(c, &sc, &sb.wl);
-		if (rc) {
-			scripttext_free(&sc.text);
-			return rc;
-		}
-		options_merge(&ar.wl, &sb.wl);
-		if (!cwd[0])
-			adv_strlcpy(cwd, "/", sizeof(cwd));
-		/* The words after "--" are the script's arguments, as sbatch's
-		 * words after the script name. */
-		js = jobship_new(JOBREAD_SCRIPT, sc.path, &sc.text, argc - rest, argv + rest, environ,
-				 cwd, ntasks, ntpn);
-		if (!js) {
-			scripttext_free(&sc.text);
-			fprintf(stderr, "advisorctl: out of memory\n");
-			return EX_SOFTWARE_;
-		}
-	}
-	req.body_case = ADVISOR__REQUEST__BODY_CHECK;
-	req.check = convert_request_to_pb(&ar, ADV_CTX_ADVISORCTL, 0, NULL, &buf);
-	rc = check_call(c, &req, js, &rp);
-	if (rc == 0 && (!rp.r->check || rp.r->body_case != ADVISOR__RESPONSE__BODY_CHECK)) {
-		fprintf(stderr, "advisorctl: the daemon answered a check with something else\n");
-		rc = EX_SOFTWARE_;
-	}
+	/* The words after "--" are the script's arguments, as sbatch's words
+	 * after the script name. */
+	rc = script_check(c, &sc, &ar, argc - rest, argv + rest, environ, &js, &rp);
 	if (rc == 0) {
 		convert_result_from_pb(rp.r->check, &res);
 		print_check(stdout, &res, rp.r->check->decision_id, c->json);
@@ -1399,6 +1418,9 @@ static int cmd_simple(struct ctl *c, int argc, char **argv, Advisor__Request__Bo
 }
 
 #define REPORT_DEFAULT_SINCE_S (7 * 86400)
+#define AUDIT_DEFAULT_SINCE_S (7 * 86400)
+#define AUDIT_DEFAULT_LIMIT 1000
+#define AUDIT_MAX_LIMIT 100000
 
 static int cmd_report(struct ctl *c, int argc, char **argv)
 {
@@ -1447,6 +1469,187 @@ static int cmd_report(struct ctl *c, int argc, char **argv)
 	return rc;
 }
 
+static void audit_help(void)
+{
+	printf("Usage: advisorctl [--json] audit [--since TIME] [--until TIME] [--user U]\n"
+	       "          [--partition P] [--limit N] [--catalog FILE] [--policy FILE]\n"
+	       "Judges the jobs Slurm's accounting kept (sacct), each batch script as\n"
+	       "`check --script` judges one, in-process with the given (or installed) catalog\n"
+	       "and policy: what advisor would have said, the GPU-hours, and how each job\n"
+	       "really ended.  Needs sacct and slurmdbd with AccountingStoreFlags=job_script\n"
+	       "(and job_env for the environment); a job without a stored script is listed,\n"
+	       "not judged.  Exit 0, or 69 when sacct or slurmdbd is not there.\n\n"
+	       "      --since TIME    jobs that ran since TIME (default 7d)\n"
+	       "      --until TIME    ... until TIME (default now)\n"
+	       "      --user U        jobs of user U only\n"
+	       "      --partition P   jobs of partition P only\n"
+	       "      --limit N       at most N jobs, the oldest first (default %d)\n"
+	       "\n%s", AUDIT_DEFAULT_LIMIT, common_help());
+}
+
+/* Writes text to path (mode 0600: another user's script). */
+static int write_file(const char *path, const char *text, size_t len)
+{
+	FILE *f;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
+
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (fwrite(text, 1, len, f) != len) {
+		fclose(f);
+		return -1;
+	}
+	return fclose(f);
+}
+
+/*
+ * Judges job j (its script in text) as its own sbatch would have been:
+ * the resources Slurm gave it (partition, nodes, account, the working
+ * directory; the GPUs when the script does not ask for them, i.e. they
+ * were given on sbatch's command line) over its #SBATCH lines, with its
+ * stored environment.
+ */
+static void audit_judge(struct ctl *c, struct audit_job *j, const char *path, char **env)
+{
+	struct script sc = { path, { NULL, 0, 0, 0, JOBREAD_CUT_NONE }, false };
+	struct adv_request ar, probe;
+	struct adv_result res;
+	struct jobship *js = NULL;
+	struct reply rp;
+	char err[ADV_ERR_MAX], num[32];
+	int rc;
+
+	jobreq_opts_init(&c->slurm);
+	c->gpu_set = false;
+	engine_request_init(&ar);
+	adv_strlcpy(ar.account, j->account, sizeof(ar.account));
+	if (j->partition[0])
+		jobreq_apply_named(&c->slurm, "partition", j->partition, err, sizeof(err));
+	if (j->nnodes > 0) {
+		adv_snprintf(num, sizeof(num), "%d", j->nnodes);
+		jobreq_apply_named(&c->slurm, "nodes", num, err, sizeof(err));
+	}
+	if (j->workdir[0])
+		jobreq_apply_named(&c->slurm, "chdir", j->workdir, err, sizeof(err));
+	engine_request_init(&probe);
+	if (script_read(&sc) == 0 &&
+	    script_resources(c, &sc, &probe, NULL, NULL, NULL, 0) == 0 && probe.res.gpus == 0 &&
+	    j->gpus > 0) {
+		adv_snprintf(num, sizeof(num), "%d", j->gpus);
+		jobreq_apply_named(&c->slurm, "gpus", num, err, sizeof(err));
+	}
+	scripttext_free(&sc.text);
+	rc = script_check(c, &sc, &ar, 0, NULL, env, &js, &rp);
+	if (rc == 0) {
+		size_t n = 0;
+
+		convert_result_from_pb(rp.r->check, &res);
+		j->judged = true;
+		j->verdict = res.verdict;
+		j->exempt = res.exempt[0] != '\0';
+		for (int i = 0; i < res.n_findings && i < ADV_MAX_FINDINGS; i++)
+			if (res.findings[i].severity != ADV_SEV_INFO)
+				n += adv_snprintf(j->codes + n, sizeof(j->codes) - n, "%s%s",
+						  n ? "," : "", res.findings[i].code);
+	} else {
+		adv_snprintf(j->why, sizeof(j->why), "not judged (exit %d, see stderr)", rc);
+	}
+	reply_free(&rp);
+	jobship_free(js);
+	scripttext_free(&sc.text);
+}
+
+static int cmd_audit(struct ctl *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		COMMON_OPTS
+		{ "user", required_argument, NULL, OPT_USER },
+		{ "since", required_argument, NULL, OPT_SINCE },
+		{ "until", required_argument, NULL, OPT_UNTIL },
+		{ "partition", required_argument, NULL, OPT_SLURM },
+		{ "limit", required_argument, NULL, OPT_LIMIT },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct audit_query q = { 0, 0, NULL, NULL, AUDIT_DEFAULT_LIMIT, 0 };
+	struct audit_job *jobs = NULL;
+	char dir[] = "/tmp/advisor-audit.XXXXXX", path[sizeof(dir) + 16];
+	size_t n = 0, max;
+	bool more = false;
+	long v;
+	int opt, rc;
+
+	q.since = (int64_t)time(NULL) - AUDIT_DEFAULT_SINCE_S;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_HELP: audit_help(); exit(0);
+		case '?': return usage_error(c->cmd, "bad option");
+		case OPT_USER: q.user = optarg; rc = 0; break;
+		case OPT_SLURM: q.partition = optarg; rc = 0; break;
+		case OPT_SINCE: rc = parse_since(c, "--since", optarg, &q.since); break;
+		case OPT_UNTIL: rc = parse_since(c, "--until", optarg, &q.until); break;
+		case OPT_LIMIT:
+			if (adv_parse_long(optarg, &v) != 0 || v < 1 || v > AUDIT_MAX_LIMIT)
+				return usage_error(c->cmd, "--limit: '%s' is not a number of jobs "
+						   "(accepted: 1..%d)", optarg, AUDIT_MAX_LIMIT);
+			q.limit = (size_t)v;
+			rc = 0;
+			break;
+		default: rc = common_opt(c, opt, optarg);
+		}
+		if (rc)
+			return rc;
+	}
+	if (optind < argc)
+		return usage_error(c->cmd, "unexpected argument '%s'", argv[optind]);
+	/* The policy under test, in this process: never the daemon's. */
+	c->local = true;
+	q.timeout_ms = c->timeout_ms;
+	rc = audit_list(&q, &jobs, &n, &more);
+	if (rc)
+		return rc;
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "advisorctl: mkdtemp: %s\n", strerror(errno));
+		free(jobs);
+		return EX_SOFTWARE_;
+	}
+	/* As sbatch's own bound: the site's max_script_size, or Slurm's default. */
+	max = slurmgres_script_max();
+	/* The name slurmd gives the script it runs. */
+	adv_snprintf(path, sizeof(path), "%s/slurm_script", dir);
+	for (size_t i = 0; i < n; i++) {
+		struct audit_job *j = &jobs[i];
+		char *text = NULL, **env = NULL;
+		size_t len = 0;
+		int s = audit_script(j->id, c->timeout_ms, max, &text, &len, j->why, sizeof(j->why));
+
+		if (s == 1)
+			adv_strlcpy(j->why, "no script stored", sizeof(j->why));
+		if (s != 0)
+			continue;
+		if (write_file(path, text, len) != 0) {
+			adv_snprintf(j->why, sizeof(j->why), "%s: %s", path, strerror(errno));
+		} else {
+			/* No stored environment: the job's own script alone decides. */
+			static char *no_env[] = { NULL };
+
+			if (audit_env(j->id, c->timeout_ms, &env) != 0)
+				env = NULL;
+			audit_judge(c, j, path, env ? env : no_env);
+		}
+		audit_env_free(env);
+		free(text);
+		unlink(path);
+	}
+	rmdir(dir);
+	print_audit(stdout, jobs, n, more, c->json);
+	free(jobs);
+	return 0;
+}
+
 static int cmd_reload(struct ctl *c, int argc, char **argv)
 {
 	return cmd_simple(c, argc, argv, ADVISOR__REQUEST__BODY_RELOAD, reload_help);
@@ -1471,6 +1674,7 @@ static const struct command {
 	  "           --script --limit --include-queries --decision)" },
 	{ "show", cmd_show, "DECISION: one decision as its user saw it, with its linked ones" },
 	{ "report", cmd_report, "per-code summary of a period: what enforcement would block" },
+	{ "audit", cmd_audit, "past jobs from Slurm's accounting, judged with this policy" },
 	{ "stats", cmd_stats, "counters and latency of the running daemon (--prometheus)" },
 	{ "reload", cmd_reload, "reload catalog and policy (admins only)" },
 	{ "status", cmd_status, "is the daemon up, which files it serves, since when" },
@@ -1532,5 +1736,5 @@ int main(int argc, char **argv)
 		}
 	}
 	return usage_error(NULL, "unknown command '%s' (accepted: check, plan, ckpt, catalog, "
-			   "policy, history, show, report, stats, reload, status)", argv[optind]);
+			   "policy, history, show, report, audit, stats, reload, status)", argv[optind]);
 }
