@@ -1645,7 +1645,7 @@ static int cmd_audit(struct ctl *c, int argc, char **argv)
 		unlink(path);
 	}
 	rmdir(dir);
-	print_audit(stdout, jobs, n, more, c->json);
+	audit_print(stdout, jobs, n, more, c->json);
 	free(jobs);
 	return 0;
 }

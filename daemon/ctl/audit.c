@@ -9,6 +9,10 @@
  * error, not a cut list that looks complete), its time (killed after
  * timeout_ms: a slurmdbd that hangs does not hang the audit), and the
  * number of jobs taken.
+ *
+ * audit_print writes the result: a row per job, then the summary (by
+ * verdict, the GPU-hours of the jobs that would be rejected and how those
+ * ended), as text or --json.
  */
 #include "config.h"
 
@@ -24,7 +28,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "audit.h"
+#include "engine/names.h"
+#include "print.h"
 #include "util.h"
 
 /* The whole job list: far above 1000 jobs' rows (~200 bytes each). */
@@ -423,4 +431,155 @@ void audit_env_free(char **env)
 	for (char **p = env; *p; p++)
 		free(*p);
 	free(env);
+}
+
+static void put(json_object *o, const char *k, json_object *v)
+{
+	json_object_object_add(o, k, v);
+}
+
+/* ---- audit -------------------------------------------------------------------- */
+
+static const char *audit_verdict(const struct audit_job *j)
+{
+	if (!j->judged)
+		return "-";
+	/* An exempt job was not checked: not a clean accept (issue 30). */
+	return j->exempt ? "exempt" : engine_verdict_name(j->verdict);
+}
+
+static double audit_gpu_hours(const struct audit_job *j)
+{
+	return (double)j->gpus * (double)j->elapsed_s / 3600.0;
+}
+
+#define AUDIT_STATES 16
+
+/* How the jobs advisor would have rejected really ended: state, count. */
+struct audit_summary {
+	size_t judged, by_verdict[ADV_VERDICT_COUNT], exempt, not_judged;
+	double reject_gpu_hours, gpu_hours;
+	struct { char state[32]; size_t n; } ended[AUDIT_STATES];
+	size_t n_ended;
+};
+
+static void audit_sum(const struct audit_job *jobs, size_t n, struct audit_summary *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (size_t i = 0; i < n; i++) {
+		const struct audit_job *j = &jobs[i];
+		size_t k;
+
+		if (!j->judged) {
+			s->not_judged++;
+			continue;
+		}
+		s->judged++;
+		s->gpu_hours += audit_gpu_hours(j);
+		if (j->exempt) {
+			s->exempt++;
+			continue;
+		}
+		s->by_verdict[j->verdict < ADV_VERDICT_COUNT ? j->verdict : ADV_REJECT]++;
+		if (j->verdict != ADV_REJECT)
+			continue;
+		s->reject_gpu_hours += audit_gpu_hours(j);
+		for (k = 0; k < s->n_ended && strcmp(s->ended[k].state, j->state); k++)
+			;
+		if (k == s->n_ended) {
+			/* More distinct states than the table: the last row takes them. */
+			if (k == AUDIT_STATES)
+				k--;
+			else
+				adv_strlcpy(s->ended[s->n_ended++].state, j->state,
+					    sizeof(s->ended[0].state));
+		}
+		s->ended[k].n++;
+	}
+}
+
+void audit_print(FILE *f, const struct audit_job *jobs, size_t n, bool more, bool json)
+{
+	struct audit_summary s;
+
+	audit_sum(jobs, n, &s);
+	if (json) {
+		json_object *o = json_object_new_object(), *a = json_object_new_array(),
+			    *sum = json_object_new_object(), *v = json_object_new_object(),
+			    *e = json_object_new_object();
+
+		for (size_t i = 0; i < n; i++) {
+			const struct audit_job *j = &jobs[i];
+			json_object *r = json_object_new_object();
+
+			put(r, "job_id", json_object_new_string(j->id));
+			put(r, "user", json_object_new_string(j->user));
+			put(r, "account", json_object_new_string(j->account));
+			put(r, "partition", json_object_new_string(j->partition));
+			put(r, "gpus", json_object_new_int(j->gpus));
+			put(r, "nodes", json_object_new_int(j->nnodes));
+			put(r, "elapsed_s", json_object_new_int64(j->elapsed_s));
+			put(r, "gpu_hours", json_object_new_double(audit_gpu_hours(j)));
+			put(r, "state", json_object_new_string(j->state));
+			put(r, "exit_code", json_object_new_string(j->exit));
+			put(r, "judged", json_object_new_boolean(j->judged));
+			if (j->judged) {
+				json_object *codes = json_object_new_array();
+				char buf[sizeof(j->codes)], *save = NULL;
+
+				put(r, "verdict", json_object_new_string(audit_verdict(j)));
+				adv_strlcpy(buf, j->codes, sizeof(buf));
+				for (char *c = strtok_r(buf, ",", &save); c; c = strtok_r(NULL, ",", &save))
+					json_object_array_add(codes, json_object_new_string(c));
+				put(r, "codes", codes);
+			} else {
+				put(r, "why", json_object_new_string(j->why));
+			}
+			json_object_array_add(a, r);
+		}
+		put(o, "jobs", a);
+		put(sum, "jobs", json_object_new_int64((int64_t)n));
+		put(sum, "judged", json_object_new_int64((int64_t)s.judged));
+		put(sum, "not_judged", json_object_new_int64((int64_t)s.not_judged));
+		for (int k = 0; k < ADV_VERDICT_COUNT; k++)
+			put(v, engine_verdict_name((enum adv_verdict)k),
+			    json_object_new_int64((int64_t)s.by_verdict[k]));
+		put(v, "exempt", json_object_new_int64((int64_t)s.exempt));
+		put(sum, "by_verdict", v);
+		put(sum, "gpu_hours", json_object_new_double(s.gpu_hours));
+		put(sum, "reject_gpu_hours", json_object_new_double(s.reject_gpu_hours));
+		for (size_t k = 0; k < s.n_ended; k++)
+			put(e, s.ended[k].state, json_object_new_int64((int64_t)s.ended[k].n));
+		put(sum, "rejected_ended", e);
+		put(sum, "truncated", json_object_new_boolean(more));
+		put(o, "summary", sum);
+		print_json(f, o);
+		return;
+	}
+	fprintf(f, "%-12s %-10s %-10s %4s %9s %-13s %-5s %-7s %s\n", "JOBID", "USER", "PARTITION",
+		"GPUS", "GPU-HOURS", "STATE", "EXIT", "VERDICT", "CODES");
+	for (size_t i = 0; i < n; i++) {
+		const struct audit_job *j = &jobs[i];
+
+		/* Names come from sacct, i.e. from users: escaped (issue 20). */
+		fprintf(f, "%-12s %-10s %-10s %4d %9.2f %-13s %-5s %-7s %s\n", ADV_TEXT(j->id),
+			ADV_TEXT(j->user), ADV_TEXT(j->partition), j->gpus, audit_gpu_hours(j),
+			ADV_TEXT(j->state), ADV_TEXT(j->exit), audit_verdict(j),
+			j->judged ? (j->codes[0] ? j->codes : "-") : ADV_TEXT(j->why));
+	}
+	fprintf(f, "\n%zu job%s, %zu judged: %zu accept, %zu warn, %zu reject, %zu exempt; "
+		"%zu not judged\n", n, n == 1 ? "" : "s", s.judged, s.by_verdict[ADV_ACCEPT],
+		s.by_verdict[ADV_WARN], s.by_verdict[ADV_REJECT], s.exempt, s.not_judged);
+	fprintf(f, "GPU-hours judged: %.2f; of the jobs advisor would reject: %.2f\n", s.gpu_hours,
+		s.reject_gpu_hours);
+	if (s.n_ended) {
+		fprintf(f, "The jobs advisor would reject ended:");
+		for (size_t k = 0; k < s.n_ended; k++)
+			fprintf(f, "%s %s %zu", k ? "," : "", ADV_TEXT(s.ended[k].state),
+				s.ended[k].n);
+		fputc('\n', f);
+	}
+	if (more)
+		fprintf(f, "More jobs than --limit in the period: narrow --since/--until or raise "
+			"--limit\n");
 }

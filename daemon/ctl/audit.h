@@ -60,4 +60,7 @@ int audit_script(const char *id, int timeout_ms, size_t max, char **text, size_t
 int audit_env(const char *id, int timeout_ms, char ***env);
 void audit_env_free(char **env);
 
+/* The audit's rows and summary, text or --json (advisorctl(1) audit). */
+void audit_print(FILE *f, const struct audit_job *jobs, size_t n, bool more, bool json);
+
 #endif

@@ -9,8 +9,12 @@
 #include <stdio.h>
 
 #include "advisor.pb-c.h"
-#include "audit.h"
 #include "engine/engine.h"
+
+struct json_object;
+
+/* One JSON document, pretty, UTF-8 checked (every --json output). */
+void print_json(FILE *f, struct json_object *o);
 
 void print_check(FILE *f, const struct adv_result *res, const char *decision_id, bool json);
 /* check --verbose: for a job that is not an LLM job, what the reader read
@@ -31,7 +35,5 @@ void print_prometheus(FILE *f, const Advisor__StatsResponse *r);
 /* What --prometheus prints when the daemon cannot be reached: advisor_up 0. */
 void print_prometheus_down(FILE *f);
 void print_report(FILE *f, const Advisor__ReportResponse *r, bool json);
-/* advisorctl audit: a row per job, then the summary; more: --limit cut the list. */
-void print_audit(FILE *f, const struct audit_job *jobs, size_t n, bool more, bool json);
 
 #endif
