@@ -388,7 +388,11 @@ static int db_dir(const char *db, bool create, char *err, size_t errlen)
 			adv_snprintf(err, errlen, "decision log directory %s is not a directory", dir);
 			return -1;
 		}
-		if (access(dir, W_OK | X_OK) != 0) {
+		/* At start-up a directory that is there but not writable (a
+		 * read-only mount) is not fatal: decisions are answered and the
+		 * log reports what it cannot write (test_faults.sh); only
+		 * --check-config calls it an error. */
+		if (!create && access(dir, W_OK | X_OK) != 0) {
 			adv_snprintf(err, errlen, "decision log directory %s: %s", dir, strerror(errno));
 			return -1;
 		}

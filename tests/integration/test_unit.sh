@@ -207,8 +207,12 @@ mkdir -m 755 "$SCRATCH/unit-run"
 mkdir -m 750 "$SCRATCH/unit-lib"
 chown "$user:" "$SCRATCH/unit-run" "$SCRATCH/unit-lib"
 daemon=$(stage "$ADVISORD")
+# The daemon's user reads what it is given, as it reads /etc/advisor: the
+# source tree may be in a directory only root can enter (CI's 0700 clone).
+ucat=$(stage "$CATALOG")
+upol=$(stage "$POLICY")
 spawn "$PY" - "$SOCK" "$SCRATCH/child" setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups -- \
-	"$daemon" --foreground --catalog "$CATALOG" --policy "$POLICY" --socket "$SOCK" --db "$DB" \
+	"$daemon" --foreground --catalog "$ucat" --policy "$upol" --socket "$SOCK" --db "$DB" \
 	--workers 2 >> "$SCRATCH/advisord.log" 2>&1 <<'EOT'
 # Stands for systemd: holds the listening socket and (re)starts the daemon
 # with it as fd 3 (made by root, as systemd makes it), LISTEN_FDS=1, LISTEN_PID=its pid; a restart comes 1 s
@@ -271,7 +275,7 @@ pass "a second advisord on the held path, and a passed descriptor that is not a 
 # user; the plugin and advisorctl trust that user as they trust root and
 # SlurmUser (the daemon's uid is the socket's peer then, not root's).
 own=$SCRATCH/unit-run/own.sock
-spawn as_user "$user" "$ADVISORD" --foreground --catalog "$CATALOG" --policy "$POLICY" --socket "$own" \
+spawn as_user "$user" "$ADVISORD" --foreground --catalog "$ucat" --policy "$upol" --socket "$own" \
 	--db "$SCRATCH/unit-lib/own.db" --workers 1 >> "$SCRATCH/advisord.log" 2>&1
 own_pid=$!
 wait_until -p "$own_pid" -s 'tail -n 3 "$SCRATCH/advisord.log"' 10 "advisord as $user on its own socket" test -S "$own"
