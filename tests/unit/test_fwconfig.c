@@ -515,6 +515,70 @@ static void test_torchtitan_defaults(void **st)
 	want_unset(&o, JR_ZERO);
 }
 
+/*
+ * Issue 29: releases with the degrees under [experimental] split the local
+ * batch into a COUNT of micro-batches, experimental.pipeline_parallel_
+ * microbatches, by default the pipeline degree (pipelining_utils.py at
+ * 9dec370): 32 at PP 8 is micro-batches of 4; a stated count wins; a count
+ * that does not divide the batch, or no number, is said and sets nothing.
+ */
+static void test_torchtitan_older_microbatches(void **st)
+{
+	static const char toml[] =
+		"[model]\n"
+		"name = \"llama3\"\n"
+		"flavor = \"405B\"\n"
+		"[training]\n"
+		"batch_size = 32\n"                    /* 5 */
+		"tensor_parallel_degree = 8\n"
+		"[experimental]\n"
+		"pipeline_parallel_degree = 8\n";      /* 8 */
+	static const struct vfile files[] = {
+		{ CWD "/a.toml", toml },
+		{ NULL, NULL },
+	};
+	static const char s1[] =
+		"#!/bin/bash\n"
+		"torchrun --nproc_per_node 8 -m torchtitan.train --job.config-file a.toml\n";
+	static const char s2[] =
+		"#!/bin/bash\n"
+		"torchrun --nproc_per_node 8 -m torchtitan.train --job.config-file a.toml \\\n"
+		"  --experimental.pipeline_parallel_microbatches 16\n";              /* 3 */
+	static const char s3[] =
+		"#!/bin/bash\n"
+		"torchrun --nproc_per_node 8 -m torchtitan.train --job.config-file a.toml \\\n"
+		"  --experimental.pipeline_parallel_microbatches 5\n";               /* 3 */
+	static const char s4[] =
+		"#!/bin/bash\n"
+		"torchrun --nproc_per_node 8 -m torchtitan.train --job.config-file a.toml \\\n"
+		"  --experimental.pipeline_parallel_microbatches many\n";            /* 3 */
+	struct job j = { s1, files, 8, 8, 0, 0, NULL };
+	struct jobread_out o;
+
+	read_job(st, &j, &o);
+	print_notes(&o);
+	want(&o, JR_PP, 8, "a.toml", 8, "experimental.pipeline_parallel_degree");
+	want(&o, JR_MBS, 4, "a.toml", 8, "experimental.pipeline_parallel_microbatches");
+	assert_true(o.v[JR_MBS].src.fw_default);
+
+	j.script = s2;
+	read_job(st, &j, &o);
+	want(&o, JR_MBS, 2, "job.sbatch", 3, NULL);
+	assert_false(o.v[JR_MBS].src.fw_default);
+
+	j.script = s3;
+	read_job(st, &j, &o);
+	print_notes(&o);
+	assert_non_null(note(&o, "SCRIPT_UNKNOWN", "does not split into 5 pipeline micro-batches"));
+	want(&o, JR_MBS, 32, "a.toml", 5, NULL);   /* the local batch, as read */
+
+	j.script = s4;
+	read_job(st, &j, &o);
+	print_notes(&o);
+	assert_non_null(note(&o, "SCRIPT_UNKNOWN", "'many' is not a whole number"));
+	want(&o, JR_MBS, 32, "a.toml", 5, NULL);
+}
+
 /* 2026: --module/--config names a Python config; overrides still apply. */
 static void test_torchtitan_registry(void **st)
 {
@@ -1489,6 +1553,7 @@ int main(void)
 		cmocka_unit_test(test_nemo2),
 		cmocka_unit_test(test_torchtitan_toml),
 		cmocka_unit_test(test_torchtitan_defaults),
+		cmocka_unit_test(test_torchtitan_older_microbatches),
 		cmocka_unit_test(test_torchtitan_registry),
 		cmocka_unit_test(test_torchtitan_run_sh),
 		cmocka_unit_test(test_wrapper_args),

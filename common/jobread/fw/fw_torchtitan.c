@@ -407,7 +407,8 @@ static void pipeline_microbatches(struct titan *t)
 	const struct jobread_value *pp = jr_get(t->cx, JR_PP), *lb = jr_get(t->cx, JR_MBS);
 	struct jobread_src src;
 	struct tv v;
-	long long mb = 1, n;
+	long long mb = 1, n = 0;
+	bool older = false;
 
 	if (!pp || !pp->set || pp->unknown || pp->i <= 1 || !lb || !lb->set || lb->unknown ||
 	    lb->i <= 0)
@@ -416,22 +417,28 @@ static void pipeline_microbatches(struct titan *t)
 		if (!int_of(t, &v, JR_MBS, &mb, false))
 			return;
 		src = v.src;
-	} else if (get(t, "experimental", "pipeline_parallel_microbatches", &v) ||
-		   get(t, "experimental", "pipeline_parallel_degree", &v)) {
-		/* The older count, its default the degree stated with it. */
+	} else if (get(t, "experimental", "pipeline_parallel_microbatches", &v)) {
+		/* The older count, stated. */
+		if (!int_of(t, &v, JR_MBS, &n, false))
+			return;
+		src = v.src;
+		older = true;
+	} else if (get(t, "experimental", "pipeline_parallel_degree", &v)) {
+		/* The older count's default, the degree, where the job would say it. */
 		n = pp->i;
 		src = v.src;
-		if (get(t, "experimental", "pipeline_parallel_microbatches", &v)) {
-			if (!int_of(t, &v, JR_MBS, &n, false))
-				return;
-			src = v.src;
-		} else {
-			/* The release's default, where the job would say it. */
-			adv_strlcpy(src.key, "experimental.pipeline_parallel_microbatches",
-				    sizeof(src.key));
-			src.fw_default = true;
-			src.val_line = 0;
-		}
+		adv_strlcpy(src.key, "experimental.pipeline_parallel_microbatches", sizeof(src.key));
+		src.fw_default = true;
+		src.val_line = 0;
+		older = true;
+	} else {
+		/* JobConfig's documented default, where the job would say it. */
+		src = lb->src;
+		adv_strlcpy(src.key, "parallelism.pipeline_parallel_microbatch_size", sizeof(src.key));
+		src.fw_default = true;
+		src.val_line = 0;
+	}
+	if (older) {
 		if (n <= 0 || lb->i % n != 0) {
 			jr_note(t->cx, ADV_CODE_SCRIPT_UNKNOWN, NULL,
 				"%s:%d: torchtitan's local batch %lld does not split into %lld "
@@ -440,12 +447,6 @@ static void pipeline_microbatches(struct titan *t)
 			return;
 		}
 		mb = lb->i / n;
-	} else {
-		/* JobConfig's documented default, where the job would say it. */
-		src = lb->src;
-		adv_strlcpy(src.key, "parallelism.pipeline_parallel_microbatch_size", sizeof(src.key));
-		src.fw_default = true;
-		src.val_line = 0;
 	}
 	if (mb <= 0 || lb->i % mb != 0) {
 		jr_note(t->cx, ADV_CODE_SCRIPT_UNKNOWN, NULL,
