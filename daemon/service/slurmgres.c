@@ -92,6 +92,7 @@ static bool slurmgres_answered;   /* one load succeeded */
 static char slurmgres_off[320];   /* why Slurm is not asked, or "" */
 static bool slurmgres_fetch;      /* configless: ask in a child (slurmgres_fetch_child) */
 static char slurmgres_src[200];   /* where the configuration comes from */
+static size_t slurmgres_script_limit; /* configless: max_script_size of the last answer, 0 unknown */
 static char slurmgres_error[256]; /* the last load's failure */
 static struct slurmgres_part slurmgres_parts[SLURMGRES_MAX_PARTS];
 static size_t slurmgres_nparts;
@@ -293,11 +294,15 @@ static int slurmgres_fetch_child(struct slurmgres_answer *a)
 	return a->rc;
 }
 
-static int slurmgres_load_any(struct slurmgres_part *out, size_t *n, char *err, size_t errlen)
+/* One load: in this process from a file, or configless in a child, which
+ * also brings max_script_size back (*script_max, 0 when not fetched). */
+static int slurmgres_load_any(struct slurmgres_part *out, size_t *n, size_t *script_max,
+			      char *err, size_t errlen)
 {
 	static struct slurmgres_answer a;
 	int rc;
 
+	*script_max = 0;
 	if (!slurmgres_fetch)
 		return slurmgres_load(out, n, err, errlen);
 	rc = slurmgres_fetch_child(&a);
@@ -305,6 +310,7 @@ static int slurmgres_load_any(struct slurmgres_part *out, size_t *n, char *err, 
 	if (rc == 0) {
 		memcpy(out, a.parts, a.n * sizeof(a.parts[0]));
 		*n = a.n;
+		*script_max = a.script_max;
 	}
 	return rc;
 }
@@ -313,14 +319,15 @@ static void slurmgres_refresh(void)
 {
 	static struct slurmgres_part fresh[SLURMGRES_MAX_PARTS];
 	char err[sizeof(slurmgres_error)] = "";
-	size_t n = 0;
-	int rc = slurmgres_load_any(fresh, &n, err, sizeof(err));
+	size_t n = 0, script_max;
+	int rc = slurmgres_load_any(fresh, &n, &script_max, err, sizeof(err));
 
 	pthread_mutex_lock(&slurmgres_lock);
 	adv_strlcpy(slurmgres_error, err, sizeof(slurmgres_error));
 	if (rc == 0) {
 		memcpy(slurmgres_parts, fresh, n * sizeof(fresh[0]));
 		slurmgres_nparts = n;
+		slurmgres_script_limit = script_max;
 		slurmgres_answered = true;
 	}
 	slurmgres_loaded = true;
@@ -442,18 +449,25 @@ void slurmgres_foreground(void)
 	slurmgres_in_caller = true;
 }
 
+static bool slurmgres_lock_loaded(void);
+
 size_t slurmgres_script_max(void)
 {
-	static struct slurmgres_answer a;
 	char off[sizeof(slurmgres_off)], src[sizeof(slurmgres_src)];
 	bool fetch;
 	size_t max;
 
 	if (!slurmgres_find_source(src, sizeof(src), off, sizeof(off), &fetch) || !&slurm_conf)
 		return scripttext_limit(NULL);
-	if (fetch)
-		return slurmgres_fetch_child(&a) == 0 && a.script_max ? a.script_max
-								       : scripttext_limit(NULL);
+	if (fetch) {
+		/* The configless load the partitions come from brought it
+		 * back: one fetch from slurmctld, not two. */
+		if (!slurmgres_lock_loaded())
+			return scripttext_limit(NULL);
+		max = slurmgres_script_limit ? slurmgres_script_limit : scripttext_limit(NULL);
+		pthread_mutex_unlock(&slurmgres_lock);
+		return max;
+	}
 	slurm_init(NULL);
 	max = scripttext_limit(slurm_conf.sched_params);
 	slurm_fini();

@@ -435,6 +435,21 @@ else
 				fail "$w, partition $p: configless $a, with slurm.conf $b"
 		done
 	done
+	# check --script reads Slurm's max_script_size from the same configless
+	# load (slurmgres_script_max): judged as with slurm.conf.
+	script_check() {   # NAME ENV...: the corpus job judged --local under ENV
+		_sc=$1; shift
+		(cd "$top_srcdir/tests/jobs/03-torchtitan-405b-one-node" &&
+			env "$@" "$advisorctl" --local --catalog "$top_srcdir/etc/catalog.yaml" \
+			--policy "$CLUSTER_DIR/policy.yaml" --json check --script job.sbatch) \
+			> "$out/script_$_sc.stdout" 2> "$out/script_$_sc.stderr"
+	}
+	script_check cl -u SLURM_CONF SLURM_CONF_SERVER="127.0.0.1:$CLUSTER_PORT"
+	script_check file
+	a=$(jq -c '[.llm_job, .verdict, .memory.capacity_gib, ([.findings[].code] | sort)]' "$out/script_cl.stdout" 2>/dev/null)
+	b=$(jq -c '[.llm_job, .verdict, .memory.capacity_gib, ([.findings[].code] | sort)]' "$out/script_file.stdout" 2>/dev/null)
+	[ -n "$a" ] && [ "$a" = "$b" ] && case $a in '[true,'*) ;; *) false ;; esac ||
+		fail "check --script: configless $a, with slurm.conf $b"
 	stop_pid "$cpid" TERM 10 "configless advisord"
 	# No configuration anywhere: said at start-up, by --check-config and status.
 	env -u SLURM_CONF "$advisord" --check-config -c "$top_srcdir/etc/catalog.yaml" \
