@@ -202,6 +202,24 @@ cmp -s "$SCRATCH/gpud.msg" "$SCRATCH/gpul.msg" ||
 	fail "the daemon and --local differ: $(cat "$SCRATCH/gpud.msg") / $(cat "$SCRATCH/gpul.msg")"
 pass "no Slurm to ask: the daemon and --local both say GPU_TYPE_UNKNOWN with the same reason (slurm.conf not readable)"
 
+# Configless (issue 30) with a slurmctld that does not answer: the fetch
+# fails in its child, the daemon's check says so loudly and nothing dies.
+# (A slurm.conf of the machine's own would come first, as for Slurm's
+# commands: then there is nothing to try here.)
+if [ ! -e /etc/slurm/slurm.conf ] && [ ! -e /run/slurm/conf/slurm.conf ]; then
+	env -u SLURM_CONF SLURM_CONF_SERVER=127.0.0.1:1 "$ADVISORD" --check-config --catalog "$CATALOG" \
+		--policy "$POLICY" --db "$SCRATCH/cl.db" > "$SCRATCH/cl.out" 2>&1 ||
+		fail "--check-config with an unreachable configless server exited $?: $(cat "$SCRATCH/cl.out")"
+	grep -q "^advisord: WARNING: Slurm asked through configless, from slurmctld 127.0.0.1:1 (SLURM_CONF_SERVER), without an answer yet: libslurm could not fetch the configuration from slurmctld" \
+		"$SCRATCH/cl.out" || fail "an unreachable configless server: $(cat "$SCRATCH/cl.out")"
+	env -u SLURM_CONF SLURM_CONF_SERVER=127.0.0.1:1 "$ADVISORCTL" --local --catalog "$CATALOG" \
+		--policy "$POLICY" --json check --gpus 8 --model llama3-8b > "$SCRATCH/cl.json" 2>&1 || :
+	jq -r '.findings[] | select(.code == "GPU_TYPE_UNKNOWN") | .message' "$SCRATCH/cl.json" |
+		grep -q "could not fetch the configuration from slurmctld" ||
+		fail "GPU_TYPE_UNKNOWN does not say the configless fetch failed: $(head -c 600 "$SCRATCH/cl.json")"
+	pass "configless with a slurmctld that does not answer: --check-config warns, GPU_TYPE_UNKNOWN says why, nothing dies"
+fi
+
 # Each command's --help lists exactly what it takes (issue 21; generated
 # from one table in advisorctl.c): every option a help names is accepted by
 # that command (given with --help after it: no "unrecognized", no "does not
