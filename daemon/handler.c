@@ -443,27 +443,34 @@ struct parent_check {
 	bool asked;                   /* dlog_confirm was asked */
 	enum dlog_confirm_rc rc;
 	int parent_context;           /* the parent's, when found */
+	int parent_verdict;           /* the parent's, when confirmed */
 };
 
-static bool peer_privileged(const struct peer *p)
+/*
+ * Who may speak for a job's user: slurmstepd (root) on the node, and at
+ * submission slurmctld, which runs job_submit as SlurmUser (root, or
+ * Debian's "slurm"; issue 31).  Anyone else's check is its own.
+ */
+static bool peer_speaks_for_job(const struct peer *p, const char *user, bool submit)
 {
-	return p->uid == 0;
+	return p->uid == 0 || (submit && user && strcmp(user, "slurm") == 0);
 }
 
-static const Advisor__CheckRequest *check_parent(const struct peer *p,
+static const Advisor__CheckRequest *check_parent(const struct peer *p, const char *user,
 						 const Advisor__CheckRequest *m,
 						 Advisor__CheckRequest *copy, struct parent_check *pc)
 {
 	struct dlog_rec *parent;
 	bool step = m->has_context && m->context == ADVISOR__CONTEXT__CTX_STEP;
+	bool submit = m->has_context && m->context == ADVISOR__CONTEXT__CTX_SUBMIT;
 
 	memset(pc, 0, sizeof(*pc));
 	pc->uid = (uint32_t)p->uid;
 	if (m->job)
 		(void)jobdigest_of(m->job, pc->digest);
-	if (!step)
+	if (!step && !submit)
 		return m;
-	if (!peer_privileged(p)) {
+	if (!peer_speaks_for_job(p, user, submit)) {
 		*copy = *m;
 		copy->parent_decision = NULL;
 		copy->has_job_uid = 0;
@@ -480,9 +487,14 @@ static const Advisor__CheckRequest *check_parent(const struct peer *p,
 		return m;
 	}
 	pc->asked = true;
-	pc->rc = dlog_confirm(m->parent_decision, m->has_job_id ? m->job_id : 0, m->job_uid,
-			      pc->digest, parent);
+	/* job_submit runs before the job has an id: the node check binds it. */
+	if (submit)
+		pc->rc = dlog_confirm_submission(m->parent_decision, m->job_uid, pc->digest, parent);
+	else
+		pc->rc = dlog_confirm(m->parent_decision, m->has_job_id ? m->job_id : 0,
+				      m->job_uid, pc->digest, parent);
 	pc->parent_context = parent->context;
+	pc->parent_verdict = parent->verdict;
 	free(parent);
 	if (pc->rc != DLOG_CONFIRM_YES)
 		return m;
@@ -514,6 +526,41 @@ static bool parent_suspect(const struct parent_check *pc, const Advisor__CheckRe
 	}
 }
 
+/* "job 42", or "this submission" (job_submit: the job has no id yet). */
+static const char *job_words(const Advisor__CheckRequest *m, char *buf, size_t len)
+{
+	if (m->context == ADVISOR__CONTEXT__CTX_SUBMIT || !m->has_job_id)
+		return "this submission";
+	adv_snprintf(buf, len, "job %u", m->job_id);
+	return buf;
+}
+
+/*
+ * job_submit named the submission's decision, and the log vouched for it
+ * (issue 31: one decision per job): that decision stands, with its
+ * verdict and id; nothing is judged or logged again, and the node check
+ * binds it to the job.
+ */
+static int confirmed_answer(struct handler *h, const struct peer *as, const char *user,
+			    const Advisor__CheckRequest *m, const struct parent_check *pc,
+			    struct adv_result *res, Advisor__Response *resp)
+{
+	memset(res, 0, offsetof(struct adv_result, findings));
+	res->verdict = pc->parent_verdict >= 0 && pc->parent_verdict < ADV_VERDICT_COUNT
+		       ? (enum adv_verdict)pc->parent_verdict : ADV_WARN;
+	res->mode = ADV_MODE_ENFORCE;
+	res->parent_confirmed = true;
+	if (!jsonlog_to_stderr())
+		msg_log(LOG_INFO, "decision %s user=%s uid=%u context=job_submit confirmed (%s)",
+			m->parent_decision, user, (unsigned)as->uid,
+			engine_verdict_name(res->verdict));
+	resp->check = service_check_answer(&h->arena, res, m->parent_decision);
+	if (!resp->check)
+		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
+	resp->body_case = ADVISOR__RESPONSE__BODY_CHECK;
+	return 0;
+}
+
 static int do_check(struct handler *h, const struct peer *p, const char *user,
 		    const struct snapshot *s, const Advisor__CheckRequest *m,
 		    Advisor__Response *resp, char *err, size_t errlen, bool over)
@@ -526,28 +573,38 @@ static int do_check(struct handler *h, const struct peer *p, const char *user,
 	Advisor__CheckRequest copy;
 	struct parent_check pc;
 	struct peer as;
+	char jobw[32];
 	int rc;
 
 	if (!res || !id || !io)
 		return ADVISOR__ERROR_CODE__ERR_INTERNAL;
 	io->arena = &h->arena;
-	m = check_parent(p, m, &copy, &pc);
+	m = check_parent(p, user, m, &copy, &pc);
 	/* A privileged node check is recorded as the job's user's. */
 	as = *p;
 	as.uid = (uid_t)pc.uid;
 	if (pc.uid != (uint32_t)p->uid)
 		user = user_name(h, as.uid);
+	if (pc.asked && pc.rc == DLOG_CONFIRM_YES && m->context == ADVISOR__CONTEXT__CTX_SUBMIT)
+		return confirmed_answer(h, &as, user, m, &pc, res, resp);
 	rc = service_check(s, m, user, &req, res, io, err, errlen);
 	if (rc)
 		return rc;
 	res->text_read = m->job != NULL;
+	/* job_submit reads none of the job's files (slurmctld must not read a
+	 * user's paths, nor wait on their file system): a judgment without
+	 * them vouches for nothing, so the node reads them and judges again. */
+	if (io->unshipped && m->has_context && m->context == ADVISOR__CONTEXT__CTX_SUBMIT)
+		pc.digest[0] = '\0';
 	if (pc.asked && pc.rc != DLOG_CONFIRM_YES && !io->n_need && parent_suspect(&pc, m))
 		engine_add_finding(res, ADV_CODE_PARENT_UNCONFIRMED,
 				   "submit through the plugin: it sets ADVISOR_DECISION_ID",
-				   "ADVISOR_DECISION_ID=%s of job %u %s in %s's log: the job was "
-				   "judged from its text on the node", m->parent_decision,
-				   m->has_job_id ? m->job_id : 0, dlog_confirm_why(pc.rc),
-				   dlog_host());
+				   "ADVISOR_DECISION_ID=%s of %s %s in %s's log: the job was "
+				   "judged from its text %s", m->parent_decision,
+				   job_words(m, jobw, sizeof(jobw)), dlog_confirm_why(pc.rc),
+				   dlog_host(),
+				   m->context == ADVISOR__CONTEXT__CTX_SUBMIT ? "at submission"
+									     : "on the node");
 	if (io->n_need) {
 		/* Not a decision yet: the client ships the files and asks again. */
 		resp->check = service_need_answer(&h->arena, io->need, io->n_need);
@@ -1179,12 +1236,20 @@ static int budget(struct handler *h, const struct peer *p, const struct snapshot
 	struct timespec ts;
 	uint64_t now_ns;
 
+	uint32_t who = (uint32_t)p->uid;
+
 	*over = false;
 	if (!limiter || is_admin_cached(h, s, p))
 		return 0;
+	/* slurmctld's job_submit checks every user's jobs: each job's user
+	 * pays for its own (issue 31), as at sbatch. */
+	if (req->body_case == ADVISOR__REQUEST__BODY_CHECK && req->check->has_context &&
+	    req->check->context == ADVISOR__CONTEXT__CTX_SUBMIT && req->check->has_job_uid &&
+	    peer_speaks_for_job(p, user_name(h, p->uid), true))
+		who = req->check->job_uid;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	if (ratelimit_take(limiter, (uint32_t)p->uid, now_ns, &retry_ms) != RATELIMIT_OVER)
+	if (ratelimit_take(limiter, who, now_ns, &retry_ms) != RATELIMIT_OVER)
 		return 0;
 	*over = true;
 	if (req->body_case == ADVISOR__REQUEST__BODY_CHECK && !is_query(req->check))

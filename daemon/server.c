@@ -1529,6 +1529,22 @@ static void start_drain(struct worker *w)
 		msg_log(LOG_ERR, "epoll_ctl: cannot stop accepting: %s", strerror(errno));
 }
 
+/*
+ * Give freed memory back to the system. Under ASan or TSan the heap is the
+ * sanitizer's, not glibc's: glibc's arenas were never set up, and two
+ * workers trimming at once race in its lazy ptmalloc_init (a NULL arena,
+ * seen as a SEGV in mtrim in the ASan lane). There is nothing of glibc's
+ * to trim then, so skip it.
+ */
+static void trim_heap(void)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	return;
+#else
+	malloc_trim(0);
+#endif
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -1594,7 +1610,7 @@ static void *worker_main(void *arg)
 		if (w->closes >= TRIM_CLOSES && now_ms() - w->trimmed_at >= TRIM_EVERY_MS) {
 			w->closes = 0;
 			w->trimmed_at = now_ms();
-			malloc_trim(0);
+			trim_heap();
 		}
 		if (w->draining && (w->nconns == 0 || now_ms() >= w->drain_deadline))
 			break;

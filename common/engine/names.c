@@ -58,7 +58,8 @@ const char *engine_attention_name(int a)
 
 const char *engine_context_name(enum adv_context c)
 {
-	static const char *const n[] = { "advisorctl", "sbatch", "salloc", "srun", "step" };
+	static const char *const n[] = { "advisorctl", "sbatch", "salloc", "srun", "step",
+						  "job_submit" };
 	_Static_assert(ADV_ARRAY_SIZE(n) == ADV_CTX_COUNT, "a name for each context");
 	return name_at(n, ADV_ARRAY_SIZE(n), (int)c);
 }

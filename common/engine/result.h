@@ -157,6 +157,9 @@ struct adv_result {
 	/* Issue 27: the job's text was read for this answer (a node check:
 	 * its parent did not vouch for it). */
 	bool text_read;
+	/* Issue 31: a job_submit check whose parent the log vouched for: the
+	 * parent's verdict and id stand, nothing was judged again. */
+	bool parent_confirmed;
 	char model[ADV_NAME_MAX * 2];  /* the model as judged; "inline" for an architecture */
 	int n_sources;
 	int n_unknown;

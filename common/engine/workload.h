@@ -46,6 +46,7 @@ enum adv_attention { ADV_ATTN_FLASH = 0, ADV_ATTN_EAGER, ADV_ATTN_COUNT };
 /* Where a request came from (decision log, plugin). */
 enum adv_context {
 	ADV_CTX_ADVISORCTL = 0, ADV_CTX_SBATCH, ADV_CTX_SALLOC, ADV_CTX_SRUN, ADV_CTX_STEP,
+	ADV_CTX_SUBMIT,            /* slurmctld's job_submit/lua (issue 31) */
 	ADV_CTX_COUNT
 };
 

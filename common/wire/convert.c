@@ -23,7 +23,8 @@ _Static_assert((int)ADVISOR__CONTEXT__CTX_ADVISORCTL == (int)ADV_CTX_ADVISORCTL 
 	       (int)ADVISOR__CONTEXT__CTX_SALLOC == (int)ADV_CTX_SALLOC &&
 	       (int)ADVISOR__CONTEXT__CTX_SRUN == (int)ADV_CTX_SRUN &&
 	       (int)ADVISOR__CONTEXT__CTX_STEP == (int)ADV_CTX_STEP &&
-	       (int)ADVISOR__CONTEXT__CTX_STEP + 1 == (int)ADV_CTX_COUNT,
+	       (int)ADVISOR__CONTEXT__CTX_SUBMIT == (int)ADV_CTX_SUBMIT &&
+	       (int)ADVISOR__CONTEXT__CTX_SUBMIT + 1 == (int)ADV_CTX_COUNT,
 	       "the wire's contexts are advisor's");
 
 /* Protobuf-c wants char * for strings it will only read while packing. */
@@ -482,6 +483,8 @@ Advisor__CheckResponse *convert_result_to_pb(const struct adv_result *res,
 	m->llm_job = res->llm_job;
 	m->has_text_read = res->text_read;
 	m->text_read = res->text_read;
+	m->has_parent_confirmed = res->parent_confirmed;
+	m->parent_confirmed = res->parent_confirmed;
 	m->not_llm_why = res->llm_job ? NULL : pb_str(res->not_llm_why);
 	if (res->model[0])
 		m->model = pb_str(res->model);
@@ -550,6 +553,7 @@ void convert_result_from_pb(const Advisor__CheckResponse *m, struct adv_result *
 	/* An old daemon does not say: every job it judged was an LLM job. */
 	res->llm_job = m->has_llm_job ? m->llm_job : true;
 	res->text_read = m->has_text_read && m->text_read;
+	res->parent_confirmed = m->has_parent_confirmed && m->parent_confirmed;
 	res->not_llm_why[0] = '\0';
 	if (!res->llm_job)
 		copy_name(res->not_llm_why, sizeof(res->not_llm_why), m->not_llm_why);

@@ -1085,8 +1085,9 @@ static bool bind_locked(const char *id, uint32_t job_id)
  */
 static pthread_mutex_t confirm_lock = PTHREAD_MUTEX_INITIALIZER;
 
-enum dlog_confirm_rc dlog_confirm(const char *id, uint32_t job_id, uint32_t uid,
-				  const char *digest, struct dlog_rec *parent)
+/* dlog_confirm's body; submission: job_submit's, before the job has an id. */
+static enum dlog_confirm_rc confirm(const char *id, uint32_t job_id, uint32_t uid,
+				    const char *digest, struct dlog_rec *parent, bool submission)
 {
 	enum dlog_confirm_rc rc;
 	char err[256];
@@ -1115,7 +1116,8 @@ enum dlog_confirm_rc dlog_confirm(const char *id, uint32_t job_id, uint32_t uid,
 		rc = DLOG_CONFIRM_NO_DIGEST;
 	else if (!digest || strcmp(digest, parent->digest) != 0)
 		rc = DLOG_CONFIRM_OTHER_TEXT;
-	else if (!job_id || (parent->job_id && parent->job_id != job_id))
+	else if (submission ? parent->job_id != 0
+			    : !job_id || (parent->job_id && parent->job_id != job_id))
 		rc = DLOG_CONFIRM_OTHER_JOB;
 	else
 		rc = DLOG_CONFIRM_YES;
@@ -1125,7 +1127,8 @@ enum dlog_confirm_rc dlog_confirm(const char *id, uint32_t job_id, uint32_t uid,
 	 * history --job lists it: the first job of its user to name it gets
 	 * it, as a confirmed one does; the answer stays NO_DIGEST.
 	 */
-	if ((rc != DLOG_CONFIRM_YES && rc != DLOG_CONFIRM_NO_DIGEST) || parent->job_id || !job_id)
+	if ((rc != DLOG_CONFIRM_YES && rc != DLOG_CONFIRM_NO_DIGEST) || parent->job_id || !job_id ||
+	    submission)
 		goto out;
 	/* First use: the submission is this job's from now on, committed before the answer. */
 	pthread_mutex_lock(&D.lock);
@@ -1141,6 +1144,18 @@ enum dlog_confirm_rc dlog_confirm(const char *id, uint32_t job_id, uint32_t uid,
 out:
 	pthread_mutex_unlock(&confirm_lock);
 	return rc;
+}
+
+enum dlog_confirm_rc dlog_confirm(const char *id, uint32_t job_id, uint32_t uid,
+				  const char *digest, struct dlog_rec *parent)
+{
+	return confirm(id, job_id, uid, digest, parent, false);
+}
+
+enum dlog_confirm_rc dlog_confirm_submission(const char *id, uint32_t uid, const char *digest,
+					     struct dlog_rec *parent)
+{
+	return confirm(id, 0, uid, digest, parent, true);
 }
 
 const char *dlog_confirm_why(enum dlog_confirm_rc rc)

@@ -154,6 +154,13 @@ enum dlog_confirm_rc {
 };
 enum dlog_confirm_rc dlog_confirm(const char *id, uint32_t job_id, uint32_t uid,
 				  const char *digest, struct dlog_rec *parent);
+/*
+ * The same vouching for slurmctld's job_submit (issue 31), where the job
+ * has no id yet: YES when the decision would be confirmed and is bound to
+ * no job so far.  Nothing is bound: the node check binds it to the job.
+ */
+enum dlog_confirm_rc dlog_confirm_submission(const char *id, uint32_t uid, const char *digest,
+					     struct dlog_rec *parent);
 /* What the code says, for PARENT_UNCONFIRMED's message: "is a rejected submission". */
 const char *dlog_confirm_why(enum dlog_confirm_rc rc);
 /* shed: checks answered and counted, not logged (a user over its share, issue 27). */

@@ -49,6 +49,7 @@
 #include <time.h>
 
 #include "dlog_mariadb.h"
+#include "engine/names.h"
 #include "engine/result.h"
 #include "util.h"
 
@@ -156,11 +157,9 @@ static const char *const *const migrations[DLOG_MARIADB_SCHEMA] = { migration_1,
 #define SELECT_BRIEF SELECT_HEAD ", NULL AS `findings`, NULL AS `sources`, `exempt`"
 #define N_SELECT 27
 
-/* The rows' context and verdict_name columns, indexed by enum adv_context
- * and enum adv_verdict; every index is bounded by the enum's count. */
-static const char *const context_names[] = { "advisorctl", "sbatch", "salloc", "srun", "step" };
+/* The rows' verdict_name column, indexed by enum adv_verdict (bounded by
+ * its count); the context column is engine_context_name's. */
 static const char *const verdict_names[] = { "accept", "warn", "reject" };
-_Static_assert(ADV_ARRAY_SIZE(context_names) == ADV_CTX_COUNT, "a name for each context");
 _Static_assert(ADV_ARRAY_SIZE(verdict_names) == ADV_VERDICT_COUNT, "a name for each verdict");
 
 /* ---- errors ------------------------------------------------------------------- */
@@ -564,7 +563,7 @@ static void fill_row(struct cols *c, size_t row, const struct dlog_rec *r)
 	set_i64(c, k++, row, r->uid, false);
 	set_str(c, k++, row, r->user);
 	set_i64(c, k++, row, r->job_id, r->job_id == 0);
-	set_str(c, k++, row, r->context >= 0 && r->context < ADV_CTX_COUNT ? context_names[r->context]
+	set_str(c, k++, row, r->context >= 0 && r->context < ADV_CTX_COUNT ? engine_context_name((enum adv_context)r->context)
 								    : NULL);
 	set_str(c, k++, row, r->parent);
 	set_str(c, k++, row, r->gpu);
@@ -807,7 +806,7 @@ static void row_to_rec(struct row *w, bool query, struct dlog_rec *out)
 	out->job_id = w->null[5] ? 0 : (uint32_t)w->job_id;
 	out->context = 0;
 	for (int i = 0; i < ADV_CTX_COUNT; i++)
-		if (strcmp(w->context, context_names[i]) == 0)
+		if (strcmp(w->context, engine_context_name((enum adv_context)i)) == 0)
 			out->context = i;
 	out->gpus = (int)w->gpus;
 	out->nodes = (int)w->nodes;

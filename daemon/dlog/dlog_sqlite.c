@@ -50,6 +50,7 @@
 #include <sys/stat.h>
 
 #include "dlog_sqlite.h"
+#include "engine/names.h"
 #include "engine/result.h"
 #include "msg.h"
 #include "util.h"
@@ -118,11 +119,9 @@ static const char bind_sql[] =
 	"UPDATE decisions SET job_id = ? WHERE id = ? AND coalesce(job_id, 0) = 0";
 static const char digest_sql[] = "INSERT OR REPLACE INTO digests (id, digest) VALUES (?, ?)";
 
-/* The rows' context and verdict_name columns, indexed by enum adv_context
- * and enum adv_verdict; every index is bounded by the enum's count. */
-static const char *const context_names[] = { "advisorctl", "sbatch", "salloc", "srun", "step" };
+/* The rows' verdict_name column, indexed by enum adv_verdict (bounded by
+ * its count); the context column is engine_context_name's. */
 static const char *const verdict_names[] = { "accept", "warn", "reject" };
-_Static_assert(ADV_ARRAY_SIZE(context_names) == ADV_CTX_COUNT, "a name for each context");
 _Static_assert(ADV_ARRAY_SIZE(verdict_names) == ADV_VERDICT_COUNT, "a name for each verdict");
 
 static struct {
@@ -219,7 +218,7 @@ void dlog_sqlite_bind_rec(sqlite3_stmt *st, const struct dlog_rec *r)
 	else
 		sqlite3_bind_null(st, 5);
 	dlog_sqlite_bind_text(st, 6, r->context >= 0 && r->context < ADV_CTX_COUNT
-			      ? context_names[r->context] : NULL);
+			      ? engine_context_name((enum adv_context)r->context) : NULL);
 	dlog_sqlite_bind_text(st, 7, r->parent);
 	dlog_sqlite_bind_text(st, 8, r->gpu);
 	sqlite3_bind_int(st, 9, r->gpus);
@@ -846,7 +845,7 @@ static double col_real(sqlite3_stmt *st, int i)
 static int context_of(const char *s)
 {
 	for (int i = 0; i < ADV_CTX_COUNT; i++)
-		if (strcmp(s, context_names[i]) == 0)
+		if (strcmp(s, engine_context_name((enum adv_context)i)) == 0)
 			return i;
 	return 0;
 }

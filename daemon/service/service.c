@@ -55,6 +55,7 @@ int service_check_request(const Advisor__CheckRequest *m, const char *user,
 struct shipped {
 	const Advisor__JobText *jt;
 	bool final;
+	int unshipped;      /* files wanted that the client never tried to read */
 };
 
 /* The provider of jobread.h over JobText.files: the daemon never opens a
@@ -62,7 +63,7 @@ struct shipped {
  * it will ship no more (or already shipped as many as it may). */
 static int shipped_open(void *arg, const char *path, const char **text, size_t *len)
 {
-	const struct shipped *sh = arg;
+	struct shipped *sh = arg;
 	const Advisor__JobText *jt = sh->jt;
 
 	for (size_t i = 0; i < jt->n_files; i++) {
@@ -78,7 +79,11 @@ static int shipped_open(void *arg, const char *path, const char **text, size_t *
 		*len = f->has_content ? f->content.len : 0;
 		return JOBREAD_FILE_OK;
 	}
-	return sh->final || jt->n_files >= JOBREAD_MAX_FILES ? JOBREAD_FILE_DENIED : JOBREAD_FILE_NEED;
+	if (sh->final || jt->n_files >= JOBREAD_MAX_FILES) {
+		sh->unshipped++;
+		return JOBREAD_FILE_DENIED;
+	}
+	return JOBREAD_FILE_NEED;
 }
 
 static const char *pb_or(const char *s, const char *dflt)
@@ -91,10 +96,10 @@ static const char *pb_or(const char *s, const char *dflt)
  * needs files the client must ship first (their paths in *need), else 0.
  */
 static int read_job(const struct snapshot *s, const Advisor__CheckRequest *m,
-		    const struct adv_request *req, struct jobread_out *out)
+		    const struct adv_request *req, struct jobread_out *out, int *unshipped)
 {
 	const Advisor__JobText *jt = m->job;
-	struct shipped sh = { jt, jt->has_final && jt->final };
+	struct shipped sh = { jt, jt->has_final && jt->final, 0 };
 	struct jobread_input in;
 	size_t script_len = jt->has_script ? jt->script.len : 0;
 
@@ -127,6 +132,7 @@ static int read_job(const struct snapshot *s, const Advisor__CheckRequest *m,
 		jobread_read(s->cat, &in, out);
 		free(env);
 	}
+	*unshipped = sh.unshipped;
 	return out->n_need > 0 ? 1 : 0;
 }
 
@@ -288,6 +294,7 @@ int service_check(const struct snapshot *s, const Advisor__CheckRequest *m, cons
 
 	io->need = NULL;
 	io->n_need = 0;
+	io->unshipped = 0;
 	if (rc)
 		return rc;
 	resolve_cluster(s, req);
@@ -297,7 +304,7 @@ int service_check(const struct snapshot *s, const Advisor__CheckRequest *m, cons
 		out = arena_alloc(io->arena, sizeof(*out));
 		if (!out)
 			return ADVISOR__ERROR_CODE__ERR_INTERNAL;
-		if (read_job(s, m, req, out)) {
+		if (read_job(s, m, req, out, &io->unshipped)) {
 			io->need = out->need;
 			io->n_need = out->n_need;
 			return 0;

@@ -27,6 +27,9 @@ struct service_check_io {
 	/* Set when the reader needs files first: answer with need_files. */
 	char (*need)[JOBREAD_PATH_MAX];
 	int n_need;
+	/* Files the reader wanted that the client never read (job_submit ships
+	 * none, issue 31): the judgment lacks them, and the node reads them. */
+	int unshipped;
 };
 
 /* Decodes a check, runs the engine; user names the caller. */

@@ -90,6 +90,7 @@
 #include <unistd.h>
 
 #include "advisor.pb-c.h"
+#include "engine/names.h"
 #include "engine/options.h"
 #include "util.h"
 #include "wire/auth.h"
@@ -1017,8 +1018,6 @@ static int run_latency(int clients, int n)
 
 /* ---- issue 14: fairness ------------------------------------------------------- */
 
-static const char *const ctx_names[] = { "advisorctl", "sbatch", "salloc", "srun", "step" };
-
 static int run_decide(int argc, char **argv)
 {
 	Advisor__Request rq = ADVISOR__REQUEST__INIT;
@@ -1033,8 +1032,8 @@ static int run_decide(int argc, char **argv)
 	struct scripttext text = { NULL, 0, 0, 0, JOBREAD_CUT_NONE };
 	struct jobship *js = NULL;
 
-	for (int i = 0; i < 5; i++)
-		if (!strcmp(argv[3], ctx_names[i]))
+	for (int i = 0; i < ADV_CTX_COUNT; i++)
+		if (!strcmp(argv[3], engine_context_name((enum adv_context)i)))
 			ctx = i;
 	if (ctx < 0) {
 		fprintf(stderr, "wireclient: unknown context %s\n", argv[3]);
