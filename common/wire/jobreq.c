@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -652,18 +653,33 @@ int jobreq_parse_argv(enum jobreq_tool tool, int argc, char *const argv[],
  * right after an unknown "--opt" is taken for that option's value (another
  * SPANK plugin's option, which sbatch knows and this table does not).
  */
+/*
+ * getopt_long keeps its state in process globals (optind, optarg, and
+ * glibc's own scan position), so two threads in it at once corrupt each
+ * other: advisord's workers read #SBATCH lines of jobs side by side (the
+ * job reader's srun and hetjob components), and one crashed in
+ * _getopt_internal_r under 16 clients shipping scripts.  One parse at a
+ * time, then.  The host's state is still put back afterwards.
+ */
+static pthread_mutex_t jobreq_getopt_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int jobreq_parse_words(enum jobreq_tool tool, int argc, char *const argv[],
 			      char *const spank_env[], bool in_script, struct jobreq_opts *o,
 			      int *llm_options, char *err, size_t errlen)
 {
 	struct option tab[JOBREQ_MAX_OPTS];
 	const char *shortopts;
-	/* getopt's state belongs to the host program: put it back afterwards. */
-	int save_optind = optind, save_opterr = opterr, save_optopt = optopt;
-	char *save_optarg = optarg;
+	int save_optind, save_opterr, save_optopt;
+	char *save_optarg;
 	int c, rc = 0;
 
 	jobreq_table(tool, tab, &shortopts);
+	pthread_mutex_lock(&jobreq_getopt_lock);
+	/* getopt's state belongs to the host program: put it back afterwards. */
+	save_optind = optind;
+	save_opterr = opterr;
+	save_optopt = optopt;
+	save_optarg = optarg;
 	optind = 0;   /* GNU: full re-initialisation */
 	opterr = 0;
 	/* To the end even past a bad value: the script, the command and the
@@ -690,6 +706,7 @@ static int jobreq_parse_words(enum jobreq_tool tool, int argc, char *const argv[
 	opterr = save_opterr;
 	optopt = save_optopt;
 	optarg = save_optarg;
+	pthread_mutex_unlock(&jobreq_getopt_lock);
 	return rc;
 }
 

@@ -281,6 +281,27 @@ build_target fuzz_soundness "$here/fuzz_soundness.c"
 # A job's text through every output (issue 27): reader, engine, printers,
 # wire and decision log.
 build_target fuzz_path "$here/fuzz_path.c"
+# The Lua module of slurmctld's job_submit (issue 31) with its plugin
+# sources (plugin/Makefile.am advisor_la_SOURCES), where Lua 5.1 is there.
+if pkg-config --exists lua5.1; then
+	lua_cflags=$(pkg-config --cflags lua5.1)
+	lua_objs=
+	for s in $(am_sources plugin advisor_la_SOURCES); do
+		o=$(obj_of "$s")
+		echo "  CC      $s"
+		# shellcheck disable=SC2086
+		$cc $cflags $lua_cflags -I"$top/plugin" -w -c "$top/$s" -o "$o" || die "$s does not compile"
+		lua_objs="$lua_objs $o"
+	done
+	echo "  CCLD    fuzz_jobsubmit"
+	# shellcheck disable=SC2086
+	$cc $cflags $target_cflags $lua_cflags -c "$here/fuzz_jobsubmit.c" -o "$obj/target_fuzz_jobsubmit.o" ||
+		die "fuzz_jobsubmit does not compile"
+	# shellcheck disable=SC2086
+	$cxx $san -fsanitize=fuzzer "$obj/target_fuzz_jobsubmit.o" $lua_objs "$out/libadvfuzz.a" $deps_libs \
+		$(pkg-config --libs lua5.1) -lstdc++ -o "$out/fuzz_jobsubmit" || die "fuzz_jobsubmit does not link"
+	built="$built fuzz_jobsubmit"
+fi
 echo "$built" | tr ' ' '\n' | sed '/^$/d' > "$out/targets"
 
 # The seed generator of fuzz_wire (tests/fuzz/corpus/wire): plain, no sanitizers.

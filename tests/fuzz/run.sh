@@ -27,7 +27,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 bindir=${1:-fuzz-build}
 all="fuzz_catalog fuzz_policy fuzz_options fuzz_jobreq fuzz_wire fuzz_advconf fuzz_cfg_yaml
-	fuzz_cfg_json fuzz_cfg_toml fuzz_shell fuzz_scripttext fuzz_jobread fuzz_soundness fuzz_path fuzz_pyprog"
+	fuzz_cfg_json fuzz_cfg_toml fuzz_shell fuzz_scripttext fuzz_jobread fuzz_soundness fuzz_path fuzz_pyprog fuzz_jobsubmit"
 [ -f "$bindir/targets" ] && all=$(tr '\n' ' ' < "$bindir/targets")
 targets=${FUZZ_TARGETS:-$all}
 # shellcheck disable=SC2086

@@ -148,5 +148,29 @@ grep -q "Too many open files" "$SCRATCH/advisord.log" && fail "advisord ran out 
 running "$DAEMON_PID" || fail "advisord died"
 "$WIRECLIENT" "$SOCK" check 20 > /dev/null || fail "checks after the hostile clients"
 pass "1000 idle + 50 half-frame connections + a 1 byte/s reader: p99 $best ms for others; idle ones kept, half frames and the slow reader cut at the 3 s read timeout"
+
+# --- scripts read side by side -----------------------------------------------------
+# Every worker reads #SBATCH words with getopt_long, whose state is the
+# process's: two at once crashed advisord in _getopt_internal_r (16 clients
+# shipping a script whose srun line the reader parses; found by
+# tests/bench/run).  16 clients for 2 s: no error, the daemon alive.
+cat > "$SCRATCH/het.sbatch" <<'EOT'
+#!/bin/bash
+#SBATCH -N 4
+#SBATCH --gres=gpu:h100:8
+ARGS=(--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 --num-layers 80
+  --hidden-size 8192 --num-attention-heads 64 --num-query-groups 8 --swiglu
+  --seq-length 8192 --micro-batch-size 1 --global-batch-size 512 --bf16)
+srun -N 4 --ntasks-per-node=1 torchrun --nnodes 4 --nproc_per_node 8 pretrain_gpt.py "${ARGS[@]}"
+EOT
+"$top_builddir/tests/bench/advisor-bench-daemon" --socket "$SOCK" --clients 16 --seconds 2 --rate 0 \
+	--script "$SCRATCH/het.sbatch" > "$SCRATCH/scripts.out" 2>&1 ||
+	fail "advisor-bench-daemon --script: $(cat "$SCRATCH/scripts.out")"
+running "$DAEMON_PID" || fail "advisord died reading scripts side by side: $(tail -n 20 "$SCRATCH/advisord.log")"
+sc_checks=$(awk '$1 == "max" && $3 == 16 { print $7 }' "$SCRATCH/scripts.out")
+sc_errors=$(awk '$1 == "max" && $3 == 16 { print $8 }' "$SCRATCH/scripts.out")
+[ "${sc_checks:-0}" -gt 0 ] && [ "${sc_errors:-1}" -eq 0 ] ||
+	fail "16 clients shipping scripts: $sc_checks checks, $sc_errors errors"
+pass "16 clients shipping a script with srun lines for 2 s: $sc_checks checks, no error, advisord alive"
 stop_daemon TERM
 [ "$DAEMON_STATUS" -eq 0 ] || fail "advisord exited $DAEMON_STATUS"
