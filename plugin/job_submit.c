@@ -569,7 +569,8 @@ static void js_judge(const struct plugin_args *args, struct js_job *j, struct js
 			adv_snprintf(last, sizeof(last),
 				     "advisor: decision %s; nothing was submitted; see: advisorctl show %s",
 				     ans->decision, ans->decision);
-		if (res->verdict == ADV_REJECT || res->verdict == ADV_WARN || lines->n > 0)
+		/* As the plugin: an accepted job's lines are for --verbose only. */
+		if (res->verdict == ADV_REJECT || res->verdict == ADV_WARN)
 			ans->message = js_join(lines, last[0] ? last : NULL);
 		annotate_vars(res, ans->decision, ans->env);
 		ans->has_env = true;

@@ -94,12 +94,29 @@ char *arena_printf(struct arena *a, const char *fmt, ...)
 	return p;
 }
 
+/*
+ * A request that needed several chunks (a script check: the reader's
+ * output alone is 160 KiB) leaves one chunk of their total size, up to
+ * ARENA_KEEP, for the next: otherwise every check mallocs and frees those
+ * sizes again, and glibc hands the pages back and faults them in anew
+ * (a tenth of the daemon's time per check under job_submit's serial load,
+ * issue 31).  A larger one is freed down to the first chunk.
+ */
+#define ARENA_KEEP (1024 * 1024)
+
 void arena_reset(struct arena *a)
 {
 	struct arena_chunk *c = a->head;
+	size_t total = 0;
 
 	if (!c)
 		return;
+	if (!c->next) {
+		c->used = 0;
+		return;
+	}
+	for (struct arena_chunk *k = c; k; k = k->next)
+		total += k->size;
 	while (c->next) {
 		struct arena_chunk *n = c->next;
 
@@ -108,6 +125,14 @@ void arena_reset(struct arena *a)
 	}
 	c->used = 0;
 	a->head = c;
+	if (total <= ARENA_KEEP && total > c->size) {
+		struct arena_chunk *big = chunk_new(total);
+
+		if (big) {
+			free(c);
+			a->head = big;
+		}
+	}
 }
 
 void arena_destroy(struct arena *a)
