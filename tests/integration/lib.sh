@@ -390,6 +390,22 @@ enforcing_policy() {
 		fail "etc/policy.yaml has no top-level 'mode: warn' line to make 'mode: enforce'"
 }
 
+# cluster_policy FILE: the policy of the private Slurm cluster's tests
+# (scripts/cluster: partitions h100, h200 and debug): h100 and h200
+# enforced, debug warned, the account llm-free exempt.
+cluster_policy() {
+	cat > "$1" <<'EOT' || fail "cannot write $1"
+mode: enforce
+user_mode_override: false
+partitions:
+  h100:  { gpu: h100-sxm, gpus_per_node: 8, mode: enforce }
+  # no gpu: the type comes from the live cluster (Gres=gpu:h200:8)
+  h200:  { mode: enforce }
+  debug: { gpu: h100-sxm, mode: warn }
+exempt: { accounts: [llm-free] }
+EOT
+}
+
 # write_policy [MAX_GPUS_H100]: the shipped policy's shape with a test knob.
 write_policy() {
 	cat > "$POLICY" <<EOT

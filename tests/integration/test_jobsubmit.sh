@@ -74,15 +74,7 @@ trap js_cleanup EXIT
 # Two users: advrest (default account research) and advfree (default
 # account llm-free, which the policy exempts).
 make_users advrest advfree
-cat > "$POLICY" <<'EOT'
-mode: enforce
-user_mode_override: false
-partitions:
-  h100:  { gpu: h100-sxm, gpus_per_node: 8, mode: enforce }
-  h200:  { mode: enforce }
-  debug: { gpu: h100-sxm, mode: warn }
-exempt: { accounts: [llm-free] }
-EOT
+cluster_policy "$POLICY"
 start_daemon
 chmod 755 "$SCRATCH/run"
 
@@ -166,6 +158,10 @@ sub() {
 jobid_of() { sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p' "$SCRATCH/$1.out"; }
 queued() { [ -n "$(squeue -h -n "$1" -o %i 2> /dev/null)" ]; }
 admin_comment() { scontrol show job "$1" 2> /dev/null | sed -n 's/^ *AdminComment=\(.*\)$/\1/p' | sed 's/ *$//'; }
+# comment_is JOB WANT WHOSE: the job's AdminComment is WANT.
+comment_is() {
+	[ "$(admin_comment "$1")" = "$2" ] || fail "job $1 AdminComment '$(admin_comment "$1")', want $3 '$2'"
+}
 decisions() { ctl history --json --limit 100 2> /dev/null; }
 n_decisions() { decisions | jq --arg c "$1" '[.decisions[] | select(.context == $c)] | length'; }
 newest() { decisions | jq -r --arg c "$1" '[.decisions[] | select(.context == $c)][0].id'; }
@@ -200,8 +196,7 @@ sub advrest "$SLURM_CONF" good pl-good -A research
 pl_job=$(jobid_of pl-good)
 [ -n "$pl_job" ] || fail "the good job was refused through the plugin: $(cat "$SCRATCH/pl-good.err")"
 pl_id=$(newest sbatch)
-[ "$(admin_comment "$pl_job")" = "advisor: decision $pl_id warn (sbatch)" ] ||
-	fail "job $pl_job AdminComment '$(admin_comment "$pl_job")', want sbatch's decision $pl_id"
+comment_is "$pl_job" "advisor: decision $pl_id warn (sbatch)" "sbatch's decision"
 [ "$(n_decisions job_submit)" = 1 ] || fail "job_submit judged the plugin's job again"
 grep -q "decision $pl_id user=advrest .*context=job_submit confirmed (warn)" "$SCRATCH/advisord.log" ||
 	fail "advisord did not log the confirmation of $pl_id"
@@ -212,8 +207,7 @@ sub advrest "$BYPASS" good bp-good -A research
 bp_job=$(jobid_of bp-good)
 [ -n "$bp_job" ] || fail "the good job was refused: $(cat "$SCRATCH/bp-good.err")"
 bp_id=$(newest job_submit)
-[ "$(admin_comment "$bp_job")" = "advisor: decision $bp_id warn" ] ||
-	fail "job $bp_job AdminComment '$(admin_comment "$bp_job")', want job_submit's decision $bp_id"
+comment_is "$bp_job" "advisor: decision $bp_id warn" "job_submit's decision"
 grep -q 'advisor: warning: MEM_LOW_HEADROOM' "$SCRATCH/bp-good.err" ||
 	fail "the user was not told the warning: $(cat "$SCRATCH/bp-good.err")"
 # Both jobs run (the trainer is missing, so they fail fast); the node
@@ -267,8 +261,7 @@ rest_spec "$SCRATCH/rest-good.json" name=rest-good partition=h100 nodes=4 gres=g
 rest_job=$(rest_submit advrest "$SCRATCH/rest-good.json" "$SCRATCH/rest-good.res") ||
 	fail "slurmrestd refused the good job: $(rest_error "$SCRATCH/rest-good.res")"
 rest_id=$(newest job_submit)
-[ "$(admin_comment "$rest_job")" = "advisor: decision $rest_id warn" ] ||
-	fail "job $rest_job AdminComment '$(admin_comment "$rest_job")', want $rest_id"
+comment_is "$rest_job" "advisor: decision $rest_id warn" "job_submit's decision"
 decisions | jq -e --arg id "$rest_id" '.decisions[] | select(.id == $id) | .user == "advrest"' > /dev/null ||
 	fail "the slurmrestd job's decision is not advrest's"
 pass "slurmrestd ($REST_API): the TP=3 job refused before it queues with the same $(wc -l < "$SCRATCH/rest-bad.reasons") lines, the good one queued with decision $rest_id in AdminComment"

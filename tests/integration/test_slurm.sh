@@ -76,16 +76,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-cat > "$CLUSTER_DIR/policy.yaml" <<'EOF'
-mode: enforce
-user_mode_override: false
-partitions:
-  h100:  { gpu: h100-sxm, gpus_per_node: 8, mode: enforce }
-  # no gpu: the type comes from the live cluster (Gres=gpu:h200:8)
-  h200:  { mode: enforce }
-  debug: { gpu: h100-sxm, mode: warn }
-exempt: { accounts: [llm-free] }
-EOF
+cluster_policy "$CLUSTER_DIR/policy.yaml"
 
 start_daemon() {
 	rm -f "$sock"
