@@ -12,7 +12,8 @@
 #     the path from common/ or daemon/ across folders (no "../", no path
 #     that only resolves against the including file's folder);
 #  3. a file under common/ or daemon/ is over 2,000 lines;
-#  4. spank_advisor.so exports anything but the SPANK symbols, needs a
+#  4. spank_advisor.so (or advisor.so, the job_submit Lua module) exports
+#     anything but its entry points, needs a
 #     library it must not load into sbatch and srun (libyaml, json-c,
 #     SQLite, MariaDB, libstdc++), or carries the job reader's code;
 #  5. a symbol a module exports lacks its module's prefix (the table below
@@ -121,32 +122,41 @@ for src in sources:
 if not big:
     print("ok - no file under common/ or daemon/ over 2,000 lines")
 
-# ---- 4: the plugin ----------------------------------------------------------
-so = os.path.join(build, "plugin", ".libs", "spank_advisor.so")
-if not os.path.isfile(so):
-    bad(f"{so} is not built")
-else:
+# ---- 4: the plugins ---------------------------------------------------------
+# spank_advisor.so in sbatch, srun and slurmstepd; advisor.so (issue 31) in
+# slurmctld's Lua, when configure found Lua: each exports its entry points
+# only, and brings none of the daemon's libraries or code into its host.
+PLUGINS = [
+    ("spank_advisor.so", r"^(slurm_spank_\w+|plugin_name|plugin_type|plugin_version|spank_plugin_version)$",
+     "the SPANK symbols", "sbatch and srun", True),
+    ("advisor.so", r"^luaopen_advisor$", "luaopen_advisor", "slurmctld", False),
+]
+for name, entry, entry_words, host, required in PLUGINS:
+    so = os.path.join(build, "plugin", ".libs", name)
+    if not os.path.isfile(so):
+        if required:
+            bad(f"{so} is not built")
+        continue
     out = subprocess.run(["nm", "-D", "--defined-only", so], capture_output=True, text=True).stdout
-    spank = re.compile(r"^(slurm_spank_\w+|plugin_name|plugin_type|plugin_version|spank_plugin_version)$")
-    extra = [l.split()[-1] for l in out.splitlines() if l.split() and not spank.match(l.split()[-1])]
+    extra = [l.split()[-1] for l in out.splitlines() if l.split() and not re.match(entry, l.split()[-1])]
     if extra:
-        bad("spank_advisor.so exports more than the SPANK symbols: " + " ".join(extra))
+        bad(f"{name} exports more than {entry_words}: " + " ".join(extra))
     else:
-        print("ok - spank_advisor.so exports only the SPANK symbols")
+        print(f"ok - {name} exports only {entry_words}")
     out = subprocess.run(["readelf", "-d", so], capture_output=True, text=True).stdout
     needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
     banned = [n for n in needed if re.match(r"lib(yaml|json-c|sqlite3|mariadb|mysqlclient|stdc\+\+)", n)]
     if banned:
-        bad("spank_advisor.so needs " + " ".join(banned) + ", which sbatch and srun must not load")
+        bad(f"{name} needs " + " ".join(banned) + f", which {host} must not load")
     else:
-        print("ok - spank_advisor.so needs only " + " ".join(needed))
+        print(f"ok - {name} needs only " + " ".join(needed))
     out = subprocess.run(["nm", so], capture_output=True, text=True).stdout
     reader = [l.split()[-1] for l in out.splitlines()
               if re.search(r" [TtDdBbRr] (jobread_|jr_|sh_|cfg_|yaml_|json_|sqlite3_|mysql_)", l)]
     if reader:
-        bad("spank_advisor.so carries code it must not: " + " ".join(sorted(set(reader))[:8]))
+        bad(f"{name} carries code it must not: " + " ".join(sorted(set(reader))[:8]))
     else:
-        print("ok - spank_advisor.so carries none of the job reader, YAML, JSON or database code")
+        print(f"ok - {name} carries none of the job reader, YAML, JSON or database code")
 
 # ---- 5: prefixes -----------------------------------------------------------
 # The modules whose exported names do not start with their file name, and
@@ -162,6 +172,7 @@ PREFIX = [
     (r"daemon/dlog/", ("dlog_",)),
     (r"daemon/ctl/advisorctl$|daemon/advisord$", ("main",)),
     (r"plugin/spank_advisor$", ("slurm_spank_", "plugin_", "spank_plugin_")),
+    (r"plugin/job_submit$", ("luaopen_",)),            # Lua's entry point of the module advisor
 ]
 objs = []
 for d, dirs, files in os.walk(build):
