@@ -96,6 +96,8 @@ struct js_job {
 	int llm_options;
 	bool batch;                    /* a batch script: the only jobs judged here */
 	bool changes_resources;        /* a modification names one of js_fields or nodes */
+	struct jobreq r;               /* the resources resolved from opts */
+	bool judge;                    /* worth a call (js_read_fn): else "skip" */
 	const char *script;            /* on the Lua stack while the check runs */
 	size_t script_len;
 	char script_name[256];
@@ -494,43 +496,37 @@ static void js_judge(const struct plugin_args *args, struct js_job *j, struct js
 	struct adv_request req;
 	struct adv_result *res = NULL;
 	struct plugin_lines *lines = NULL;
-	struct jobreq r;
+	const struct jobreq *r = &j->r;
 	char err[256] = "", last[PLUGIN_LINE_MAX];
 	int rc;
 
 	memset(&text, 0, sizeof(text));
-	ans->verdict = "skip";
-	jobreq_build_resolved(JOBREQ_SBATCH, &j->opts, 0, NULL, NULL, &r);
-	/* As the plugin: no GPU and nothing that launches a trainer, no call. */
-	if (!j->batch || (r.gpus == 0 && !jobreq_mentions_launcher(j->script, j->script_len)))
-		return;
 	res = malloc(sizeof(*res));
 	lines = malloc(sizeof(*lines));
 	if (!res || !lines || scripttext_set(&text, j->script, j->script_len) != 0) {
-		ans->verdict = "unavailable";
 		adv_strlcpy(j->err, "out of memory", sizeof(j->err));
 		goto unavailable;
 	}
 	engine_request_init(&req);
-	adv_strlcpy(req.res.gpu, r.gpu_type, sizeof(req.res.gpu));
-	req.res.gpus = r.gpus;
-	req.res.nodes = r.nodes;
-	req.res.gpus_per_node = r.gpus_per_node;
-	adv_strlcpy(req.res.partition, r.partition, sizeof(req.res.partition));
-	adv_strlcpy(req.res.constraint, r.opt.constraint, sizeof(req.res.constraint));
-	adv_strlcpy(req.account, r.opt.account, sizeof(req.account));
+	adv_strlcpy(req.res.gpu, r->gpu_type, sizeof(req.res.gpu));
+	req.res.gpus = r->gpus;
+	req.res.nodes = r->nodes;
+	req.res.gpus_per_node = r->gpus_per_node;
+	adv_strlcpy(req.res.partition, r->partition, sizeof(req.res.partition));
+	adv_strlcpy(req.res.constraint, r->opt.constraint, sizeof(req.res.constraint));
+	adv_strlcpy(req.account, r->opt.account, sizeof(req.account));
 	annotate_user_name(j->uid, req.user, sizeof(req.user));
 	req.has_job_uid = true;
 	req.job_uid = j->uid;
 	{
 		char cwd[JOBREAD_PATH_MAX];
-		int ntasks = r.opt.ntasks, nodes = r.nodes > 0 ? r.nodes : 1;
+		int ntasks = r->opt.ntasks, nodes = r->nodes > 0 ? r->nodes : 1;
 
-		adv_strlcpy(cwd, r.opt.chdir[0] == '/' ? r.opt.chdir : "/", sizeof(cwd));
+		adv_strlcpy(cwd, r->opt.chdir[0] == '/' ? r->opt.chdir : "/", sizeof(cwd));
 		if (ntasks <= 0)
-			ntasks = r.opt.ntasks_per_node > 0 ? r.opt.ntasks_per_node * nodes : nodes;
+			ntasks = r->opt.ntasks_per_node > 0 ? r->opt.ntasks_per_node * nodes : nodes;
 		js = jobship_new(JOBREAD_SBATCH, j->script_name, &text, j->nargs, j->args, j->env,
-				 cwd, ntasks, r.opt.ntasks_per_node);
+				 cwd, ntasks, r->opt.ntasks_per_node);
 	}
 	if (!js) {
 		adv_strlcpy(j->err, "out of memory", sizeof(j->err));
@@ -620,7 +616,14 @@ static int js_read_fn(lua_State *L)
 	if (js_read_job(L, 1, lua_type(L, 2) == LUA_TTABLE ? 2 : 0, j) != 0)
 		return luaL_error(L, "%s", j->err);
 	env = lua_gettop(L) - 1;
-	js_read_vars(L, env, j);
+	jobreq_build_resolved(JOBREQ_SBATCH, &j->opts, 0, NULL, NULL, &j->r);
+	/* As the plugin: no GPU and nothing that launches a trainer, no call;
+	 * nor a modification that leaves the resources alone.  Most jobs stop
+	 * here, under slurmctld's lock: their variables are not looked up. */
+	j->judge = j->batch && (lua_type(L, 2) != LUA_TTABLE || j->changes_resources) &&
+		   (j->r.gpus > 0 || jobreq_mentions_launcher(j->script, j->script_len));
+	if (j->judge)
+		js_read_vars(L, env, j);
 	return 2;
 }
 
@@ -667,7 +670,7 @@ static int js_check(lua_State *L)
 		adv_snprintf(ans.admin_comment, sizeof(ans.admin_comment),
 			     "advisor: not checked (cannot read the job: %s)",
 			     lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "error");
-	} else if (lua_type(L, 4) != LUA_TTABLE || j->changes_resources) {
+	} else if (j->judge) {
 		js_judge(&args, j, &ans);
 	}
 	js_job_free(j);

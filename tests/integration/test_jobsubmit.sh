@@ -217,9 +217,10 @@ wait_until -s 'squeue' 90 "jobs $pl_job and $bp_job to run and end" ran pl-good 
 wait_until -s 'squeue' 90 "job $bp_job to run and end" ran bp-good "$bp_job"
 grep -q "decision=$bp_id" "$SCRATCH/out/bp-good.$bp_job.out" ||
 	fail "the job did not see ADVISOR_DECISION_ID=$bp_id: $(head -n 3 "$SCRATCH/out/bp-good.$bp_job.out")"
+# bound JOB ID: history --job JOB lists decision ID.
+bound() { ctl history --job "$1" --json 2> /dev/null | jq -e --arg id "$2" 'any(.decisions[]; .id == $id)' > /dev/null; }
 for pair in "$pl_job $pl_id" "$bp_job $bp_id"; do
 	set -- $pair
-	bound() { ctl history --job "$1" --json 2> /dev/null | jq -e --arg id "$2" 'any(.decisions[]; .id == $id)' > /dev/null; }
 	wait_until -s "ctl history --job $1" 30 "decision $2 to be bound to job $1" bound "$1" "$2"
 	cat "$CLUSTER_DIR"/log/slurmd.*.log | grep -F "job $1 node check" | grep -q "parent $2)" ||
 		fail "job $1's node check did not name $2 as its parent"
